@@ -1,0 +1,7 @@
+"""``python -m lakectl``."""
+
+import sys
+
+from lakectl.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,392 @@
+"""The ``lakectl`` command line: parse options, call one operation, render its result.
+
+Every command shares ``--json``, ``--warehouse``, ``--master``, ``--remote`` and ``--conf``;
+errors are mapped to exit codes in :func:`main` and nowhere else.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from lakectl import __version__
+from lakectl.cli import output
+from lakectl.errors import LakectlError, UsageError
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class AliasedGroup(click.Group):
+    """A group that accepts ``snapshot-at`` for ``snapshot``."""
+
+    aliases = {"snapshot-at": "snapshot"}
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, self.aliases.get(cmd_name, cmd_name))
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[Any, Any, list[str]]:
+        _, cmd, rest = super().resolve_command(ctx, args)
+        return (cmd.name if cmd else None), cmd, rest
+
+
+def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options every command takes (also accepted before the command name)."""
+
+    @click.option("--json", "as_json", is_flag=True, default=None, help="Print the result (or error) as JSON.")
+    @click.option("--warehouse", metavar="URL", help="Root for table names [env LAKECTL_WAREHOUSE; default ./warehouse].")
+    @click.option("--master", metavar="URL", help="Spark master, e.g. local[*] or spark://host:7077.")
+    @click.option("--remote", metavar="URL", help="Spark Connect server, e.g. sc://127.0.0.1:15002.")
+    @click.option("--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable).")
+    @functools.wraps(func)
+    def wrapper(*args: Any, as_json: bool | None, warehouse: str | None, master: str | None,
+                remote: str | None, confs: tuple[str, ...], **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        root = ctx.find_root().params
+        settings = {
+            "as_json": bool(as_json if as_json is not None else root.get("as_json")),
+            "warehouse": warehouse or root.get("warehouse"),
+            "master": master or root.get("master"),
+            "remote": remote or root.get("remote"),
+            "confs": tuple(root.get("confs") or ()) + confs,
+        }
+        ctx.meta["lakectl.json"] = settings["as_json"]
+        return func(*args, settings=settings, **kwargs)
+
+    return wrapper
+
+
+def make_context(settings: dict[str, Any]):  # -> Context
+    from lakectl.config import load_config
+    from lakectl.ops.context import Context
+
+    config = load_config(
+        warehouse=settings["warehouse"],
+        master=settings["master"],
+        remote=settings["remote"],
+        conf=settings["confs"],
+    )
+    return Context(config=config)
+
+
+def parse_time_option(value: str | None, option: str, timezone: str | None = None) -> int | None:
+    if value is None:
+        return None
+    from lakectl.updates.times import parse_time
+
+    try:
+        parsed = parse_time(value, timezone)
+    except LakectlError as exc:
+        raise UsageError(f"{option}: {exc.message}", hint=exc.hint) from exc
+    if parsed.warning:
+        output.note(f"warning: {option}: {parsed.warning}")
+    return parsed.millis
+
+
+@click.group(cls=AliasedGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, prog_name="lakectl")
+@click.option("--json", "as_json", is_flag=True, default=False, help="Print results and errors as JSON.")
+@click.option("--warehouse", metavar="URL", help="Root for table names [env LAKECTL_WAREHOUSE; default ./warehouse].")
+@click.option("--master", metavar="URL", help="Spark master (default local[*]).")
+@click.option("--remote", metavar="URL", help="Spark Connect server, e.g. sc://127.0.0.1:15002.")
+@click.option("--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable).")
+def cli(**_: Any) -> None:
+    """Maintain Hive-ACID-layout tables on local disks, S3 or HDFS with Spark.
+
+    TABLE is a name under the warehouse (--warehouse, LAKECTL_WAREHOUSE, lakectl.toml; default
+    ./warehouse) or a location (/path, file://, s3://, hdfs://).
+
+    \b
+    Example:
+      lakectl create sales --schema "sell_id bigint, total_amt double, create_date string" \\
+          --primary-key sell_id --partition-by create_date
+      lakectl load sales batch1.csv --mode cdc --op-column op_code --order-by change_ts
+      lakectl snapshot sales --where "create_date = '2024-01-02'"
+    """
+
+
+# --- create -----------------------------------------------------------------------------------
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.option("--schema", "schema_text", required=True, help='Columns, e.g. "sell_id bigint, amt double".')
+@click.option("--primary-key", metavar="COLS", help="Key columns (comma-separated).")
+@click.option("--partition-by", metavar="COLS", help="Partition columns (comma-separated).")
+@click.option("--buckets", type=int, default=0, show_default=True, help="Bucket files per partition, hashed by key (0: no bucketing).")
+@common_options
+def create(table: str, schema_text: str, primary_key: str | None, partition_by: str | None,
+           buckets: int, settings: dict[str, Any]) -> None:
+    """Create an empty table.
+
+    \b
+    Example:
+      lakectl create sales --schema "sell_id bigint, acct_id bigint, change_ts string, \\
+          total_amt double, store_id string, create_date string" \\
+          --primary-key sell_id --partition-by create_date
+    """
+    from lakectl.ops.create import create_table, split_columns
+
+    ctx = make_context(settings)
+    result = create_table(
+        ctx.table(table), schema_text, split_columns(primary_key), split_columns(partition_by), buckets
+    )
+    if settings["as_json"]:
+        output.emit_json(result.to_json())
+        return
+    meta = result.metadata
+    output.line(f"created table {result.table} at {result.url}")
+    output.line(f"  columns: {meta.schema.to_ddl()}")
+    output.line(f"  primary key: {', '.join(meta.primary_key) or '(none)'}")
+    output.line(f"  partitioned by: {', '.join(meta.partition_by) or '(none)'}")
+
+
+# --- load -------------------------------------------------------------------------------------
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.argument("source")
+@click.option("--format", "fmt", type=click.Choice(["csv", "json", "parquet", "orc", "avro"]), help="Source format (default: from the file extension).")
+@click.option("--mode", type=click.Choice(["append", "upsert", "cdc"]), default=None, help="append: insert only; upsert: insert or replace by key; cdc: rows carry an op code. Default: cdc with --op-column, upsert with a key, else append.")
+@click.option("--primary-key", metavar="COLS", help="Key columns (when the load creates the table).")
+@click.option("--partition-by", metavar="COLS", help="Partition columns (when the load creates the table).")
+@click.option("--op-column", metavar="COL", help="CDC op code column [default op_code].")
+@click.option("--op-values", default="I=insert,U=update,D=delete", show_default=True, help="Op code meanings.")
+@click.option("--order-by", metavar="COL", help="Change-order column: a change older than the stored version is ignored.")
+@click.option("--effective-from", metavar="TIME", help="Valid time of the loaded rows for --as-of reads (default: commit time).")
+@common_options
+def load(table: str, source: str, fmt: str | None, mode: str | None, primary_key: str | None,
+         partition_by: str | None, op_column: str | None, op_values: str, order_by: str | None,
+         effective_from: str | None, settings: dict[str, Any]) -> None:
+    """Load a batch (insert/update/delete) as one transaction.
+
+    Writes new delta and delete-delta directories only; existing files are never rewritten.
+
+    \b
+    Example:
+      lakectl load sales sample_data/sales/cdc_batch_1.csv --mode cdc \\
+          --op-column op_code --order-by change_ts
+    """
+    from lakectl.ops.create import split_columns
+    from lakectl.ops.load import LoadOptions
+    from lakectl.ops.load import load as run_load
+
+    ctx = make_context(settings)
+    if mode is None:
+        if op_column:
+            mode = "cdc"
+        else:
+            store = ctx.table(table)
+            has_key = bool(primary_key) or (store.has_log() and store.read_state().metadata.has_key)
+            mode = "upsert" if has_key else "append"
+    options = LoadOptions(
+        source=source,
+        format=fmt,
+        mode=mode,
+        primary_key=split_columns(primary_key),
+        partition_by=split_columns(partition_by),
+        op_column=op_column,
+        op_values=op_values,
+        order_by=order_by,
+        effective_at=parse_time_option(effective_from, "--effective-from"),
+    )
+    with output.progress(not settings["as_json"]) as report:
+        ctx.progress = report
+        result = run_load(ctx, table, options)
+    if settings["as_json"]:
+        output.emit_json(result.to_json())
+        return
+    c = result.counts
+    created = " (table created)" if result.created_table else ""
+    output.line(f"loaded {source} into {result.table} as version {result.write_id}{created} in {result.seconds:.1f}s")
+    output.line("  " + ", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in c.items()))
+
+
+# --- snapshot ---------------------------------------------------------------------------------
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table", required=False)
+@click.option("--version", type=int, help="State right after this version (write id).")
+@click.option("--as-of", metavar="TIME", help="Valid time: loads and statements effective at TIME (-1: raw data).")
+@click.option("--known-at", metavar="TIME", help="Transaction time: only what was committed by TIME.")
+@click.option("--raw", is_flag=True, help="Apply no Type 7 statements.")
+@click.option("--timezone", metavar="TZ", help="Zone for times without an offset (default UTC).")
+@click.option("--where", metavar="EXPR", help="Row filter (Spark SQL), e.g. \"create_date = '2024-01-02'\".")
+@click.option("--columns", metavar="COLS", help="Columns to return (comma-separated).")
+@click.option("--limit", type=int, default=None, help="Rows to show [default 100 on a terminal; 0: all].")
+@click.option("--out", metavar="PATH", help="Write the rows to PATH instead of showing them.")
+@click.option("--format", "out_format", type=click.Choice(["parquet", "orc", "csv", "json"]), default="parquet", show_default=True, help="Format for --out.")
+@click.option("--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list.")
+@common_options
+def snapshot(table: str | None, version: int | None, as_of: str | None, known_at: str | None,
+             raw: bool, timezone: str | None, where: str | None, columns: str | None,
+             limit: int | None, out: str | None, out_format: str, valid_write_ids: str | None,
+             settings: dict[str, Any]) -> None:
+    """Show the table's rows (merge-on-read), now or at a version or time.
+
+    Also available as `snapshot-at`.
+
+    \b
+    Examples:
+      lakectl snapshot sales --where "store_id = 'S1'" --limit 20
+      lakectl snapshot doctors --as-of 2014-09-01
+      lakectl snapshot sales --version 3 --out /tmp/sales_v3 --format parquet
+    """
+    from lakectl.ops.create import split_columns
+    from lakectl.ops.snapshot import SnapshotRequest
+    from lakectl.ops.snapshot import snapshot as run_snapshot
+
+    ctx = make_context(settings)
+    as_of_ms = parse_time_option(as_of, "--as-of", timezone)
+    if as_of_ms is not None and as_of_ms < 0:
+        raw, as_of_ms = True, None
+    if limit is None:
+        limit = 0 if (out or settings["as_json"]) else 100
+    request = SnapshotRequest(
+        version=version,
+        as_of=as_of_ms,
+        known_at=parse_time_option(known_at, "--known-at", timezone),
+        where=where,
+        columns=split_columns(columns),
+        limit=limit or None,
+        out=out,
+        out_format=out_format,
+        valid_write_ids=valid_write_ids,
+        raw=raw,
+    )
+    with output.progress(not settings["as_json"]) as report:
+        ctx.progress = report
+        result = run_snapshot(ctx, table, request)
+    if settings["as_json"]:
+        output.emit_json(result.to_json())
+        return
+    if result.out:
+        output.line(f"wrote {result.written:,} rows to {result.out}")
+        return
+    title = f"{result.table}" + (f" @ version {result.version}" if result.version is not None else "")
+    output.table(title, result.columns, [list(r) for r in result.rows])
+    more = " (more rows: raise --limit or use --out)" if result.truncated else ""
+    output.note(f"{len(result.rows)} row(s){more}")
+
+
+# --- show / history ---------------------------------------------------------------------------
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return str(n)
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table", required=False)
+@click.option("--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list.")
+@common_options
+def show(table: str | None, valid_write_ids: str | None, settings: dict[str, Any]) -> None:
+    """Describe a table: schema, key, partitioning, and per partition base/deltas/rows/bytes.
+
+    Runs without Spark.
+
+    \b
+    Example:
+      lakectl show sales
+    """
+    from lakectl.ops.inspect import show as run_show
+
+    ctx = make_context(settings)
+    result = run_show(ctx.table(table), valid_write_ids)
+    if settings["as_json"]:
+        output.emit_json(result.to_json())
+        return
+    output.line(f"table {result.table} ({result.kind}) at {result.url}")
+    output.line(f"  version: {result.version}")
+    output.line("  columns: " + ", ".join(f"{n} {t}" for n, t in result.schema))
+    output.line(f"  primary key: {', '.join(result.primary_key) or '(none)'}")
+    output.line(f"  partitioned by: {', '.join(result.partition_by) or '(none)'}")
+    if result.buckets:
+        output.line(f"  buckets: {result.buckets}")
+    output.line("  properties: " + ", ".join(f"{k}={v}" for k, v in sorted(result.properties.items())))
+    rows = [
+        [p.partition, p.base or "-", p.deltas, p.delete_deltas, f"{p.rows:,}", _size(p.bytes), p.obsolete_dirs]
+        for p in result.partitions
+    ]
+    output.table(None, ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"], rows)
+    total = result.to_json()["totals"]
+    output.line(f"{len(result.partitions)} partition(s), {total['rows']:,} rows, {_size(total['bytes'])}")
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table", required=False)
+@click.option("--limit", type=int, default=None, help="Only the last N commits.")
+@common_options
+def history(table: str | None, limit: int | None, settings: dict[str, Any]) -> None:
+    """List the table's commits, one line each (runs without Spark).
+
+    \b
+    Example:
+      lakectl history sales --limit 20
+    """
+    from lakectl.ops.inspect import history as run_history
+
+    ctx = make_context(settings)
+    entries = run_history(ctx.table(table), limit)
+    if settings["as_json"]:
+        output.emit_json([e.to_json() for e in entries])
+        return
+    rows = [
+        [
+            e.version if e.version is not None else "-",
+            output.format_millis(e.committed_at),
+            e.operation,
+            ", ".join(f"{k}={v}" for k, v in e.counts.items() if v),
+            e.added,
+            e.info.get("source", ""),
+        ]
+        for e in entries
+    ]
+    output.table(None, ["version", "committed (UTC)", "operation", "counts", "dirs added", "source"], rows)
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; map errors to exit codes (0 ok, 2 usage, 65 bad input, 75 conflict, ...)."""
+    try:
+        cli.main(args=argv, prog_name="lakectl", standalone_mode=False)
+        return 0
+    except LakectlError as exc:
+        output.emit_error(exc, _wants_json(argv))
+        return exc.exit_code
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        output.emit_error(UsageError(exc.format_message()), _wants_json(argv))
+        return 2
+    except click.exceptions.Abort:
+        output.stderr.print("aborted")
+        return 130
+    except KeyboardInterrupt:
+        output.stderr.print("interrupted")
+        return 130
+
+
+def _wants_json(argv: list[str] | None) -> bool:
+    return "--json" in (argv if argv is not None else sys.argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""All terminal output in one place: rich text for people, JSON for scripts (``--json``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from lakectl.errors import LakectlError
+
+stdout = Console(soft_wrap=True)
+stderr = Console(stderr=True, soft_wrap=True)
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, default=_default, indent=2) + "\n")
+
+
+def emit_error(error: LakectlError | Exception, as_json: bool) -> None:
+    kind = getattr(error, "kind", "internal")
+    message = getattr(error, "message", str(error))
+    hint = getattr(error, "hint", None)
+    if as_json:
+        body: dict[str, Any] = {"type": kind, "message": message}
+        if hint:
+            body["hint"] = hint
+        sys.stdout.write(json.dumps({"error": body}) + "\n")
+    stderr.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    if hint:
+        stderr.print(f"  hint: {hint}", markup=False, highlight=False)
+
+
+def format_millis(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def render_value(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
+    t = Table(title=title, show_lines=False, header_style="bold")
+    for c in columns:
+        t.add_column(c, overflow="fold")
+    for row in rows:
+        t.add_row(*[render_value(v) for v in row])
+    stdout.print(t)
+
+
+def line(text: str) -> None:
+    stdout.print(text, markup=False, highlight=False)
+
+
+def note(text: str) -> None:
+    stderr.print(text, markup=False, highlight=False, style="dim")
+
+
+@contextmanager
+def progress(enabled: bool) -> Iterator[Any]:
+    """A status line on stderr for long work, shown only on a terminal."""
+    if not enabled or not stderr.is_terminal:
+        yield lambda message: None
+        return
+    with stderr.status("working...") as status:
+        yield lambda message: status.update(message)

@@ -1,0 +1,145 @@
+"""Configuration: warehouse root, default table, Spark and storage settings.
+
+Precedence, highest first: command-line flags, ``LAKECTL_*`` environment variables, the project
+``./lakectl.toml``, the user's ``~/.config/lakectl/lakectl.toml``, built-in defaults.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lakectl.errors import UsageError
+
+DEFAULT_WAREHOUSE = "./warehouse"
+SECRET_HINTS = ("secret", "password", "token", "key")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration of one invocation."""
+
+    warehouse: str = DEFAULT_WAREHOUSE
+    default_table: str | None = None
+    master: str = "local[*]"
+    remote: str | None = None
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    storage_options: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def masked(self) -> dict[str, Any]:
+        """The configuration for display, with secrets masked."""
+
+        def mask(d: dict[str, Any]) -> dict[str, Any]:
+            return {k: ("****" if any(h in k.lower() for h in SECRET_HINTS) else v) for k, v in d.items()}
+
+        return {
+            "warehouse": self.warehouse,
+            "default_table": self.default_table,
+            "master": self.master,
+            "remote": self.remote,
+            "spark_conf": mask(self.spark_conf),
+            "storage_options": mask(self.storage_options),
+            "sources": self.sources,
+        }
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: invalid TOML: {exc}") from exc
+
+
+def config_files(cwd: Path | None = None) -> list[Path]:
+    """Config files in increasing precedence: user level, then project level."""
+    cwd = cwd or Path.cwd()
+    user = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "lakectl" / "lakectl.toml"
+    explicit = os.environ.get("LAKECTL_CONFIG")
+    files = [user, cwd / "lakectl.toml"]
+    if explicit:
+        files.append(Path(explicit))
+    return [f for f in files if f.is_file()]
+
+
+def load_config(
+    *,
+    warehouse: str | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    conf: tuple[str, ...] = (),
+    cwd: Path | None = None,
+) -> Config:
+    """Merge files, environment and flags into one :class:`Config`."""
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    spark_conf: dict[str, str] = {}
+    storage_options: dict[str, Any] = {}
+    for path in config_files(cwd):
+        data = _read_toml(path)
+        for key in ("warehouse", "default_table", "master", "remote"):
+            if key in data:
+                values[key] = str(data[key])
+                sources[key] = str(path)
+        if "table" in data:
+            values["default_table"] = str(data["table"])
+            sources["default_table"] = str(path)
+        spark_conf.update({k: str(v) for k, v in data.get("spark", {}).get("conf", {}).items()})
+        storage_options.update(data.get("storage", {}))
+    env_map = {
+        "LAKECTL_WAREHOUSE": "warehouse",
+        "LAKECTL_TABLE": "default_table",
+        "LAKECTL_MASTER": "master",
+        "LAKECTL_REMOTE": "remote",
+    }
+    for env, key in env_map.items():
+        if os.environ.get(env):
+            values[key] = os.environ[env]
+            sources[key] = env
+    for env, value in os.environ.items():
+        if env.startswith("LAKECTL_SPARK_CONF_"):
+            spark_conf[env[len("LAKECTL_SPARK_CONF_") :].lower().replace("__", ".")] = value
+    flags = {"warehouse": warehouse, "master": master, "remote": remote}
+    for key, value in flags.items():
+        if value:
+            values[key] = value
+            sources[key] = "command line"
+    for item in conf:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--conf {item!r}: expected key=value")
+        spark_conf[key.strip()] = value
+    return Config(
+        warehouse=values.get("warehouse", DEFAULT_WAREHOUSE),
+        default_table=values.get("default_table"),
+        master=values.get("master", "local[*]"),
+        remote=values.get("remote"),
+        spark_conf=spark_conf,
+        storage_options=storage_options,
+        sources=sources,
+    )
+
+
+def is_url(ref: str) -> bool:
+    """A table reference that is a location rather than a name under the warehouse."""
+    return "://" in ref or ref.startswith(("/", "./", "../", "~")) or os.sep in ref or "/" in ref
+
+
+def resolve_table_url(ref: str | None, config: Config) -> tuple[str, str]:
+    """(url, display name) for a TABLE argument: a URL/path, or a name under the warehouse."""
+    ref = ref or config.default_table
+    if not ref:
+        raise UsageError(
+            "no TABLE given and no default table configured",
+            hint='pass TABLE, or set table = "name" in lakectl.toml or LAKECTL_TABLE',
+        )
+    if is_url(ref):
+        return ref, ref
+    if not all(ch.isalnum() or ch in "_-." for ch in ref) or ref in (".", ".."):
+        raise UsageError(f"invalid table name {ref!r}: use letters, digits, _, - and .")
+    warehouse = config.warehouse.rstrip("/")
+    return f"{warehouse}/{ref}", ref

@@ -1,0 +1,85 @@
+"""The one exception hierarchy of lakectl, with the exit code each kind maps to.
+
+Every error a user can meet is a :class:`LakectlError` subclass. The CLI maps them to exit codes in
+one place (``lakectl.cli.main``); library code only raises.
+"""
+
+from __future__ import annotations
+
+
+class LakectlError(Exception):
+    """Base class: something the user can act on. ``exit_code`` is what the CLI returns."""
+
+    exit_code = 1
+    kind = "error"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class UsageError(LakectlError):
+    """Wrong options or arguments (exit 2, like click's own usage errors)."""
+
+    exit_code = 2
+    kind = "usage"
+
+
+class BadInputError(LakectlError):
+    """Input data or a statement file that cannot be applied (exit 65, EX_DATAERR)."""
+
+    exit_code = 65
+    kind = "bad_input"
+
+
+class TableNotFoundError(LakectlError):
+    """The table (or a source path) does not exist (exit 66, EX_NOINPUT)."""
+
+    exit_code = 66
+    kind = "not_found"
+
+
+class TableExistsError(LakectlError):
+    """``create`` on a table that already exists."""
+
+    exit_code = 73
+    kind = "exists"
+
+
+class CommitConflictError(LakectlError):
+    """Another writer committed a change this one conflicts with; nothing of this one is visible."""
+
+    exit_code = 75
+    kind = "conflict"
+
+
+class StorageError(LakectlError):
+    """The storage backend failed or lacks a needed capability (exit 74, EX_IOERR)."""
+
+    exit_code = 74
+    kind = "storage"
+
+
+class FormatError(LakectlError):
+    """Files on disk are not in the expected Hive ACID / lakectl format (exit 76)."""
+
+    exit_code = 76
+    kind = "format"
+
+
+class SparkUnavailableError(LakectlError):
+    """Spark could not start (no Java, bad master URL, unreachable Connect server)."""
+
+    exit_code = 69
+    kind = "spark"
+
+
+class TimeTravelError(LakectlError):
+    """A requested version or time is not available (before the table, or cleaned)."""
+
+    exit_code = 67
+    kind = "time_travel"

@@ -1,0 +1,146 @@
+"""``lakectl show`` and ``lakectl history``: what a table holds and what happened to it.
+
+No Spark: metadata comes from the log, sizes from the listing, row counts from ORC footers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lakectl.ops.reading import ReadTarget, open_for_read
+from lakectl.table.orc_files import read_footer
+from lakectl.table.store import TableStore
+
+
+@dataclass(frozen=True)
+class PartitionSummary:
+    partition: str
+    base: str | None
+    deltas: int
+    delete_deltas: int
+    obsolete_dirs: int
+    inserted_rows: int
+    delete_events: int
+    bytes: int
+
+    @property
+    def rows(self) -> int:
+        return self.inserted_rows - self.delete_events
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition,
+            "base": self.base,
+            "deltas": self.deltas,
+            "delete_deltas": self.delete_deltas,
+            "obsolete_dirs": self.obsolete_dirs,
+            "rows": self.rows,
+            "delete_events": self.delete_events,
+            "bytes": self.bytes,
+        }
+
+
+@dataclass
+class ShowResult:
+    table: str
+    url: str
+    kind: str  # "lakectl" or "hive"
+    schema: list[tuple[str, str]]
+    primary_key: list[str]
+    partition_by: list[str]
+    buckets: int
+    properties: dict[str, str]
+    version: int | None
+    partitions: list[PartitionSummary] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "url": self.url,
+            "kind": self.kind,
+            "schema": [{"name": n, "type": t} for n, t in self.schema],
+            "primary_key": self.primary_key,
+            "partition_by": self.partition_by,
+            "buckets": self.buckets,
+            "properties": self.properties,
+            "version": self.version,
+            "partitions": [p.to_json() for p in self.partitions],
+            "totals": {
+                "rows": sum(p.rows for p in self.partitions),
+                "bytes": sum(p.bytes for p in self.partitions),
+            },
+        }
+
+
+def _rows(target: ReadTarget, files: list[Any]) -> int:
+    return sum(read_footer(target.store.storage, f.path).rows for f in files)
+
+
+def show(store: TableStore, valid_write_ids: str | None = None) -> ShowResult:
+    """Describe a table: schema, key, partitioning, and per partition what a reader would use."""
+    target = open_for_read(store, valid_write_ids=valid_write_ids)
+    meta = target.metadata
+    result = ShowResult(
+        table=store.name or store.url,
+        url=store.url,
+        kind="hive" if target.is_hive else "lakectl",
+        schema=[(c.name, c.type) for c in meta.schema.columns],
+        primary_key=list(meta.primary_key),
+        partition_by=list(meta.partition_by),
+        buckets=meta.buckets,
+        properties=meta.effective_properties(),
+        version=target.state.max_write_id if target.state else target.valid.high_watermark,
+    )
+    for plan in target.plans:
+        data_files = [f for d in plan.data_dirs for f in d.files] + list(plan.originals)
+        delete_files = [f for d in plan.delete_deltas for f in d.files]
+        result.partitions.append(
+            PartitionSummary(
+                partition=plan.relative or "(table)",
+                base=plan.base.acid.name if plan.base else None,
+                deltas=len(plan.deltas),
+                delete_deltas=len(plan.delete_deltas),
+                obsolete_dirs=len(plan.obsolete),
+                inserted_rows=_rows(target, data_files),
+                delete_events=_rows(target, delete_files),
+                bytes=sum(f.size for f in data_files + delete_files),
+            )
+        )
+    return result
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    seq: int
+    version: int | None
+    operation: str
+    committed_at: int
+    counts: dict[str, int]
+    added: int
+    obsolete: int
+    info: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "version": self.version,
+            "operation": self.operation,
+            "committed_at": self.committed_at,
+            "counts": self.counts,
+            "added_dirs": self.added,
+            "obsolete_dirs": self.obsolete,
+            "info": self.info,
+        }
+
+
+def history(store: TableStore, limit: int | None = None) -> list[HistoryEntry]:
+    """One entry per commit, oldest first (the last ``limit`` when given)."""
+    state = store.read_state()
+    entries = [
+        HistoryEntry(
+            r.seq, r.write_id, r.operation, r.committed_at, r.counts, len(r.added), len(r.obsolete), r.info
+        )
+        for r in state.records
+    ]
+    return entries[-limit:] if limit else entries

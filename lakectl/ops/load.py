@@ -1,0 +1,267 @@
+"""``lakectl load``: one batch, one transaction (a new write id), deltas and delete deltas only."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from lakectl.errors import LakectlError, UsageError
+from lakectl.ops.context import Context
+from lakectl.ops.create import build_metadata, split_columns
+from lakectl.ops.reading import plan_lakectl
+from lakectl.table.layout import delta_dir_name, escape_partition_value
+from lakectl.table.log import CommitRecord
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.schema import Column, Schema, normalize_type
+from lakectl.table.store import TableStore
+
+MODES = ("append", "upsert", "cdc")
+DEFAULT_OP_VALUES = "I=insert,U=update,D=delete"
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    source: str
+    format: str | None = None
+    mode: str = "upsert"
+    primary_key: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = ()
+    op_column: str | None = None
+    op_values: str = DEFAULT_OP_VALUES
+    order_by: str | None = None
+    effective_at: int | None = None
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    table: str
+    write_id: int
+    mode: str
+    counts: dict[str, int]
+    added: tuple[str, ...]
+    created_table: bool = False
+    seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "version": self.write_id,
+            "mode": self.mode,
+            "counts": self.counts,
+            "added": list(self.added),
+            "created_table": self.created_table,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def parse_op_values(text: str) -> dict[str, str]:
+    """``I=insert,U=update,D=delete`` -> {"I": "insert", ...}."""
+    mapping: dict[str, str] = {}
+    for item in text.split(","):
+        code, sep, action = item.partition("=")
+        action = action.strip().lower()
+        if not sep or action not in ("insert", "update", "delete"):
+            raise UsageError(
+                f"--op-values {text!r}: each item is CODE=insert|update|delete", hint=DEFAULT_OP_VALUES
+            )
+        mapping[code.strip()] = action
+    return mapping
+
+
+def _partition_key(meta: TableMetadata, values: tuple[Any, ...]) -> str:
+    return "/".join(
+        f"{c}={escape_partition_value(None if v is None else str(v))}"
+        for c, v in zip(meta.partition_by, values, strict=True)
+    )
+
+
+def _num_tasks(rows: int, partitions: int, parallelism: int) -> int:
+    by_rows = max(1, math.ceil(rows / 1_000_000))
+    if partitions:
+        return max(1, min(partitions, max(parallelism * 2, by_rows)))
+    return max(1, min(parallelism * 2, by_rows))
+
+
+def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResult:
+    """Load one batch into a table, creating the table on first load."""
+    import time
+
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from pyspark.sql import functions as F
+
+    from lakectl.spark import acid_read, acid_write, merge
+    from lakectl.spark.batch import BatchOptions, shape_batch
+    from lakectl.spark.sources import FORMATS, guess_format, read_source
+
+    started = time.time()
+    if options.mode not in MODES:
+        raise UsageError(f"--mode {options.mode!r}: use one of {', '.join(MODES)}")
+    fmt = (options.format or guess_format(options.source)).lower()
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
+    op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
+    op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
+    store = ctx.table(table_ref)
+    spark = ctx.spark()
+    ctx.progress(f"reading {options.source}")
+    created = False
+    if store.has_log():
+        state = store.read_state()
+        meta = state.metadata
+        for flag, given, actual in (
+            ("--primary-key", options.primary_key, meta.primary_key),
+            ("--partition-by", options.partition_by, meta.partition_by),
+        ):
+            if given and tuple(c.lower() for c in given) != tuple(c.lower() for c in actual):
+                raise UsageError(
+                    f"{flag} {','.join(given)} differs from the table's ({','.join(actual) or 'none'})"
+                )
+        raw = read_source(spark, options.source, fmt, infer=False)
+    else:
+        raw = read_source(spark, options.source, fmt, infer=True)
+        meta = _metadata_from_source(raw, options, op_column)
+        state = None
+    if options.mode != "append" and not meta.primary_key:
+        raise UsageError(
+            f"--mode {options.mode} needs a primary key; the table has none",
+            hint="use --mode append, or create the table with --primary-key",
+        )
+    if options.order_by and meta.schema.find(options.order_by) is None:
+        raise UsageError(f"--order-by {options.order_by!r} is not a column of the table")
+    batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
+    batch = shape_batch(raw, meta, batch_opts, options.source).persist()
+    phases: dict[str, float] = {"validate": time.time() - started}
+    try:
+        if state is None:
+            store.create(meta, {"source": options.source})
+            state = store.read_state()
+            created = True
+        write_id = store.allocate_write_id(options.mode)
+        staging = store.staging_path(write_id)
+        target = acid_write.WriteTarget(store.storage, store.root, staging, meta)
+        parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
+        added: list[str] = []
+        try:
+            part_rows = (
+                batch.select(*[F.col(f"`{c}`").cast("string") for c in meta.partition_by]).distinct().collect()
+                if meta.partition_by
+                else []
+            )
+            touched = {_partition_key(meta, tuple(r)) for r in part_rows} if meta.partition_by else {""}
+            rows = batch.count()
+            tasks = _num_tasks(rows, len(part_rows), parallelism)
+            if options.mode == "append":
+                ctx.progress(f"writing {rows:,} rows")
+                inserts, deletes = batch.select(*[F.col(f"`{c}`") for c in meta.schema.names]), None
+                counts = {"inserted": rows}
+            else:
+                ctx.progress(f"looking up {rows:,} keys")
+                latest = merge.latest_per_key(batch, meta, options.order_by is not None)
+                existing = _existing_keys(spark, store, state, meta, touched, options.order_by)
+                classified = merge.classify(
+                    latest, existing, meta, mode=options.mode, order_by=options.order_by
+                ).persist()
+                by_result = {r[0]: r[1] for r in classified.groupBy(merge.RESULT_COL).count().collect()}
+                counts = {
+                    "inserted": by_result.get("insert", 0),
+                    "updated": by_result.get("update", 0),
+                    "deleted": by_result.get("delete", 0),
+                    "ignored": by_result.get("ignored", 0),
+                    "superseded_in_batch": rows - sum(by_result.values()),
+                }
+                inserts = merge.rows_to_insert(classified, meta)
+                deletes = merge.identities_to_delete(classified, meta)
+            phases["lookup"] = time.time() - started - sum(phases.values())
+            ctx.progress("writing deltas")
+            if counts.get("inserted", 0) + counts.get("updated", 0):
+                added += acid_write.write_inserts(
+                    inserts, target, write_id, tasks, dir_name=delta_dir_name(write_id)
+                )
+            if deletes is not None and counts.get("updated", 0) + counts.get("deleted", 0):
+                added += acid_write.write_deletes(
+                    deletes, target, write_id, tasks, dir_name=delta_dir_name(write_id, delete=True)
+                )
+            phases["write"] = time.time() - started - sum(phases.values())
+            ctx.progress("committing")
+            written_parts = {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}
+            record = CommitRecord(
+                seq=-1,
+                operation=options.mode,
+                committed_at=0,
+                write_id=write_id,
+                read_seq=state.last_seq,
+                effective_at=options.effective_at,
+                partitions=tuple(sorted(touched | written_parts)),
+                added=tuple(sorted(added)),
+                counts=counts,
+                info={"source": options.source, "format": fmt},
+            )
+            store.commit(record)
+        except BaseException as exc:
+            store.mark_aborted(write_id, f"{type(exc).__name__}: {exc}"[:500])
+            for rel in added:
+                store.storage.delete(store.path(rel), recursive=True)
+            store.storage.delete(staging, recursive=True)
+            if isinstance(exc, LakectlError | KeyboardInterrupt):
+                raise
+            raise
+    finally:
+        batch.unpersist()
+    return LoadResult(
+        table=store.name or store.url,
+        write_id=write_id,
+        mode=options.mode,
+        counts=counts,
+        added=tuple(sorted(added)),
+        created_table=created,
+        seconds=time.time() - started,
+        phases=phases,
+    )
+
+
+def _existing_keys(spark, store: TableStore, state, meta: TableMetadata, touched: set[str], order_by: str | None):
+    """Keys, identities (and the order column) of the stored rows in the touched partitions."""
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from pyspark.sql import functions as F
+
+    from lakectl.spark import acid_read
+
+    valid, plans, _ = plan_lakectl(store, state, touched if meta.partition_by else None)
+    key_not_null = next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    # ACID rows are matched by position: read the shortest prefix of `row` holding what we need.
+    data_names = [c.lower() for c in meta.data_schema.names]
+    needed = [c for c in (*meta.primary_key, order_by or "") if c and c.lower() in data_names]
+    prefix = max(data_names.index(c.lower()) for c in needed) + 1 if needed else 1
+    spec = acid_read.ReadSpec(
+        store.storage,
+        store.root,
+        Schema(meta.data_schema.columns[:prefix]),
+        meta.schema.select(list(meta.partition_by)),
+        valid,
+        key_not_null,
+    )
+    rows = acid_read.read_rows(spark, plans, spec, with_identity=True)
+    keep = [*meta.primary_key, *meta.partition_by, "originalTransaction", "bucket", "rowId"]
+    if order_by:
+        keep.append(meta.schema[order_by].name)
+    seen: list[str] = []
+    for c in keep:
+        if c not in seen:
+            seen.append(c)
+    return rows.select(*[F.col(f"`{c}`") for c in seen])
+
+
+def _metadata_from_source(raw, options: LoadOptions, op_column: str | None) -> TableMetadata:
+    columns = []
+    for field_ in raw.schema.fields:
+        if op_column and field_.name.lower() == op_column.lower():
+            continue
+        columns.append(Column(field_.name, normalize_type(field_.dataType.simpleString())))
+    schema = Schema(tuple(columns))
+    return build_metadata(
+        schema,
+        tuple(split_columns(",".join(options.primary_key))),
+        tuple(split_columns(",".join(options.partition_by))),
+    )

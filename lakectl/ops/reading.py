@@ -1,0 +1,146 @@
+"""Opening a table for reading: its metadata, the state to read, and per-partition plans.
+
+Works for lakectl tables (state from the log) and for Hive-written directories without a log
+(schema from file footers, every directory committed unless a valid-write-id list says otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lakectl.errors import FormatError, TableNotFoundError, UsageError
+from lakectl.planning.read_plan import PartitionReadPlan, plan_partition
+from lakectl.table.layout import parse_acid_dir
+from lakectl.table.listing import PartitionListing, list_table
+from lakectl.table.log import TableState
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.orc_files import read_footer, require_acid_file, spark_type
+from lakectl.table.schema import Column, Schema
+from lakectl.table.store import TableStore
+from lakectl.table.validity import ValidWriteIds, parse_valid_write_ids
+
+
+@dataclass(frozen=True)
+class ReadTarget:
+    """A table resolved for reading at one point of its history."""
+
+    store: TableStore
+    metadata: TableMetadata
+    state: TableState | None  # None for Hive-written tables
+    valid: ValidWriteIds
+    plans: tuple[PartitionReadPlan, ...]
+
+    @property
+    def is_hive(self) -> bool:
+        return self.state is None
+
+
+def committed_dirs(state: TableState) -> set[str]:
+    return {d for r in state.records for d in r.added}
+
+
+def plan_lakectl(
+    store: TableStore, state: TableState, only: set[str] | None = None
+) -> tuple[ValidWriteIds, list[PartitionReadPlan], list[PartitionListing]]:
+    meta = state.metadata
+    valid = state.valid_write_ids()
+    visible = committed_dirs(state)
+    listings = list_table(store.storage, store.root, list(meta.partition_by), only)
+    plans = [plan_partition(lst, valid, lambda d: d.relative in visible) for lst in listings]
+    for plan in plans:
+        object.__setattr__(plan, "originals", ())  # lakectl tables never hold original files
+    return valid, plans, listings
+
+
+def open_hive_table(store: TableStore, valid_text: str | None) -> ReadTarget:
+    """Read a Hive-written ACID directory that has no lakectl log."""
+    if not store.exists():
+        raise TableNotFoundError(f"table {store.name or store.url} does not exist ({store.url})")
+    listings = list_table(store.storage, store.root, None)
+    part_names: list[str] = []
+    for relative in (lst.relative for lst in listings if lst.relative):
+        part_names = [p.split("=", 1)[0] for p in relative.split("/")]
+        break
+    write_ids = {
+        w
+        for lst in listings
+        for d in lst.dirs
+        for w in range(d.acid.min_write_id, d.acid.max_write_id + 1)
+        if not d.acid.is_base
+    } | {d.acid.max_write_id for lst in listings for d in lst.dirs if d.acid.is_base}
+    if valid_text:
+        valid = parse_valid_write_ids(valid_text)
+    else:
+        valid = ValidWriteIds(max(write_ids, default=0))
+    data_cols = _infer_data_columns(store, listings)
+    schema = Schema(tuple(data_cols) + tuple(Column(p, "string") for p in part_names))
+    meta = TableMetadata(schema=schema, partition_by=tuple(part_names))
+    plans = tuple(plan_partition(lst, valid) for lst in listings)
+    return ReadTarget(store, meta, None, valid, plans)
+
+
+def _infer_data_columns(store: TableStore, listings: list[PartitionListing]) -> list[Column]:
+    storage = store.storage
+    for lst in listings:
+        for d in sorted(lst.dirs, key=lambda d: (not d.acid.is_base, d.acid.is_delete)):
+            for f in d.files:
+                footer = require_acid_file(storage, f.path)
+                if d.acid.is_delete and footer.rows and not footer.row_columns:
+                    continue
+                if footer.row_columns:
+                    return [Column(n, spark_type(t)) for n, t in footer.row_columns]
+        for f in lst.originals:
+            footer = read_footer(storage, f.path)
+            if footer.is_acid:
+                raise FormatError(
+                    f"{storage.url(f.path)}: an ACID file outside a base/delta directory"
+                )
+            return [Column(n, spark_type(t)) for n, t in footer.columns]
+    raise FormatError(f"{store.url}: no ORC data files found to take a schema from")
+
+
+def choose_state(
+    state: TableState,
+    *,
+    version: int | None = None,
+    known_at: int | None = None,
+    as_of: int | None = None,
+) -> TableState:
+    """Time travel: ``version`` (write id), ``known_at`` (commit time), ``as_of`` (valid time)."""
+    if version is not None and known_at is not None:
+        raise UsageError("--version and --known-at cannot be combined")
+    if version is not None:
+        state = state.at_version(version)
+    if known_at is not None:
+        state = state.known_at(known_at)
+    if as_of is not None:
+        state = state.effective_at(as_of)
+    return state
+
+
+def open_for_read(
+    store: TableStore,
+    *,
+    version: int | None = None,
+    known_at: int | None = None,
+    as_of: int | None = None,
+    valid_write_ids: str | None = None,
+    only: set[str] | None = None,
+) -> ReadTarget:
+    """Resolve what a snapshot reads."""
+    if not store.has_log():
+        if version is not None or known_at is not None:
+            raise UsageError(
+                f"{store.url} has no lakectl log: use --valid-write-ids to choose what to read"
+            )
+        return open_hive_table(store, valid_write_ids)
+    if valid_write_ids:
+        raise UsageError("--valid-write-ids is for Hive-written tables; use --version here")
+    full = store.read_state()
+    state = choose_state(full, version=version, known_at=known_at, as_of=as_of)
+    valid, plans, _ = plan_lakectl(store, state, only)
+    return ReadTarget(store, state.metadata, state, valid, tuple(plans))
+
+
+def is_acid_dir_name(name: str) -> bool:
+    return parse_acid_dir(name) is not None

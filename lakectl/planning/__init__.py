@@ -1,0 +1,1 @@
+"""planning layer."""

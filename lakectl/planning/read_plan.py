@@ -1,0 +1,92 @@
+"""Which directories a reader uses in one partition: Hive's ``getAcidState``, as a pure function.
+
+Given a partition listing, the valid write ids, and which directories are visible (committed by
+the writer that made them), choose the newest usable base, the deltas and delete deltas above it
+(skipping ones that a larger, minor-compacted delta covers), and the original files when there is
+no base.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from lakectl.table.listing import DirListing, FileEntry, PartitionListing
+from lakectl.table.validity import ValidWriteIds
+
+
+@dataclass(frozen=True)
+class PartitionReadPlan:
+    relative: str
+    values: tuple[str | None, ...]
+    base: DirListing | None
+    deltas: tuple[DirListing, ...]
+    delete_deltas: tuple[DirListing, ...]
+    originals: tuple[FileEntry, ...]
+    obsolete: tuple[DirListing, ...] = field(default=())
+
+    @property
+    def data_dirs(self) -> tuple[DirListing, ...]:
+        return ((self.base,) if self.base else ()) + self.deltas
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.data_dirs and not self.originals
+
+
+def _choose_deltas(
+    dirs: list[DirListing], above: int, valid: ValidWriteIds
+) -> tuple[list[DirListing], list[DirListing]]:
+    chosen: list[DirListing] = []
+    skipped: list[DirListing] = []
+    current = above
+    ordered = sorted(
+        dirs,
+        key=lambda d: (d.acid.min_write_id, -d.acid.max_write_id, d.acid.statement_id or 0),
+    )
+    last: DirListing | None = None
+    for d in ordered:
+        a = d.acid
+        if a.max_write_id <= above or not valid.is_range_partly_valid(
+            a.min_write_id, a.max_write_id
+        ):
+            skipped.append(d)
+            continue
+        same_range = (
+            last is not None
+            and last.acid.min_write_id == a.min_write_id
+            and last.acid.max_write_id == a.max_write_id
+        )
+        if a.max_write_id > current or same_range:
+            chosen.append(d)
+            current = max(current, a.max_write_id)
+            last = d
+        else:
+            skipped.append(d)
+    return chosen, skipped
+
+
+def plan_partition(
+    listing: PartitionListing,
+    valid: ValidWriteIds,
+    is_visible: Callable[[DirListing], bool] = lambda d: True,
+) -> PartitionReadPlan:
+    """The directories a snapshot at ``valid`` reads in this partition."""
+    visible = [d for d in listing.dirs if is_visible(d)]
+    bases = [d for d in visible if d.acid.is_base and valid.is_valid(d.acid.max_write_id)]
+    base = max(bases, key=lambda d: d.acid.max_write_id, default=None)
+    above = base.acid.max_write_id if base else 0
+    deltas, skipped = _choose_deltas(
+        [d for d in visible if d.acid.kind.value == "delta"], above, valid
+    )
+    deletes, skipped_del = _choose_deltas([d for d in visible if d.acid.is_delete], above, valid)
+    obsolete = [d for d in bases if d is not base] + skipped + skipped_del
+    return PartitionReadPlan(
+        relative=listing.relative,
+        values=listing.values,
+        base=base,
+        deltas=tuple(deltas),
+        delete_deltas=tuple(deletes),
+        originals=tuple(listing.originals) if base is None else (),
+        obsolete=tuple(obsolete),
+    )

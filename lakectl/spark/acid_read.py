@@ -1,0 +1,255 @@
+"""Merge-on-read of Hive ACID directories: base + deltas - delete events, for valid write ids.
+
+Spark's ORC reader hands files whose schema is the ACID event struct to ORC's ACID handling,
+which breaks when Spark prunes any of the six top-level columns. Every scan here therefore keeps
+all six columns alive with a cheap guard filter, while still pruning inside ``row``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import reduce
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from lakectl.errors import FormatError
+from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.storage.fs import Storage
+from lakectl.table.layout import DEFAULT_PARTITION, OP_DELETE, decode_bucket, encode_bucket, parse_original_file
+from lakectl.table.schema import Schema
+from lakectl.table.validity import ValidWriteIds
+
+from .types import IDENTITY_COLUMNS, event_schema_ddl
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    """What a read needs besides the plan: schemas, where the table lives, visibility."""
+
+    storage: Storage
+    root: str
+    data_schema: Schema
+    partition_schema: Schema
+    valid: ValidWriteIds
+    not_null_column: str | None = None  # a data column that is never null (the key), if any
+
+
+def _valid_filter(valid: ValidWriteIds) -> Column:
+    cond = F.col("currentTransaction") <= F.lit(valid.high_watermark)
+    if valid.exceptions:
+        cond = cond & ~F.col("currentTransaction").isin(sorted(valid.exceptions))
+    return cond
+
+
+def _guard(row_guard: Column) -> Column:
+    """Reference all ACID columns so Spark never prunes one (see module docstring)."""
+    return (
+        F.col("operation").isNotNull()
+        & F.col("originalTransaction").isNotNull()
+        & F.col("bucket").isNotNull()
+        & F.col("rowId").isNotNull()
+        & F.col("currentTransaction").isNotNull()
+        & row_guard
+    )
+
+
+def _scan(spark: SparkSession, spec: ReadSpec, files: list[str]) -> DataFrame:
+    """Scan event files; partition values come from each file's path.
+
+    Spark's own partition discovery cannot be used: appending partition values to rows of ACID
+    files breaks ORC's ACID reader. The directory names are decoded here instead: the URI
+    encoding Spark reports, then Hive's escaping (both are %XX codes).
+    """
+    urls = [spec.storage.url(f) for f in files]
+    df = spark.read.schema(event_schema_ddl(spec.data_schema, Schema(()))).orc(urls)
+    columns = spec.partition_schema.columns
+    if not columns:
+        return df
+    levels = len(columns)
+    dirs = F.split(
+        F.regexp_extract(F.col("_metadata.file_path"), r"/((?:[^/]+/){%d})[^/]+/[^/]+$" % levels, 1),
+        "/",
+    )
+    out = df
+    for i, col in enumerate(columns):
+        raw = F.regexp_extract(F.element_at(dirs, i + 1), r"^[^=]*=(.*)$", 1)
+        once = F.url_decode(F.replace(raw, F.lit("+"), F.lit("%2B")))
+        value = F.url_decode(F.replace(once, F.lit("+"), F.lit("%2B")))
+        value = F.when(once == F.lit(DEFAULT_PARTITION), F.lit(None)).otherwise(value)
+        out = out.withColumn(col.name, value.cast(col.type))
+    return out
+
+
+def _row_guard(spec: ReadSpec) -> Column:
+    if spec.not_null_column:
+        return F.col(f"row.`{spec.not_null_column}`").isNotNull()
+    return F.col("row").isNotNull()
+
+
+def insert_events(
+    spark: SparkSession, plans: Sequence[PartitionReadPlan], spec: ReadSpec
+) -> DataFrame | None:
+    """Rows of bases and deltas, with identity columns, filtered to valid write ids."""
+    base_files = [f.path for p in plans if p.base for f in p.base.files]
+    delta_files = [f.path for p in plans for d in p.deltas for f in d.files]
+    frames = []
+    guard = _guard(_row_guard(spec) & (F.col("operation") != OP_DELETE))
+    if base_files:
+        frames.append(_scan(spark, spec, base_files).where(guard))
+    if delta_files:
+        frames.append(_scan(spark, spec, delta_files).where(guard & _valid_filter(spec.valid)))
+    originals = [(p, f) for p in plans for f in p.originals]
+    if originals:
+        frames.append(_original_events(spark, spec, originals))
+    if not frames:
+        return None
+    return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def delete_events(
+    spark: SparkSession, plans: Sequence[PartitionReadPlan], spec: ReadSpec
+) -> DataFrame | None:
+    """Delete events (partition columns + row identity) of the valid delete deltas."""
+    files = [f.path for p in plans for d in p.delete_deltas for f in d.files]
+    if not files:
+        return None
+    guard = _guard(F.col("row").isNull()) & (F.col("operation") == OP_DELETE)
+    return (
+        _scan(spark, spec, files)
+        .where(guard & _valid_filter(spec.valid))
+        .select(*spec.partition_schema.names, *IDENTITY_COLUMNS)
+    )
+
+
+def live_events(
+    spark: SparkSession, plans: Sequence[PartitionReadPlan], spec: ReadSpec
+) -> DataFrame | None:
+    """Insert events not deleted by a valid delete event: the rows of the snapshot."""
+    inserts = insert_events(spark, plans, spec)
+    if inserts is None:
+        return None
+    deletes = delete_events(spark, plans, spec)
+    if deletes is None:
+        return inserts
+    left, right = inserts.alias("i"), deletes.dropDuplicates().alias("d")
+    conds = [F.col(f"i.`{c}`").eqNullSafe(F.col(f"d.`{c}`")) for c in spec.partition_schema.names]
+    conds += [F.col(f"i.{c}") == F.col(f"d.{c}") for c in IDENTITY_COLUMNS]
+    return left.join(right, reduce(lambda a, b: a & b, conds), "left_anti")
+
+
+def to_rows(events: DataFrame, spec: ReadSpec, with_identity: bool = False) -> DataFrame:
+    """Flatten events to the table's columns (data columns, then partition columns)."""
+    cols = [F.col(f"row.`{c}`").alias(c) for c in spec.data_schema.names]
+    cols += [F.col(f"`{c}`") for c in spec.partition_schema.names]
+    if with_identity:
+        cols += [F.col(c) for c in IDENTITY_COLUMNS]
+    return events.select(*cols)
+
+
+def empty_rows(spark: SparkSession, spec: ReadSpec, with_identity: bool = False) -> DataFrame:
+    ddl = [f"`{c.name}` {c.type}" for c in spec.data_schema.columns]
+    ddl += [f"`{c.name}` {c.type}" for c in spec.partition_schema.columns]
+    if with_identity:
+        ddl += ["originalTransaction bigint", "bucket int", "rowId bigint"]
+    return spark.createDataFrame([], ", ".join(ddl))
+
+
+def read_rows(
+    spark: SparkSession,
+    plans: Sequence[PartitionReadPlan],
+    spec: ReadSpec,
+    with_identity: bool = False,
+) -> DataFrame:
+    """The snapshot's rows as a flat DataFrame."""
+    events = live_events(spark, plans, spec)
+    if events is None:
+        return empty_rows(spark, spec, with_identity)
+    return to_rows(events, spec, with_identity)
+
+
+# --- original (pre-ACID) files ----------------------------------------------------------------
+
+
+def _original_events(
+    spark: SparkSession, spec: ReadSpec, originals: list[tuple[PartitionReadPlan, object]]
+) -> DataFrame:
+    """Original files with Hive 3's synthetic row ids (write id 0, bucket from the file name,
+    rowId counted across a bucket's files in order, ``_copy_N`` after the base file).
+
+    Read through the driver with pyarrow: such files only exist in tables converted from plain
+    ORC, until their first major compaction.
+    """
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    by_bucket: dict[tuple[str, int], list[tuple[int, object]]] = {}
+    for plan, entry in originals:
+        parsed = parse_original_file(entry.name)  # type: ignore[attr-defined]
+        if parsed is None:
+            raise FormatError(
+                f"{spec.storage.url(entry.path)}: not an ACID directory and not a Hive original "  # type: ignore[attr-defined]
+                "file name (NNNNNN_N[_copy_N])"
+            )
+        bucket, copy = parsed
+        by_bucket.setdefault((plan.relative, bucket), []).append((copy, (plan, entry)))
+    tables = []
+    for (_, bucket), entries in sorted(by_bucket.items()):
+        offset = 0
+        for _, (plan, entry) in sorted(entries, key=lambda e: e[0]):
+            with spec.storage.fs.open(entry.path, "rb") as handle:  # type: ignore[attr-defined]
+                table = orc.ORCFile(handle).read()
+            names = {n.lower(): n for n in table.column_names}
+            arrays = {}
+            for col in spec.data_schema.names:
+                src = names.get(col.lower())
+                if src is None:
+                    raise FormatError(f"original file {entry.name} has no column {col!r}")  # type: ignore[attr-defined]
+                arrays[col] = table.column(src)
+            n = table.num_rows
+            out = pa.table(
+                {
+                    "originalTransaction": pa.array([0] * n, pa.int64()),
+                    "bucket": pa.array([encode_bucket(bucket)] * n, pa.int32()),
+                    "rowId": pa.array(range(offset, offset + n), pa.int64()),
+                    "currentTransaction": pa.array([0] * n, pa.int64()),
+                    **arrays,
+                    **{
+                        c: pa.array([v] * n, pa.string())
+                        for c, v in zip(spec.partition_schema.names, plan.values, strict=True)
+                    },
+                }
+            )
+            offset += n
+            tables.append(out)
+    combined = pa.concat_tables(tables, promote_options="default")
+    df = spark.createDataFrame(combined.to_pandas())
+    row = F.struct(
+        *[F.col(f"`{c.name}`").cast(c.type).alias(c.name) for c in spec.data_schema.columns]
+    )
+    return df.select(
+        F.lit(0).alias("operation"),
+        F.col("originalTransaction").cast("bigint"),
+        F.col("bucket").cast("int"),
+        F.col("rowId").cast("bigint"),
+        F.col("currentTransaction").cast("bigint"),
+        row.alias("row"),
+        *[F.col(f"`{c.name}`").cast(c.type).alias(c.name) for c in spec.partition_schema.columns],
+    )
+
+
+__all__ = [
+    "ReadSpec",
+    "decode_bucket",
+    "delete_events",
+    "empty_rows",
+    "insert_events",
+    "live_events",
+    "read_rows",
+    "to_rows",
+]

@@ -1,0 +1,90 @@
+"""Deciding, per key, whether a change is an insert, an update, a delete or ignored.
+
+The batch is reduced to the last change per key (by ``--order-by``, then file position), joined
+with the stored rows' keys and identities (never their other columns), and classified. A change
+that is not newer than the stored version (by ``--order-by``) is ignored, so a late, older change
+never overwrites a newer one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Window
+from pyspark.sql import functions as F
+
+from lakectl.table.metadata import TableMetadata
+
+from .batch import ACTION_COL, ORDER_COL, POSITION_COL
+from .types import IDENTITY_COLUMNS
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+RESULT_COL = "__lakectl_result"
+OLD = "__old_"
+
+
+def latest_per_key(batch: DataFrame, meta: TableMetadata, has_order: bool) -> DataFrame:
+    """Keep the newest change of each key in the batch."""
+    order = [F.col(ORDER_COL).desc_nulls_first()] if has_order else []
+    window = Window.partitionBy(*[F.col(f"`{k}`") for k in meta.primary_key]).orderBy(
+        *order, F.col(POSITION_COL).desc()
+    )
+    return batch.withColumn("__rn", F.row_number().over(window)).where("__rn = 1").drop("__rn")
+
+
+def classify(
+    latest: DataFrame,
+    existing: DataFrame,
+    meta: TableMetadata,
+    *,
+    mode: str,
+    order_by: str | None,
+) -> DataFrame:
+    """Join the batch with stored keys and label each change (``RESULT_COL``)."""
+    keep = [*meta.primary_key, *meta.partition_by, *IDENTITY_COLUMNS]
+    if order_by:
+        keep.append(order_by)
+    seen: set[str] = set()
+    old_cols = []
+    for c in keep:
+        if c.lower() not in seen:
+            seen.add(c.lower())
+            old_cols.append(F.col(f"`{c}`").alias(OLD + c))
+    old = existing.select(*old_cols)
+    cond = None
+    for k in meta.primary_key:
+        c = F.col(f"`{k}`") == F.col(f"`{OLD + k}`")
+        cond = c if cond is None else cond & c
+    joined = latest.join(old, cond, "left")
+    exists = F.col(f"`{OLD}rowId`").isNotNull()
+    if order_by:
+        stored = F.col(f"`{OLD}{order_by}`")
+        newer = stored.isNull() | (F.col(ORDER_COL) > stored)
+    else:
+        newer = F.lit(True)
+    if mode == "cdc":
+        op = F.col(ACTION_COL)
+        result = (
+            F.when(op == "delete", F.when(exists & newer, "delete").otherwise("ignored"))
+            .when(exists & newer, "update")
+            .when(exists, "ignored")
+            .otherwise("insert")
+        )
+    else:  # upsert
+        result = F.when(exists & newer, "update").when(exists, "ignored").otherwise("insert")
+    return joined.withColumn(RESULT_COL, result)
+
+
+def rows_to_insert(classified: DataFrame, meta: TableMetadata) -> DataFrame:
+    return classified.where(F.col(RESULT_COL).isin("insert", "update")).select(
+        *[F.col(f"`{c}`") for c in meta.schema.names]
+    )
+
+
+def identities_to_delete(classified: DataFrame, meta: TableMetadata) -> DataFrame:
+    return classified.where(F.col(RESULT_COL).isin("update", "delete")).select(
+        *[F.col(f"`{OLD + c}`").alias(c) for c in meta.partition_by],
+        *[F.col(f"`{OLD + c}`").alias(c) for c in IDENTITY_COLUMNS],
+    )

@@ -1,0 +1,121 @@
+"""Starting (or reusing) the Spark session: local, a cluster master, or Spark Connect.
+
+Only this package imports pyspark. Settings are tuned for small machines: few shuffle partitions,
+adaptive execution on, and Spark's Python workers pinned to lakectl's own interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from lakectl.errors import SparkUnavailableError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+_DEFAULT_CONF = {
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.adaptive.coalescePartitions.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.orc.impl": "native",
+    "spark.sql.orc.enableVectorizedReader": "true",
+    "spark.sql.orc.enableNestedColumnVectorizedReader": "true",
+    "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    "spark.ui.enabled": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.memory": "4g",
+    "spark.sql.files.maxPartitionBytes": "64m",
+    "spark.sql.autoBroadcastJoinThreshold": "64m",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.legacy.timeParserPolicy": "CORRECTED",
+    "spark.sql.ansi.enabled": "false",
+    # ORC maps the `row` struct of ACID files by position: never prune inside it (acid_read).
+    "spark.sql.optimizer.nestedSchemaPruning.enabled": "false",
+}
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    """How to reach Spark: ``master`` (local[*], spark://...), or ``remote`` (sc://...)."""
+
+    master: str = "local[*]"
+    remote: str | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+    app_name: str = "lakectl"
+
+
+_session: SparkSession | None = None
+
+
+def _java_available() -> bool:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and os.path.exists(os.path.join(java_home, "bin", "java")):
+        return True
+    return shutil.which("java") is not None
+
+
+def get_session(settings: SparkSettings | None = None) -> SparkSession:
+    """Return the process-wide Spark session, starting it on first use."""
+    global _session
+    if _session is not None:
+        return _session
+    settings = settings or SparkSettings()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Never bind to or announce a non-loopback address for a local session.
+    if not settings.remote and settings.master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    conf = {**_DEFAULT_CONF, **settings.conf}
+    try:
+        if settings.remote:
+            builder = SparkSession.builder.remote(settings.remote)
+            for key, value in settings.conf.items():
+                builder = builder.config(key, value)
+            _session = builder.getOrCreate()
+            for key in (
+                "spark.sql.session.timeZone",
+                "spark.sql.shuffle.partitions",
+                "spark.sql.optimizer.nestedSchemaPruning.enabled",
+                "spark.sql.legacy.timeParserPolicy",
+            ):
+                _session.conf.set(key, conf[key])
+        else:
+            if not _java_available():
+                raise SparkUnavailableError(
+                    "Java was not found: Spark needs Java 17 or 21",
+                    hint="install openjdk-17-jre-headless or set JAVA_HOME",
+                )
+            builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
+            conf.setdefault("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
+            log_conf = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+            java_opts = f"-Dlog4j.configurationFile=file:{log_conf}"
+            conf["spark.driver.extraJavaOptions"] = (
+                conf.get("spark.driver.extraJavaOptions", "") + " " + java_opts
+            ).strip()
+            for key, value in conf.items():
+                builder = builder.config(key, value)
+            _session = builder.getOrCreate()
+            _session.sparkContext.setLogLevel("ERROR")
+    except SparkUnavailableError:
+        raise
+    except Exception as exc:  # py4j / grpc errors: say what failed, not a JVM trace
+        target = settings.remote or settings.master
+        raise SparkUnavailableError(f"could not start Spark ({target}): {exc}") from exc
+    return _session
+
+
+def stop_session() -> None:
+    """Stop the process-wide session (used by long-running commands and tests)."""
+    global _session
+    if _session is not None:
+        _session.stop()
+        _session = None

@@ -1,0 +1,124 @@
+"""Reading a batch to load: CSV (with header), JSON lines, Parquet, ORC and Avro.
+
+pyspark has no Avro reader (spark-avro is not bundled), so Avro files are decoded with fastavro
+on the driver and handed to Spark as Arrow; that suits dimension-sized Avro inputs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from lakectl.errors import BadInputError, TableNotFoundError, UsageError
+from lakectl.storage.fs import storage_for
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+FORMATS = ("csv", "json", "parquet", "orc", "avro")
+_EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".json": "json",
+    ".jsonl": "json",
+    ".ndjson": "json",
+    ".parquet": "parquet",
+    ".orc": "orc",
+    ".avro": "avro",
+}
+
+
+def guess_format(source: str) -> str:
+    """The format implied by a file extension (a directory's first file), or a usage error."""
+    storage, path = storage_for(source)
+    candidates = [path]
+    if storage.isdir(path):
+        candidates = [e["name"] for e in storage.list_entries(path) if e["type"] == "file"]
+    for name in candidates:
+        ext = os.path.splitext(name)[1].lower()
+        if ext in _EXTENSIONS:
+            return _EXTENSIONS[ext]
+    raise UsageError(
+        f"cannot tell the format of {source!r} from its name", hint="pass --format csv|json|parquet|orc|avro"
+    )
+
+
+def read_source(spark: SparkSession, source: str, fmt: str, infer: bool) -> DataFrame:
+    """Read the batch. With ``infer`` False, CSV columns stay strings (cast later, checked)."""
+    storage, path = storage_for(source)
+    if not storage.exists(path):
+        raise TableNotFoundError(f"source {source} does not exist")
+    url = storage.url(path)
+    if fmt == "avro":
+        return _read_avro(spark, storage, path)
+    reader = spark.read
+    if fmt == "csv":
+        reader = reader.option("header", "true").option("mode", "FAILFAST")
+        reader = reader.option("inferSchema", "true" if infer else "false")
+        reader = reader.option("enforceSchema", "false")
+        df = reader.csv(url)
+    elif fmt == "json":
+        df = reader.option("mode", "FAILFAST").json(url)
+    elif fmt == "parquet":
+        df = reader.parquet(url)
+    elif fmt == "orc":
+        df = reader.orc(url)
+    else:
+        raise UsageError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    return df
+
+
+def _read_avro(spark: SparkSession, storage, path: str) -> DataFrame:
+    import fastavro
+    import pyarrow as pa
+
+    files = [path]
+    if storage.isdir(path):
+        files = [e["path"] for e in storage.list_entries(path) if e["name"].endswith(".avro")]
+    records: list[dict] = []
+    schema = None
+    for file in files:
+        try:
+            with storage.fs.open(file, "rb") as handle:
+                reader = fastavro.reader(handle)
+                schema = schema or reader.writer_schema
+                records.extend(reader)
+        except (ValueError, EOFError, fastavro.read.SchemaResolutionError) as exc:  # type: ignore[attr-defined]
+            raise BadInputError(f"{storage.url(file)}: not a readable Avro file: {exc}") from exc
+    if schema is None:
+        raise BadInputError(f"{storage.url(path)}: no Avro files found")
+    fields = schema.get("fields", [])
+    ddl = ", ".join(f"`{f['name']}` {_avro_type(f['type'])}" for f in fields)
+    names = [f["name"] for f in fields]
+    table = pa.Table.from_pylist([{n: r.get(n) for n in names} for r in records])
+    if table.num_columns == 0:
+        return spark.createDataFrame([], ddl)
+    return spark.createDataFrame(table.to_pandas(), ddl) if records else spark.createDataFrame([], ddl)
+
+
+def _avro_type(avro: object) -> str:
+    if isinstance(avro, list):
+        non_null = [t for t in avro if t != "null"]
+        return _avro_type(non_null[0]) if len(non_null) == 1 else "string"
+    if isinstance(avro, dict):
+        logical = avro.get("logicalType")
+        if logical == "date":
+            return "date"
+        if logical in ("timestamp-millis", "timestamp-micros"):
+            return "timestamp"
+        if logical == "decimal":
+            return f"decimal({avro.get('precision', 10)},{avro.get('scale', 0)})"
+        return _avro_type(avro.get("type"))
+    mapping = {
+        "int": "int",
+        "long": "bigint",
+        "float": "float",
+        "double": "double",
+        "boolean": "boolean",
+        "string": "string",
+        "bytes": "binary",
+        "enum": "string",
+    }
+    if isinstance(avro, str) and avro in mapping:
+        return mapping[avro]
+    raise BadInputError(f"Avro type {avro!r} is not supported (flat records of primitive types only)")

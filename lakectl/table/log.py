@@ -1,0 +1,185 @@
+"""The transaction log as values: commit records and the table state folded from them.
+
+Everything here is pure: the log on storage is read by :mod:`lakectl.table.store`; this module
+decides what a list of records means (current metadata, committed write ids, time travel,
+conflicts). A record is committed exactly when its file ``_lakectl/log/<seq>.json`` exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lakectl.errors import CommitConflictError, TimeTravelError
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.validity import ValidWriteIds
+
+# Operation kinds, for conflict rules.
+APPEND_OPS = frozenset({"append"})
+MERGE_OPS = frozenset({"upsert", "cdc", "delete", "materialize"})
+DATA_OPS = APPEND_OPS | MERGE_OPS
+METADATA_OPS = frozenset({"create", "set-properties"})
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    """One committed transaction, as stored in the log."""
+
+    seq: int
+    operation: str
+    committed_at: int
+    write_id: int | None = None
+    read_seq: int | None = None
+    effective_at: int | None = None
+    partitions: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+    obsolete: tuple[str, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+    metadata: TableMetadata | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def effective_time(self) -> int:
+        """When the change takes effect on the valid-time axis (defaults to commit time)."""
+        return self.committed_at if self.effective_at is None else self.effective_at
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "seq": self.seq,
+            "operation": self.operation,
+            "committed_at": self.committed_at,
+            "write_id": self.write_id,
+            "read_seq": self.read_seq,
+            "effective_at": self.effective_at,
+            "partitions": list(self.partitions),
+            "added": list(self.added),
+            "obsolete": list(self.obsolete),
+            "counts": dict(self.counts),
+            "info": dict(self.info),
+        }
+        if self.metadata is not None:
+            data["metadata"] = self.metadata.to_json()
+        return data
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> CommitRecord:
+        meta = data.get("metadata")
+        return CommitRecord(
+            seq=int(data["seq"]),
+            operation=str(data["operation"]),
+            committed_at=int(data["committed_at"]),
+            write_id=data.get("write_id"),
+            read_seq=data.get("read_seq"),
+            effective_at=data.get("effective_at"),
+            partitions=tuple(data.get("partitions", ())),
+            added=tuple(data.get("added", ())),
+            obsolete=tuple(data.get("obsolete", ())),
+            counts={k: int(v) for k, v in data.get("counts", {}).items()},
+            metadata=TableMetadata.from_json(meta) if meta else None,
+            info=dict(data.get("info", {})),
+        )
+
+
+@dataclass(frozen=True)
+class TableState:
+    """The table as a prefix of its log: metadata, committed write ids, history."""
+
+    records: tuple[CommitRecord, ...]
+
+    @property
+    def last_seq(self) -> int:
+        return self.records[-1].seq if self.records else -1
+
+    @property
+    def metadata(self) -> TableMetadata:
+        for record in reversed(self.records):
+            if record.metadata is not None:
+                return record.metadata
+        raise TimeTravelError("no table metadata in this state of the log")
+
+    @property
+    def committed_write_ids(self) -> set[int]:
+        return {r.write_id for r in self.records if r.write_id is not None}
+
+    @property
+    def max_write_id(self) -> int:
+        return max(self.committed_write_ids, default=0)
+
+    def valid_write_ids(self) -> ValidWriteIds:
+        return ValidWriteIds.from_committed(self.committed_write_ids)
+
+    def prefix(self, seq: int) -> TableState:
+        return TableState(tuple(r for r in self.records if r.seq <= seq))
+
+    def at_version(self, write_id: int) -> TableState:
+        """The state right after write id ``write_id`` committed."""
+        for record in self.records:
+            if record.write_id == write_id:
+                return self.prefix(record.seq)
+        available = sorted(self.committed_write_ids)
+        if write_id == 0:
+            return self.prefix(self.records[0].seq) if self.records else self
+        raise TimeTravelError(
+            f"version {write_id} does not exist",
+            hint=f"committed versions: {_ranges(available) or 'none yet'}",
+        )
+
+    def known_at(self, millis: int) -> TableState:
+        """Transaction time: the log as it was at ``millis`` (commits at or before it)."""
+        if self.records and millis < self.records[0].committed_at:
+            raise TimeTravelError(
+                f"the table did not exist yet at that time (created at {self.records[0].committed_at} ms)"
+            )
+        return TableState(tuple(r for r in self.records if r.committed_at <= millis))
+
+    def effective_at(self, millis: int) -> TableState:
+        """Valid time: only data changes effective at or before ``millis`` (metadata always)."""
+        return TableState(
+            tuple(
+                r
+                for r in self.records
+                if r.write_id is None or r.operation not in DATA_OPS or r.effective_time <= millis
+            )
+        )
+
+
+def _ranges(values: list[int]) -> str:
+    if not values:
+        return ""
+    out, start, prev = [], values[0], values[0]
+    for v in values[1:]:
+        if v == prev + 1:
+            prev = v
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        start = prev = v
+    out.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ", ".join(out)
+
+
+def find_conflict(candidate: CommitRecord, newer: list[CommitRecord]) -> CommitRecord | None:
+    """The first record committed since ``candidate`` read the table that it conflicts with.
+
+    A merge (upsert, cdc, delete) read keys from the partitions it writes: any data change that
+    another writer committed to one of those partitions since then invalidates that read. Appends
+    read nothing and conflict with nothing. Two metadata changes conflict with each other.
+    """
+    mine = set(candidate.partitions)
+    for other in newer:
+        if candidate.operation in MERGE_OPS and other.operation in DATA_OPS:
+            if mine & set(other.partitions):
+                return other
+        if candidate.operation in METADATA_OPS and other.operation in METADATA_OPS:
+            return other
+    return None
+
+
+def conflict_error(candidate: CommitRecord, other: CommitRecord) -> CommitConflictError:
+    shared = sorted(set(candidate.partitions) & set(other.partitions))
+    where = f" in partition(s) {', '.join(p or '(table)' for p in shared[:5])}" if shared else ""
+    return CommitConflictError(
+        f"commit conflict: another writer committed {other.operation} (version "
+        f"{other.write_id}){where} while this {candidate.operation} was running; "
+        "nothing of this one is visible",
+        hint="run the command again: it will read the new state",
+    )

@@ -1,0 +1,93 @@
+"""Table metadata as a frozen value: schema, key, partitioning, bucketing, properties."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lakectl.errors import UsageError
+from lakectl.table.schema import Schema
+
+FORMAT_VERSION = 1
+
+# Thresholds and knobs users can change with `lakectl set`; values are strings, as in Hive.
+DEFAULT_PROPERTIES: dict[str, str] = {
+    "compactor.delta.num.threshold": "10",
+    "compactor.delta.pct.threshold": "0.1",
+    "compactor.aborted.threshold": "1000",
+    "clean.retain": "7d",
+    "write.target-file-size": "128MB",
+    "orc.compress": "SNAPPY",
+}
+
+
+@dataclass(frozen=True)
+class TableMetadata:
+    """Everything about a table that is not data. Partition columns are part of ``schema``."""
+
+    schema: Schema
+    primary_key: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = ()
+    buckets: int = 0
+    properties: dict[str, str] = field(default_factory=dict)
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for col in (*self.primary_key, *self.partition_by):
+            if col not in self.schema:
+                raise UsageError(
+                    f"column {col!r} is not in the schema (columns: {', '.join(self.schema.names)})"
+                )
+        if set(c.lower() for c in self.primary_key) & set(c.lower() for c in self.partition_by):
+            # Allowed in Hive, but a key that is also the partition would put one row per dir.
+            pass
+        if len(self.partition_by) == len(self.schema.columns):
+            raise UsageError("a table needs at least one column that is not a partition column")
+        if self.buckets < 0 or self.buckets > 4096:
+            raise UsageError("--buckets must be between 0 (no bucketing) and 4096")
+
+    @property
+    def data_schema(self) -> Schema:
+        """The columns stored inside the files (all but the partition columns)."""
+        return self.schema.without(list(self.partition_by))
+
+    @property
+    def has_key(self) -> bool:
+        return bool(self.primary_key)
+
+    def property(self, key: str) -> str:
+        return self.properties.get(key, DEFAULT_PROPERTIES.get(key, ""))
+
+    def effective_properties(self) -> dict[str, str]:
+        return {**DEFAULT_PROPERTIES, **self.properties}
+
+    def with_properties(self, updates: dict[str, str | None]) -> TableMetadata:
+        props = dict(self.properties)
+        for key, value in updates.items():
+            if value is None:
+                props.pop(key, None)
+            else:
+                props[key] = value
+        return replace(self, properties=props)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT_VERSION,
+            "schema": self.schema.to_json(),
+            "primary_key": list(self.primary_key),
+            "partition_by": list(self.partition_by),
+            "buckets": self.buckets,
+            "properties": dict(self.properties),
+            "defaults": dict(self.defaults),
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> TableMetadata:
+        return TableMetadata(
+            schema=Schema.from_json(data["schema"]),
+            primary_key=tuple(data.get("primary_key", ())),
+            partition_by=tuple(data.get("partition_by", ())),
+            buckets=int(data.get("buckets", 0)),
+            properties=dict(data.get("properties", {})),
+            defaults=dict(data.get("defaults", {})),
+        )

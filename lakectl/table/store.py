@@ -1,0 +1,190 @@
+"""A table on storage: its log directory, write-id allocation and commits.
+
+Layout under the table root::
+
+    _lakectl/log/00000000000000000003.json   commit seq 3 (put-if-absent: the commit point)
+    _lakectl/txns/00000000000000000002.json  write id 2 allocated (put-if-absent)
+    _lakectl/txns/00000000000000000002.aborted
+    _lakectl/staging/...                     Spark output before it is moved into place
+
+Hive-written tables have no ``_lakectl`` directory; they are read from their listing alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from lakectl.errors import TableExistsError, TableNotFoundError
+from lakectl.storage.fs import AlreadyExistsError, Storage
+from lakectl.table.log import CommitRecord, TableState, conflict_error, find_conflict
+from lakectl.table.metadata import TableMetadata
+
+META_DIR = "_lakectl"
+LOG_DIR = f"{META_DIR}/log"
+TXN_DIR = f"{META_DIR}/txns"
+STAGING_DIR = f"{META_DIR}/staging"
+UPDATES_FILE = ".updates"
+_WIDTH = 20
+
+
+def now_millis() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class TableStore:
+    """Storage access for one table root. Pure decisions live in :mod:`lakectl.table.log`."""
+
+    storage: Storage
+    root: str
+    name: str = ""
+
+    @property
+    def url(self) -> str:
+        return self.storage.url(self.root)
+
+    def path(self, *relative: str) -> str:
+        return self.storage.join(self.root, *[r for r in relative if r])
+
+    # --- existence ------------------------------------------------------------------------
+    def has_log(self) -> bool:
+        return self.storage.exists(self.path(LOG_DIR, _log_name(0)))
+
+    def exists(self) -> bool:
+        return self.storage.isdir(self.root)
+
+    def require_log(self) -> None:
+        if not self.has_log():
+            if self.exists():
+                raise TableNotFoundError(
+                    f"{self.url} has no lakectl log: it is not a lakectl table",
+                    hint="read a Hive-written table with `lakectl snapshot`; create one with "
+                    "`lakectl create` or a first `lakectl load`",
+                )
+            raise TableNotFoundError(
+                f"table {self.name or self.url} does not exist ({self.url})",
+                hint="create it with `lakectl create` or a first `lakectl load`",
+            )
+
+    # --- log ------------------------------------------------------------------------------
+    def read_state(self) -> TableState:
+        """All committed records, in commit order."""
+        self.require_log()
+        return TableState(tuple(self._read_records_after(-1)))
+
+    def _read_records_after(self, seq: int) -> list[CommitRecord]:
+        records = []
+        for name in self.storage.list_names(self.path(LOG_DIR)):
+            if not name.endswith(".json") or not name[:-5].isdigit():
+                continue
+            if int(name[:-5]) <= seq:
+                continue
+            raw = self.storage.read_text(self.path(LOG_DIR, name))
+            records.append(CommitRecord.from_json(json.loads(raw)))
+        return sorted(records, key=lambda r: r.seq)
+
+    def create(self, metadata: TableMetadata, info: dict[str, Any] | None = None) -> CommitRecord:
+        """Write log entry 0 (the table's birth); fails if the table already exists."""
+        record = CommitRecord(
+            seq=0,
+            operation="create",
+            committed_at=now_millis(),
+            metadata=metadata,
+            info=info or {},
+        )
+        try:
+            self.storage.put_if_absent(self.path(LOG_DIR, _log_name(0)), _dump(record.to_json()))
+        except AlreadyExistsError as exc:
+            raise TableExistsError(f"table {self.name or self.url} already exists") from exc
+        return record
+
+    def commit(self, record: CommitRecord, max_attempts: int = 1000) -> CommitRecord:
+        """Append ``record`` after the newest entry, checking conflicts with newer commits.
+
+        ``record.read_seq`` is the log position the writer read; every record committed after it
+        is checked with :func:`find_conflict`. Raises :class:`CommitConflictError`.
+        """
+        read_seq = record.read_seq if record.read_seq is not None else -1
+        newer = self._read_records_after(read_seq)
+        seq = max([read_seq, *[r.seq for r in newer]]) + 1
+        for _ in range(max_attempts):
+            other = find_conflict(record, newer)
+            if other is not None:
+                raise conflict_error(record, other)
+            final = replace(record, seq=seq, committed_at=now_millis())
+            try:
+                self.storage.put_if_absent(
+                    self.path(LOG_DIR, _log_name(seq)), _dump(final.to_json())
+                )
+                return final
+            except AlreadyExistsError:
+                newer = self._read_records_after(read_seq)
+                seq = max(r.seq for r in newer) + 1
+        raise conflict_error(record, newer[-1])
+
+    # --- write ids --------------------------------------------------------------------------
+    def allocate_write_id(self, operation: str) -> int:
+        """Reserve the next write id (put-if-absent), as Hive's metastore would."""
+        existing = [
+            int(n.split(".")[0])
+            for n in self.storage.list_names(self.path(TXN_DIR))
+            if n.split(".")[0].isdigit()
+        ]
+        candidate = max(existing, default=0) + 1
+        body = {
+            "operation": operation,
+            "started_at": now_millis(),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+        }
+        while True:
+            try:
+                self.storage.put_if_absent(
+                    self.path(TXN_DIR, _seq_name(candidate) + ".json"), _dump(body)
+                )
+                return candidate
+            except AlreadyExistsError:
+                candidate += 1
+
+    def mark_aborted(self, write_id: int, reason: str) -> None:
+        try:
+            self.storage.put_if_absent(
+                self.path(TXN_DIR, _seq_name(write_id) + ".aborted"),
+                _dump({"aborted_at": now_millis(), "reason": reason}),
+            )
+        except AlreadyExistsError:
+            pass
+
+    def allocated_write_ids(self) -> dict[int, dict[str, Any]]:
+        """Every allocated write id with its allocation record and ``aborted`` flag."""
+        out: dict[int, dict[str, Any]] = {}
+        for name in self.storage.list_names(self.path(TXN_DIR)):
+            stem, _, ext = name.partition(".")
+            if not stem.isdigit():
+                continue
+            entry = out.setdefault(int(stem), {"aborted": False})
+            if ext == "aborted":
+                entry["aborted"] = True
+            elif ext == "json":
+                entry.update(json.loads(self.storage.read_text(self.path(TXN_DIR, name))))
+        return out
+
+    def staging_path(self, write_id: int) -> str:
+        return self.path(STAGING_DIR, f"w{write_id:07d}-{os.getpid()}-{now_millis()}")
+
+
+def _seq_name(seq: int) -> str:
+    return f"{seq:0{_WIDTH}d}"
+
+
+def _log_name(seq: int) -> str:
+    return _seq_name(seq) + ".json"
+
+
+def _dump(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, indent=1, sort_keys=True).encode("utf-8")
