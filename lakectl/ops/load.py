@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakectl.errors import LakectlError, UsageError
+from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.create import build_metadata, split_columns
 from lakectl.ops.reading import plan_lakectl
@@ -174,16 +175,19 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
                 inserts = merge.rows_to_insert(classified, meta)
                 deletes = merge.identities_to_delete(classified, meta)
             phases["lookup"] = time.time() - started - sum(phases.values())
+            failpoint("load.before_write")
             ctx.progress("writing deltas")
             if counts.get("inserted", 0) + counts.get("updated", 0):
                 added += acid_write.write_inserts(
                     inserts, target, write_id, tasks, dir_name=delta_dir_name(write_id)
                 )
+            failpoint("load.between_writes")
             if deletes is not None and counts.get("updated", 0) + counts.get("deleted", 0):
                 added += acid_write.write_deletes(
                     deletes, target, write_id, tasks, dir_name=delta_dir_name(write_id, delete=True)
                 )
             phases["write"] = time.time() - started - sum(phases.values())
+            failpoint("load.before_commit")
             ctx.progress("committing")
             written_parts = {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}
             record = CommitRecord(
@@ -199,6 +203,7 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
                 info={"source": options.source, "format": fmt},
             )
             store.commit(record)
+            failpoint("load.after_commit")
         except BaseException as exc:
             store.mark_aborted(write_id, f"{type(exc).__name__}: {exc}"[:500])
             for rel in added:
