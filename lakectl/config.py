@@ -34,7 +34,10 @@ class Config:
         """The configuration for display, with secrets masked."""
 
         def mask(d: dict[str, Any]) -> dict[str, Any]:
-            return {k: ("****" if any(h in k.lower() for h in SECRET_HINTS) else v) for k, v in d.items()}
+            return {
+                k: ("****" if any(h in k.lower() for h in SECRET_HINTS) else v)
+                for k, v in d.items()
+            }
 
         return {
             "warehouse": self.warehouse,
@@ -58,7 +61,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def config_files(cwd: Path | None = None) -> list[Path]:
     """Config files in increasing precedence: user level, then project level."""
     cwd = cwd or Path.cwd()
-    user = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "lakectl" / "lakectl.toml"
+    user = (
+        Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
+        / "lakectl"
+        / "lakectl.toml"
+    )
     explicit = os.environ.get("LAKECTL_CONFIG")
     files = [user, cwd / "lakectl.toml"]
     if explicit:

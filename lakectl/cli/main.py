@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 
@@ -23,7 +23,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 class AliasedGroup(click.Group):
     """A group that accepts ``snapshot-at`` for ``snapshot``."""
 
-    aliases = {"snapshot-at": "snapshot"}
+    aliases: ClassVar[dict[str, str]] = {"snapshot-at": "snapshot"}
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return super().get_command(ctx, self.aliases.get(cmd_name, cmd_name))
@@ -36,14 +36,33 @@ class AliasedGroup(click.Group):
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options every command takes (also accepted before the command name)."""
 
-    @click.option("--json", "as_json", is_flag=True, default=None, help="Print the result (or error) as JSON.")
-    @click.option("--warehouse", metavar="URL", help="Root for table names [env LAKECTL_WAREHOUSE; default ./warehouse].")
-    @click.option("--master", metavar="URL", help="Spark master, e.g. local[*] or spark://host:7077.")
-    @click.option("--remote", metavar="URL", help="Spark Connect server, e.g. sc://127.0.0.1:15002.")
-    @click.option("--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable).")
+    @click.option(
+        "--json", "as_json", is_flag=True, default=None, help="Print the result (or error) as JSON."
+    )
+    @click.option(
+        "--warehouse",
+        metavar="URL",
+        help="Root for table names [env LAKECTL_WAREHOUSE; default ./warehouse].",
+    )
+    @click.option(
+        "--master", metavar="URL", help="Spark master, e.g. local[*] or spark://host:7077."
+    )
+    @click.option(
+        "--remote", metavar="URL", help="Spark Connect server, e.g. sc://127.0.0.1:15002."
+    )
+    @click.option(
+        "--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable)."
+    )
     @functools.wraps(func)
-    def wrapper(*args: Any, as_json: bool | None, warehouse: str | None, master: str | None,
-                remote: str | None, confs: tuple[str, ...], **kwargs: Any) -> Any:
+    def wrapper(
+        *args: Any,
+        as_json: bool | None,
+        warehouse: str | None,
+        master: str | None,
+        remote: str | None,
+        confs: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
         ctx = click.get_current_context()
         root = ctx.find_root().params
         settings = {
@@ -88,11 +107,19 @@ def parse_time_option(value: str | None, option: str, timezone: str | None = Non
 
 @click.group(cls=AliasedGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, prog_name="lakectl")
-@click.option("--json", "as_json", is_flag=True, default=False, help="Print results and errors as JSON.")
-@click.option("--warehouse", metavar="URL", help="Root for table names [env LAKECTL_WAREHOUSE; default ./warehouse].")
+@click.option(
+    "--json", "as_json", is_flag=True, default=False, help="Print results and errors as JSON."
+)
+@click.option(
+    "--warehouse",
+    metavar="URL",
+    help="Root for table names [env LAKECTL_WAREHOUSE; default ./warehouse].",
+)
 @click.option("--master", metavar="URL", help="Spark master (default local[*]).")
 @click.option("--remote", metavar="URL", help="Spark Connect server, e.g. sc://127.0.0.1:15002.")
-@click.option("--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable).")
+@click.option(
+    "--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable)."
+)
 def cli(**_: Any) -> None:
     """Maintain Hive-ACID-layout tables on local disks, S3 or HDFS with Spark.
 
@@ -113,13 +140,27 @@ def cli(**_: Any) -> None:
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("table")
-@click.option("--schema", "schema_text", required=True, help='Columns, e.g. "sell_id bigint, amt double".')
+@click.option(
+    "--schema", "schema_text", required=True, help='Columns, e.g. "sell_id bigint, amt double".'
+)
 @click.option("--primary-key", metavar="COLS", help="Key columns (comma-separated).")
 @click.option("--partition-by", metavar="COLS", help="Partition columns (comma-separated).")
-@click.option("--buckets", type=int, default=0, show_default=True, help="Bucket files per partition, hashed by key (0: no bucketing).")
+@click.option(
+    "--buckets",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Bucket files per partition, hashed by key (0: no bucketing).",
+)
 @common_options
-def create(table: str, schema_text: str, primary_key: str | None, partition_by: str | None,
-           buckets: int, settings: dict[str, Any]) -> None:
+def create(
+    table: str,
+    schema_text: str,
+    primary_key: str | None,
+    partition_by: str | None,
+    buckets: int,
+    settings: dict[str, Any],
+) -> None:
     """Create an empty table.
 
     \b
@@ -132,7 +173,11 @@ def create(table: str, schema_text: str, primary_key: str | None, partition_by: 
 
     ctx = make_context(settings)
     result = create_table(
-        ctx.table(table), schema_text, split_columns(primary_key), split_columns(partition_by), buckets
+        ctx.table(table),
+        schema_text,
+        split_columns(primary_key),
+        split_columns(partition_by),
+        buckets,
     )
     if settings["as_json"]:
         output.emit_json(result.to_json())
@@ -150,18 +195,52 @@ def create(table: str, schema_text: str, primary_key: str | None, partition_by: 
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("table")
 @click.argument("source")
-@click.option("--format", "fmt", type=click.Choice(["csv", "json", "parquet", "orc", "avro"]), help="Source format (default: from the file extension).")
-@click.option("--mode", type=click.Choice(["append", "upsert", "cdc"]), default=None, help="append: insert only; upsert: insert or replace by key; cdc: rows carry an op code. Default: cdc with --op-column, upsert with a key, else append.")
-@click.option("--primary-key", metavar="COLS", help="Key columns (when the load creates the table).")
-@click.option("--partition-by", metavar="COLS", help="Partition columns (when the load creates the table).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "json", "parquet", "orc", "avro"]),
+    help="Source format (default: from the file extension).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["append", "upsert", "cdc"]),
+    default=None,
+    help="append: insert only; upsert: insert or replace by key; cdc: rows carry an op code. Default: cdc with --op-column, upsert with a key, else append.",
+)
+@click.option(
+    "--primary-key", metavar="COLS", help="Key columns (when the load creates the table)."
+)
+@click.option(
+    "--partition-by", metavar="COLS", help="Partition columns (when the load creates the table)."
+)
 @click.option("--op-column", metavar="COL", help="CDC op code column [default op_code].")
-@click.option("--op-values", default="I=insert,U=update,D=delete", show_default=True, help="Op code meanings.")
-@click.option("--order-by", metavar="COL", help="Change-order column: a change older than the stored version is ignored.")
-@click.option("--effective-from", metavar="TIME", help="Valid time of the loaded rows for --as-of reads (default: commit time).")
+@click.option(
+    "--op-values", default="I=insert,U=update,D=delete", show_default=True, help="Op code meanings."
+)
+@click.option(
+    "--order-by",
+    metavar="COL",
+    help="Change-order column: a change older than the stored version is ignored.",
+)
+@click.option(
+    "--effective-from",
+    metavar="TIME",
+    help="Valid time of the loaded rows for --as-of reads (default: commit time).",
+)
 @common_options
-def load(table: str, source: str, fmt: str | None, mode: str | None, primary_key: str | None,
-         partition_by: str | None, op_column: str | None, op_values: str, order_by: str | None,
-         effective_from: str | None, settings: dict[str, Any]) -> None:
+def load(
+    table: str,
+    source: str,
+    fmt: str | None,
+    mode: str | None,
+    primary_key: str | None,
+    partition_by: str | None,
+    op_column: str | None,
+    op_values: str,
+    order_by: str | None,
+    effective_from: str | None,
+    settings: dict[str, Any],
+) -> None:
     """Load a batch (insert/update/delete) as one transaction.
 
     Writes new delta and delete-delta directories only; existing files are never rewritten.
@@ -202,7 +281,9 @@ def load(table: str, source: str, fmt: str | None, mode: str | None, primary_key
         return
     c = result.counts
     created = " (table created)" if result.created_table else ""
-    output.line(f"loaded {source} into {result.table} as version {result.write_id}{created} in {result.seconds:.1f}s")
+    output.line(
+        f"loaded {source} into {result.table} as version {result.write_id}{created} in {result.seconds:.1f}s"
+    )
     output.line("  " + ", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in c.items()))
 
 
@@ -212,21 +293,51 @@ def load(table: str, source: str, fmt: str | None, mode: str | None, primary_key
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("table", required=False)
 @click.option("--version", type=int, help="State right after this version (write id).")
-@click.option("--as-of", metavar="TIME", help="Valid time: loads and statements effective at TIME (-1: raw data).")
-@click.option("--known-at", metavar="TIME", help="Transaction time: only what was committed by TIME.")
+@click.option(
+    "--as-of",
+    metavar="TIME",
+    help="Valid time: loads and statements effective at TIME (-1: raw data).",
+)
+@click.option(
+    "--known-at", metavar="TIME", help="Transaction time: only what was committed by TIME."
+)
 @click.option("--raw", is_flag=True, help="Apply no Type 7 statements.")
 @click.option("--timezone", metavar="TZ", help="Zone for times without an offset (default UTC).")
-@click.option("--where", metavar="EXPR", help="Row filter (Spark SQL), e.g. \"create_date = '2024-01-02'\".")
+@click.option(
+    "--where", metavar="EXPR", help="Row filter (Spark SQL), e.g. \"create_date = '2024-01-02'\"."
+)
 @click.option("--columns", metavar="COLS", help="Columns to return (comma-separated).")
-@click.option("--limit", type=int, default=None, help="Rows to show [default 100 on a terminal; 0: all].")
+@click.option(
+    "--limit", type=int, default=None, help="Rows to show [default 100 on a terminal; 0: all]."
+)
 @click.option("--out", metavar="PATH", help="Write the rows to PATH instead of showing them.")
-@click.option("--format", "out_format", type=click.Choice(["parquet", "orc", "csv", "json"]), default="parquet", show_default=True, help="Format for --out.")
-@click.option("--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list.")
+@click.option(
+    "--format",
+    "out_format",
+    type=click.Choice(["parquet", "orc", "csv", "json"]),
+    default="parquet",
+    show_default=True,
+    help="Format for --out.",
+)
+@click.option(
+    "--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list."
+)
 @common_options
-def snapshot(table: str | None, version: int | None, as_of: str | None, known_at: str | None,
-             raw: bool, timezone: str | None, where: str | None, columns: str | None,
-             limit: int | None, out: str | None, out_format: str, valid_write_ids: str | None,
-             settings: dict[str, Any]) -> None:
+def snapshot(
+    table: str | None,
+    version: int | None,
+    as_of: str | None,
+    known_at: str | None,
+    raw: bool,
+    timezone: str | None,
+    where: str | None,
+    columns: str | None,
+    limit: int | None,
+    out: str | None,
+    out_format: str,
+    valid_write_ids: str | None,
+    settings: dict[str, Any],
+) -> None:
     """Show the table's rows (merge-on-read), now or at a version or time.
 
     Also available as `snapshot-at`.
@@ -268,7 +379,9 @@ def snapshot(table: str | None, version: int | None, as_of: str | None, known_at
     if result.out:
         output.line(f"wrote {result.written:,} rows to {result.out}")
         return
-    title = f"{result.table}" + (f" @ version {result.version}" if result.version is not None else "")
+    title = f"{result.table}" + (
+        f" @ version {result.version}" if result.version is not None else ""
+    )
     output.table(title, result.columns, [list(r) for r in result.rows])
     more = " (more rows: raise --limit or use --out)" if result.truncated else ""
     output.note(f"{len(result.rows)} row(s){more}")
@@ -288,7 +401,9 @@ def _size(n: int) -> str:
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("table", required=False)
-@click.option("--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list.")
+@click.option(
+    "--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list."
+)
 @common_options
 def show(table: str | None, valid_write_ids: str | None, settings: dict[str, Any]) -> None:
     """Describe a table: schema, key, partitioning, and per partition base/deltas/rows/bytes.
@@ -313,14 +428,30 @@ def show(table: str | None, valid_write_ids: str | None, settings: dict[str, Any
     output.line(f"  partitioned by: {', '.join(result.partition_by) or '(none)'}")
     if result.buckets:
         output.line(f"  buckets: {result.buckets}")
-    output.line("  properties: " + ", ".join(f"{k}={v}" for k, v in sorted(result.properties.items())))
+    output.line(
+        "  properties: " + ", ".join(f"{k}={v}" for k, v in sorted(result.properties.items()))
+    )
     rows = [
-        [p.partition, p.base or "-", p.deltas, p.delete_deltas, f"{p.rows:,}", _size(p.bytes), p.obsolete_dirs]
+        [
+            p.partition,
+            p.base or "-",
+            p.deltas,
+            p.delete_deltas,
+            f"{p.rows:,}",
+            _size(p.bytes),
+            p.obsolete_dirs,
+        ]
         for p in result.partitions
     ]
-    output.table(None, ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"], rows)
+    output.table(
+        None,
+        ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"],
+        rows,
+    )
     total = result.to_json()["totals"]
-    output.line(f"{len(result.partitions)} partition(s), {total['rows']:,} rows, {_size(total['bytes'])}")
+    output.line(
+        f"{len(result.partitions)} partition(s), {total['rows']:,} rows, {_size(total['bytes'])}"
+    )
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
@@ -352,7 +483,9 @@ def history(table: str | None, limit: int | None, settings: dict[str, Any]) -> N
         ]
         for e in entries
     ]
-    output.table(None, ["version", "committed (UTC)", "operation", "counts", "dirs added", "source"], rows)
+    output.table(
+        None, ["version", "committed (UTC)", "operation", "counts", "dirs added", "source"], rows
+    )
 
 
 # --- entry point ------------------------------------------------------------------------------

@@ -32,7 +32,9 @@ def canonical_columns(schema: Schema, names: tuple[str, ...], what: str) -> tupl
     for name in names:
         col = schema.find(name)
         if col is None:
-            raise UsageError(f"{what} column {name!r} is not in the schema ({', '.join(schema.names)})")
+            raise UsageError(
+                f"{what} column {name!r} is not in the schema ({', '.join(schema.names)})"
+            )
         out.append(col.name)
     return tuple(out)
 
@@ -71,6 +73,8 @@ def create_table(
         raise TableExistsError(
             f"{store.url} exists and is not empty: lakectl will not create a table over other data"
         )
-    meta = build_metadata(parse_schema(schema_text), primary_key, partition_by, buckets, None, defaults)
+    meta = build_metadata(
+        parse_schema(schema_text), primary_key, partition_by, buckets, None, defaults
+    )
     store.create(meta)
     return CreateResult(store.name, store.url, meta)

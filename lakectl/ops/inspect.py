@@ -139,7 +139,14 @@ def history(store: TableStore, limit: int | None = None) -> list[HistoryEntry]:
     state = store.read_state()
     entries = [
         HistoryEntry(
-            r.seq, r.write_id, r.operation, r.committed_at, r.counts, len(r.added), len(r.obsolete), r.info
+            r.seq,
+            r.write_id,
+            r.operation,
+            r.committed_at,
+            r.counts,
+            len(r.added),
+            len(r.obsolete),
+            r.info,
         )
         for r in state.records
     ]

@@ -65,7 +65,8 @@ def parse_op_values(text: str) -> dict[str, str]:
         action = action.strip().lower()
         if not sep or action not in ("insert", "update", "delete"):
             raise UsageError(
-                f"--op-values {text!r}: each item is CODE=insert|update|delete", hint=DEFAULT_OP_VALUES
+                f"--op-values {text!r}: each item is CODE=insert|update|delete",
+                hint=DEFAULT_OP_VALUES,
             )
         mapping[code.strip()] = action
     return mapping
@@ -89,10 +90,10 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
     """Load one batch into a table, creating the table on first load."""
     import time
 
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from pyspark.sql import functions as F
 
-    from lakectl.spark import acid_read, acid_write, merge
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.spark import acid_write, merge
     from lakectl.spark.batch import BatchOptions, shape_batch
     from lakectl.spark.sources import FORMATS, guess_format, read_source
 
@@ -132,7 +133,8 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
     if options.order_by and meta.schema.find(options.order_by) is None:
         raise UsageError(f"--order-by {options.order_by!r} is not a column of the table")
     batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
-    batch = shape_batch(raw, meta, batch_opts, options.source).persist()
+    batch, stats = shape_batch(raw, meta, batch_opts, options.source)
+    batch = batch.persist()
     phases: dict[str, float] = {"validate": time.time() - started}
     try:
         if state is None:
@@ -145,13 +147,9 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
         parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
         added: list[str] = []
         try:
-            part_rows = (
-                batch.select(*[F.col(f"`{c}`").cast("string") for c in meta.partition_by]).distinct().collect()
-                if meta.partition_by
-                else []
-            )
-            touched = {_partition_key(meta, tuple(r)) for r in part_rows} if meta.partition_by else {""}
-            rows = batch.count()
+            part_rows = stats.partitions
+            touched = {_partition_key(meta, r) for r in part_rows} if meta.partition_by else {""}
+            rows = stats.rows
             tasks = _num_tasks(rows, len(part_rows), parallelism)
             if options.mode == "append":
                 ctx.progress(f"writing {rows:,} rows")
@@ -164,7 +162,9 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
                 classified = merge.classify(
                     latest, existing, meta, mode=options.mode, order_by=options.order_by
                 ).persist()
-                by_result = {r[0]: r[1] for r in classified.groupBy(merge.RESULT_COL).count().collect()}
+                by_result = {
+                    r[0]: r[1] for r in classified.groupBy(merge.RESULT_COL).count().collect()
+                }
                 counts = {
                     "inserted": by_result.get("insert", 0),
                     "updated": by_result.get("update", 0),
@@ -226,11 +226,13 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
     )
 
 
-def _existing_keys(spark, store: TableStore, state, meta: TableMetadata, touched: set[str], order_by: str | None):
+def _existing_keys(
+    spark, store: TableStore, state, meta: TableMetadata, touched: set[str], order_by: str | None
+):
     """Keys, identities (and the order column) of the stored rows in the touched partitions."""
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from pyspark.sql import functions as F
 
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.spark import acid_read
 
     valid, plans, _ = plan_lakectl(store, state, touched if meta.partition_by else None)

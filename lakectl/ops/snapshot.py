@@ -41,7 +41,11 @@ class SnapshotResult:
     written: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"table": self.table, "version": self.version, "columns": self.columns}
+        data: dict[str, Any] = {
+            "table": self.table,
+            "version": self.version,
+            "columns": self.columns,
+        }
         if self.out:
             data.update(out=self.out, rows_written=self.written)
         else:
@@ -70,8 +74,9 @@ def snapshot_frame(ctx: Context, target: ReadTarget, request: SnapshotRequest) -
 
 def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
     """Read the table and return rows (or write them to ``request.out``)."""
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from pyspark.sql import functions as F
+
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
 
     store = ctx.table(table_ref)
     target = open_for_read(
@@ -88,7 +93,9 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
             df = df.where(F.expr(request.where))
             df.schema  # noqa: B018  (analysis happens here: report bad predicates now)
         except Exception as exc:
-            raise UsageError(f"--where {request.where!r}: {str(exc).splitlines()[0][:300]}") from exc
+            raise UsageError(
+                f"--where {request.where!r}: {str(exc).splitlines()[0][:300]}"
+            ) from exc
     if request.columns:
         unknown = [c for c in request.columns if c not in target.metadata.schema]
         if unknown:

@@ -18,7 +18,13 @@ from pyspark.sql import functions as F
 from lakectl.errors import FormatError
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
-from lakectl.table.layout import DEFAULT_PARTITION, OP_DELETE, decode_bucket, encode_bucket, parse_original_file
+from lakectl.table.layout import (
+    DEFAULT_PARTITION,
+    OP_DELETE,
+    decode_bucket,
+    encode_bucket,
+    parse_original_file,
+)
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
@@ -73,7 +79,9 @@ def _scan(spark: SparkSession, spec: ReadSpec, files: list[str]) -> DataFrame:
         return df
     levels = len(columns)
     dirs = F.split(
-        F.regexp_extract(F.col("_metadata.file_path"), r"/((?:[^/]+/){%d})[^/]+/[^/]+$" % levels, 1),
+        F.regexp_extract(
+            F.col("_metadata.file_path"), rf"/((?:[^/]+/){{{levels}}})[^/]+/[^/]+$", 1
+        ),
         "/",
     )
     out = df

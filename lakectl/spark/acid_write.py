@@ -47,7 +47,9 @@ def _encode_bucket(bucket_id: Column) -> Column:
 
 def _writer(df: DataFrame, target: WriteTarget, sort_cols: list[str], bloom: bool):
     part_cols = list(target.metadata.partition_by)
-    ordered = df.sortWithinPartitions(*[F.col(f"`{c}`") for c in part_cols], _BUCKET_COL, *sort_cols)
+    ordered = df.sortWithinPartitions(
+        *[F.col(f"`{c}`") for c in part_cols], _BUCKET_COL, *sort_cols
+    )
     writer = ordered.write.mode("overwrite").option(
         "compression", target.metadata.property("orc.compress").lower() or "snappy"
     )
@@ -69,7 +71,9 @@ def write_inserts(
     meta = target.metadata
     part_cols = list(meta.partition_by)
     if meta.buckets:
-        key_cols = [F.col(f"`{k}`") for k in meta.primary_key] or [F.col(f"`{meta.data_schema.names[0]}`")]
+        key_cols = [F.col(f"`{k}`") for k in meta.primary_key] or [
+            F.col(f"`{meta.data_schema.names[0]}`")
+        ]
         bucket_expr = F.pmod(F.hash(*key_cols), F.lit(meta.buckets))
         staged = rows.withColumn(_BUCKET_COL, bucket_expr).repartition(
             num_tasks, *[F.col(f"`{c}`") for c in part_cols], F.col(_BUCKET_COL)
@@ -86,9 +90,9 @@ def write_inserts(
         F.lit(OP_INSERT).alias("operation"),
         F.lit(write_id).cast("bigint").alias("originalTransaction"),
         _encode_bucket(F.col(_BUCKET_COL)).alias("bucket"),
-        (F.monotonically_increasing_id() - F.shiftleft(F.spark_partition_id().cast("bigint"), 33)).alias(
-            "rowId"
-        ),
+        (
+            F.monotonically_increasing_id() - F.shiftleft(F.spark_partition_id().cast("bigint"), 33)
+        ).alias("rowId"),
         F.lit(write_id).cast("bigint").alias("currentTransaction"),
         row_struct.alias("row"),
         *[F.col(f"`{c}`") for c in part_cols],
@@ -146,7 +150,9 @@ def _move_into_place(target: WriteTarget, staging: str, dir_name: str) -> list[s
     for final_dir in created.values():
         storage.write_bytes(storage.join(final_dir, ACID_VERSION_FILE), ACID_VERSION.encode())
     storage.delete(staging, recursive=True)
-    storage.delete(target.staging, recursive=True) if not storage.list_names(target.staging) else None
+    storage.delete(target.staging, recursive=True) if not storage.list_names(
+        target.staging
+    ) else None
     return sorted(created)
 
 

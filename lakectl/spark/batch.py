@@ -35,7 +35,17 @@ def _match(df_columns: list[str], name: str) -> str | None:
     return lowered.get(name.lower())
 
 
-def shape_batch(raw: DataFrame, meta: TableMetadata, options: BatchOptions, source: str) -> DataFrame:
+@dataclass(frozen=True)
+class BatchStats:
+    """What the validation pass learned: row count and the partitions the batch touches."""
+
+    rows: int
+    partitions: tuple[tuple[str | None, ...], ...]
+
+
+def shape_batch(
+    raw: DataFrame, meta: TableMetadata, options: BatchOptions, source: str
+) -> tuple[DataFrame, BatchStats]:
     """Select and cast the table's columns, add op/order/position columns; raise on bad input."""
     raw = raw.withColumn(POSITION_COL, F.monotonically_increasing_id())
     columns = [c for c in raw.columns if c != POSITION_COL]
@@ -58,11 +68,14 @@ def shape_batch(raw: DataFrame, meta: TableMetadata, options: BatchOptions, sour
         raise BadInputError(
             f"{source}: {' and '.join(parts)}; the table has {', '.join(meta.schema.names)}"
         )
-    selected = [F.col(f"`{_match(columns, c.name)}`").cast(c.type).alias(c.name) for c in meta.schema.columns]
+    selected = [
+        F.col(f"`{_match(columns, c.name)}`").cast(c.type).alias(c.name)
+        for c in meta.schema.columns
+    ]
     extras = [F.col(POSITION_COL)]
     if op_col:
         extras.append(F.col(f"`{op_col}`").cast("string").alias(ACTION_COL))
-    _check(raw, meta, options, source, op_col)
+    stats = _check(raw, meta, options, source, op_col)
     shaped = raw.select(*selected, *extras)
     if op_col:
         mapping = options.op_values or {}
@@ -73,12 +86,20 @@ def shape_batch(raw: DataFrame, meta: TableMetadata, options: BatchOptions, sour
         shaped = shaped.withColumn(ACTION_COL, action)
     if options.order_by:
         shaped = shaped.withColumn(ORDER_COL, F.col(f"`{meta.schema[options.order_by].name}`"))
-    return shaped
+    return shaped, stats
 
 
-def _check(raw: DataFrame, meta: TableMetadata, options: BatchOptions, source: str, op_col: str | None) -> None:
+def _check(
+    raw: DataFrame, meta: TableMetadata, options: BatchOptions, source: str, op_col: str | None
+) -> BatchStats:
     columns = raw.columns
     aggs = [F.count(F.lit(1)).alias("__rows")]
+    if meta.partition_by:
+        parts = [
+            F.col(f"`{_match(columns, c.name)}`").cast(c.type).cast("string").alias(c.name)
+            for c in meta.schema.select(list(meta.partition_by)).columns
+        ]
+        aggs.append(F.collect_set(F.struct(*parts)).alias("__parts"))
     checks: list[tuple[str, str]] = []
     for i, col in enumerate(meta.schema.columns):
         src = F.col(f"`{_match(columns, col.name)}`")
@@ -94,7 +115,9 @@ def _check(raw: DataFrame, meta: TableMetadata, options: BatchOptions, source: s
         src = F.col(f"`{op_col}`").cast("string")
         bad = src.isNull() | ~src.isin(codes)
         aggs.append(F.sum(bad.cast("int")).alias("op"))
-        aggs.append(F.first(F.when(bad, F.coalesce(src, F.lit("NULL"))), ignorenulls=True).alias("ope"))
+        aggs.append(
+            F.first(F.when(bad, F.coalesce(src, F.lit("NULL"))), ignorenulls=True).alias("ope")
+        )
     try:
         result = raw.agg(*aggs).collect()[0].asDict()
     except Exception as exc:  # Spark's FAILFAST parse errors
@@ -116,6 +139,8 @@ def _check(raw: DataFrame, meta: TableMetadata, options: BatchOptions, source: s
             f"{result['ope']!r} (known: {', '.join(sorted((options.op_values or {}).keys()))})",
             hint="map codes with --op-values I=insert,U=update,D=delete",
         )
+    partitions = tuple(tuple(p) for p in result.get("__parts") or ())
+    return BatchStats(int(result["__rows"]), partitions)
 
 
 def _first_line(exc: Exception) -> str:

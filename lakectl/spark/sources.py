@@ -39,7 +39,8 @@ def guess_format(source: str) -> str:
         if ext in _EXTENSIONS:
             return _EXTENSIONS[ext]
     raise UsageError(
-        f"cannot tell the format of {source!r} from its name", hint="pass --format csv|json|parquet|orc|avro"
+        f"cannot tell the format of {source!r} from its name",
+        hint="pass --format csv|json|parquet|orc|avro",
     )
 
 
@@ -93,7 +94,9 @@ def _read_avro(spark: SparkSession, storage, path: str) -> DataFrame:
     table = pa.Table.from_pylist([{n: r.get(n) for n in names} for r in records])
     if table.num_columns == 0:
         return spark.createDataFrame([], ddl)
-    return spark.createDataFrame(table.to_pandas(), ddl) if records else spark.createDataFrame([], ddl)
+    return (
+        spark.createDataFrame(table.to_pandas(), ddl) if records else spark.createDataFrame([], ddl)
+    )
 
 
 def _avro_type(avro: object) -> str:
@@ -121,4 +124,6 @@ def _avro_type(avro: object) -> str:
     }
     if isinstance(avro, str) and avro in mapping:
         return mapping[avro]
-    raise BadInputError(f"Avro type {avro!r} is not supported (flat records of primitive types only)")
+    raise BadInputError(
+        f"Avro type {avro!r} is not supported (flat records of primitive types only)"
+    )

@@ -8,6 +8,7 @@ fully written temporary file (atomic and exclusive); on S3 a conditional PUT (``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import uuid
@@ -181,10 +182,8 @@ class Storage:
         self.fs.mv(source, target)
 
     def delete(self, path: str, recursive: bool = False) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             self.fs.rm(path, recursive=recursive)
-        except FileNotFoundError:
-            pass
 
 
 def storage_for(url: str, options: dict[str, Any] | None = None) -> tuple[Storage, str]:

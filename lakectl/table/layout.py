@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from lakectl.errors import UsageError
 
@@ -27,7 +27,7 @@ _BUCKET_FILE = re.compile(r"^bucket_(\d+)(?:_\d+)?$")
 _ORIGINAL_FILE = re.compile(r"^(\d+)_(\d+)(?:_copy_(\d+))?$")
 
 
-class DirKind(str, Enum):
+class DirKind(StrEnum):
     BASE = "base"
     DELTA = "delta"
     DELETE_DELTA = "delete_delta"

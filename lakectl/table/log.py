@@ -166,9 +166,12 @@ def find_conflict(candidate: CommitRecord, newer: list[CommitRecord]) -> CommitR
     """
     mine = set(candidate.partitions)
     for other in newer:
-        if candidate.operation in MERGE_OPS and other.operation in DATA_OPS:
-            if mine & set(other.partitions):
-                return other
+        if (
+            candidate.operation in MERGE_OPS
+            and other.operation in DATA_OPS
+            and mine & set(other.partitions)
+        ):
+            return other
         if candidate.operation in METADATA_OPS and other.operation in METADATA_OPS:
             return other
     return None

@@ -12,6 +12,7 @@ Hive-written tables have no ``_lakectl`` directory; they are read from their lis
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -152,13 +153,11 @@ class TableStore:
                 candidate += 1
 
     def mark_aborted(self, write_id: int, reason: str) -> None:
-        try:
+        with contextlib.suppress(AlreadyExistsError):
             self.storage.put_if_absent(
                 self.path(TXN_DIR, _seq_name(write_id) + ".aborted"),
                 _dump({"aborted_at": now_millis(), "reason": reason}),
             )
-        except AlreadyExistsError:
-            pass
 
     def allocated_write_ids(self) -> dict[int, dict[str, Any]]:
         """Every allocated write id with its allocation record and ``aborted`` flag."""
