@@ -40,9 +40,14 @@ def _choose_deltas(
     chosen: list[DirListing] = []
     skipped: list[DirListing] = []
     current = above
+    # A compacted delta (no statement id) sorts before the per-statement ones of its range.
     ordered = sorted(
         dirs,
-        key=lambda d: (d.acid.min_write_id, -d.acid.max_write_id, d.acid.statement_id or 0),
+        key=lambda d: (
+            d.acid.min_write_id,
+            -d.acid.max_write_id,
+            -1 if d.acid.statement_id is None else d.acid.statement_id,
+        ),
     )
     last: DirListing | None = None
     for d in ordered:
@@ -52,8 +57,11 @@ def _choose_deltas(
         ):
             skipped.append(d)
             continue
+        # Statements of one transaction are all read; once a range is compacted (no statement
+        # id), its per-statement deltas are obsolete, as in Hive's getAcidState.
         same_range = (
             last is not None
+            and last.acid.statement_id is not None
             and last.acid.min_write_id == a.min_write_id
             and last.acid.max_write_id == a.max_write_id
         )

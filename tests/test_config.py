@@ -1,0 +1,200 @@
+"""Configuration precedence (flags > LAKECTL_* > ./lakectl.toml > user file) and TABLE resolution."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from lakectl.config import DEFAULT_WAREHOUSE, Config, is_url, load_config, resolve_table_url
+from lakectl.errors import UsageError
+
+
+@pytest.fixture
+def clean_env(tmp_path, monkeypatch) -> Path:
+    """No LAKECTL_* variables, an empty user config dir, and an empty project dir as cwd."""
+    for name in list(os.environ):
+        if name.startswith("LAKECTL_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return project
+
+
+def _user_config(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "xdg" / "lakectl" / "lakectl.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def test_defaults(clean_env):
+    config = load_config()
+    assert config.warehouse == DEFAULT_WAREHOUSE == "./warehouse"
+    assert config.default_table is None
+    assert config.master == "local[*]"
+    assert config.remote is None
+    assert config.spark_conf == {}
+    assert config.sources == {}
+
+
+def test_project_file(clean_env):
+    (clean_env / "lakectl.toml").write_text(
+        'warehouse = "/data/wh"\ntable = "doctors"\nmaster = "local[2]"\n'
+        '[spark.conf]\n"spark.sql.shuffle.partitions" = 4\n'
+        '[storage]\nanon = true\n'
+    )
+    config = load_config()
+    assert config.warehouse == "/data/wh"
+    assert config.default_table == "doctors"
+    assert config.master == "local[2]"
+    assert config.spark_conf == {"spark.sql.shuffle.partitions": "4"}
+    assert config.storage_options == {"anon": True}
+    assert config.sources["warehouse"] == str(clean_env / "lakectl.toml")
+
+
+def test_default_table_key_spelled_out(clean_env):
+    (clean_env / "lakectl.toml").write_text('default_table = "sales"\n')
+    assert load_config().default_table == "sales"
+
+
+def test_env_beats_project_file(clean_env, monkeypatch):
+    (clean_env / "lakectl.toml").write_text('warehouse = "/from/file"\ntable = "a"\nmaster = "local[1]"\n')
+    monkeypatch.setenv("LAKECTL_WAREHOUSE", "/from/env")
+    monkeypatch.setenv("LAKECTL_TABLE", "b")
+    config = load_config()
+    assert (config.warehouse, config.default_table, config.master) == ("/from/env", "b", "local[1]")
+    assert config.sources["warehouse"] == "LAKECTL_WAREHOUSE"
+    assert config.sources["master"].endswith("lakectl.toml")
+
+
+def test_flags_beat_env_and_file(clean_env, monkeypatch):
+    (clean_env / "lakectl.toml").write_text('warehouse = "/from/file"\nremote = "sc://file:1"\n')
+    monkeypatch.setenv("LAKECTL_WAREHOUSE", "/from/env")
+    monkeypatch.setenv("LAKECTL_MASTER", "local[3]")
+    config = load_config(warehouse="/from/flag", master="local[4]", remote="sc://flag:2")
+    assert (config.warehouse, config.master, config.remote) == ("/from/flag", "local[4]", "sc://flag:2")
+    assert config.sources["warehouse"] == "command line"
+
+
+def test_empty_env_or_flag_does_not_override(clean_env, monkeypatch):
+    (clean_env / "lakectl.toml").write_text('warehouse = "/from/file"\n')
+    monkeypatch.setenv("LAKECTL_WAREHOUSE", "")
+    assert load_config(warehouse=None).warehouse == "/from/file"
+
+
+def test_project_file_beats_user_file(clean_env, tmp_path):
+    _user_config(tmp_path, 'warehouse = "/user/wh"\ntable = "user_table"\n')
+    assert load_config().warehouse == "/user/wh"
+    (clean_env / "lakectl.toml").write_text('warehouse = "/project/wh"\n')
+    config = load_config()
+    assert config.warehouse == "/project/wh"
+    assert config.default_table == "user_table"
+
+
+def test_explicit_config_file_beats_project_file(clean_env, tmp_path, monkeypatch):
+    (clean_env / "lakectl.toml").write_text('warehouse = "/project/wh"\n')
+    explicit = tmp_path / "other.toml"
+    explicit.write_text('warehouse = "/explicit/wh"\n')
+    monkeypatch.setenv("LAKECTL_CONFIG", str(explicit))
+    assert load_config().warehouse == "/explicit/wh"
+
+
+def test_spark_conf_from_env_and_flags(clean_env, monkeypatch):
+    (clean_env / "lakectl.toml").write_text('[spark.conf]\n"spark.executor.memory" = "1g"\n')
+    monkeypatch.setenv("LAKECTL_SPARK_CONF_SPARK__SQL__SHUFFLE__PARTITIONS", "16")
+    config = load_config(conf=("spark.sql.shuffle.partitions=2", "spark.x=a=b"))
+    assert config.spark_conf == {
+        "spark.executor.memory": "1g",
+        "spark.sql.shuffle.partitions": "2",  # the flag wins over the environment
+        "spark.x": "a=b",
+    }
+    with pytest.raises(UsageError, match="expected key=value"):
+        load_config(conf=("novalue",))
+
+
+def test_invalid_toml_names_the_file(clean_env):
+    (clean_env / "lakectl.toml").write_text("warehouse = \n")
+    with pytest.raises(UsageError) as info:
+        load_config()
+    assert str(clean_env / "lakectl.toml") in info.value.message
+    assert "invalid TOML" in info.value.message
+
+
+def test_masked_hides_secrets():
+    config = Config(
+        storage_options={"key": "AKIA", "secret": "s3cr3t", "endpoint_url": "http://x"},
+        spark_conf={"spark.hadoop.fs.s3a.secret.key": "s", "spark.sql.shuffle.partitions": "4"},
+    )
+    masked = config.masked()
+    assert masked["storage_options"] == {"key": "****", "secret": "****", "endpoint_url": "http://x"}
+    assert masked["spark_conf"] == {
+        "spark.hadoop.fs.s3a.secret.key": "****",
+        "spark.sql.shuffle.partitions": "4",
+    }
+
+
+# --- TABLE resolution -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ref",
+    ["/data/sales", "./sales", "../sales", "~/sales", "file:///data/sales", "s3://bucket/sales", "hdfs://nn:8020/wh/sales", "wh/sales"],
+)
+def test_locations_are_used_as_they_are(ref):
+    assert is_url(ref)
+    assert resolve_table_url(ref, Config(warehouse="/wh")) == (ref, ref)
+
+
+@pytest.mark.parametrize("warehouse", ["/wh", "/wh/", "s3://bucket/wh", "s3://bucket/wh/"])
+def test_names_resolve_under_the_warehouse(warehouse):
+    url, name = resolve_table_url("sales", Config(warehouse=warehouse))
+    assert url == warehouse.rstrip("/") + "/sales"
+    assert name == "sales"
+
+
+def test_default_table_from_config():
+    config = Config(warehouse="/wh", default_table="doctors")
+    assert resolve_table_url(None, config) == ("/wh/doctors", "doctors")
+    assert resolve_table_url("sales", config) == ("/wh/sales", "sales")
+
+
+def test_no_table_at_all():
+    with pytest.raises(UsageError, match="no TABLE given") as info:
+        resolve_table_url(None, Config())
+    assert info.value.hint and "lakectl.toml" in info.value.hint
+
+
+@pytest.mark.parametrize("ref", ["a b", "..", ".", "a;b", "sales$", "t*"])
+def test_invalid_table_names(ref):
+    with pytest.raises(UsageError, match="invalid table name"):
+        resolve_table_url(ref, Config())
+
+
+@pytest.mark.parametrize("ref", ["sales", "sales_2024", "db.sales", "my-table"])
+def test_valid_table_names(ref):
+    assert not is_url(ref)
+    assert resolve_table_url(ref, Config(warehouse="/wh")) == (f"/wh/{ref}", ref)
+
+
+def test_cli_uses_the_default_table_and_warehouse_from_lakectl_toml(clean_env, monkeypatch, lakectl_cli):
+    """`lakectl history` with no TABLE, as a user in a project directory would type it."""
+    warehouse = clean_env / "wh"
+    (clean_env / "lakectl.toml").write_text(f'warehouse = "{warehouse}"\ntable = "sales"\n')
+    created = lakectl_cli("create", "sales", "--schema", "id bigint, amt double", "--primary-key", "id", "--json")
+    assert created.code == 0, created.err
+    assert created.json["url"] == f"file://{warehouse}/sales"
+    assert (warehouse / "sales" / "_lakectl" / "log").is_dir()
+    history = lakectl_cli("history", "--json")
+    assert history.code == 0, history.err
+    assert [e["operation"] for e in history.json] == ["create"]
+    # The environment beats the file: this warehouse has no such table.
+    monkeypatch.setenv("LAKECTL_WAREHOUSE", str(clean_env / "elsewhere"))
+    missing = lakectl_cli("history", "--json")
+    assert missing.code == 66
+    assert "elsewhere" in missing.json["error"]["message"]
+    # And a flag beats both.
+    flagged = lakectl_cli("history", "--warehouse", str(warehouse), "--json")
+    assert flagged.code == 0
