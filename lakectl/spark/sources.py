@@ -52,9 +52,23 @@ def read_source(spark: SparkSession, source: str, fmt: str, infer: bool) -> Data
     url = storage.url(path)
     if fmt == "avro":
         return _read_avro(spark, storage, path)
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    try:
+        # Schema inference (JSON always, CSV on a first load) parses the file right here.
+        return _read_spark_source(spark, url, fmt, infer)
+    except Exception as exc:
+        from lakectl.spark.batch import _first_line
+
+        raise BadInputError(f"{source}: cannot be parsed: {_first_line(exc)}") from exc
+
+
+def _read_spark_source(spark: SparkSession, url: str, fmt: str, infer: bool) -> DataFrame:
     reader = spark.read
     if fmt == "csv":
         reader = reader.option("header", "true").option("mode", "FAILFAST")
+        # RFC 4180: a quote inside a quoted field is doubled (Spark's default escape is "\\").
+        reader = reader.option("escape", '"')
         reader = reader.option("inferSchema", "true" if infer else "false")
         reader = reader.option("enforceSchema", "false")
         df = reader.csv(url)
@@ -62,10 +76,8 @@ def read_source(spark: SparkSession, source: str, fmt: str, infer: bool) -> Data
         df = reader.option("mode", "FAILFAST").json(url)
     elif fmt == "parquet":
         df = reader.parquet(url)
-    elif fmt == "orc":
-        df = reader.orc(url)
     else:
-        raise UsageError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+        df = reader.orc(url)
     return df
 
 
