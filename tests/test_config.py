@@ -44,7 +44,7 @@ def test_project_file(clean_env):
     (clean_env / "lakectl.toml").write_text(
         'warehouse = "/data/wh"\ntable = "doctors"\nmaster = "local[2]"\n'
         '[spark.conf]\n"spark.sql.shuffle.partitions" = 4\n'
-        '[storage]\nanon = true\n'
+        "[storage]\nanon = true\n"
     )
     config = load_config()
     assert config.warehouse == "/data/wh"
@@ -61,7 +61,9 @@ def test_default_table_key_spelled_out(clean_env):
 
 
 def test_env_beats_project_file(clean_env, monkeypatch):
-    (clean_env / "lakectl.toml").write_text('warehouse = "/from/file"\ntable = "a"\nmaster = "local[1]"\n')
+    (clean_env / "lakectl.toml").write_text(
+        'warehouse = "/from/file"\ntable = "a"\nmaster = "local[1]"\n'
+    )
     monkeypatch.setenv("LAKECTL_WAREHOUSE", "/from/env")
     monkeypatch.setenv("LAKECTL_TABLE", "b")
     config = load_config()
@@ -75,7 +77,11 @@ def test_flags_beat_env_and_file(clean_env, monkeypatch):
     monkeypatch.setenv("LAKECTL_WAREHOUSE", "/from/env")
     monkeypatch.setenv("LAKECTL_MASTER", "local[3]")
     config = load_config(warehouse="/from/flag", master="local[4]", remote="sc://flag:2")
-    assert (config.warehouse, config.master, config.remote) == ("/from/flag", "local[4]", "sc://flag:2")
+    assert (config.warehouse, config.master, config.remote) == (
+        "/from/flag",
+        "local[4]",
+        "sc://flag:2",
+    )
     assert config.sources["warehouse"] == "command line"
 
 
@@ -129,7 +135,11 @@ def test_masked_hides_secrets():
         spark_conf={"spark.hadoop.fs.s3a.secret.key": "s", "spark.sql.shuffle.partitions": "4"},
     )
     masked = config.masked()
-    assert masked["storage_options"] == {"key": "****", "secret": "****", "endpoint_url": "http://x"}
+    assert masked["storage_options"] == {
+        "key": "****",
+        "secret": "****",
+        "endpoint_url": "http://x",
+    }
     assert masked["spark_conf"] == {
         "spark.hadoop.fs.s3a.secret.key": "****",
         "spark.sql.shuffle.partitions": "4",
@@ -141,7 +151,16 @@ def test_masked_hides_secrets():
 
 @pytest.mark.parametrize(
     "ref",
-    ["/data/sales", "./sales", "../sales", "~/sales", "file:///data/sales", "s3://bucket/sales", "hdfs://nn:8020/wh/sales", "wh/sales"],
+    [
+        "/data/sales",
+        "./sales",
+        "../sales",
+        "~/sales",
+        "file:///data/sales",
+        "s3://bucket/sales",
+        "hdfs://nn:8020/wh/sales",
+        "wh/sales",
+    ],
 )
 def test_locations_are_used_as_they_are(ref):
     assert is_url(ref)
@@ -179,11 +198,15 @@ def test_valid_table_names(ref):
     assert resolve_table_url(ref, Config(warehouse="/wh")) == (f"/wh/{ref}", ref)
 
 
-def test_cli_uses_the_default_table_and_warehouse_from_lakectl_toml(clean_env, monkeypatch, lakectl_cli):
+def test_cli_uses_the_default_table_and_warehouse_from_lakectl_toml(
+    clean_env, monkeypatch, lakectl_cli
+):
     """`lakectl history` with no TABLE, as a user in a project directory would type it."""
     warehouse = clean_env / "wh"
     (clean_env / "lakectl.toml").write_text(f'warehouse = "{warehouse}"\ntable = "sales"\n')
-    created = lakectl_cli("create", "sales", "--schema", "id bigint, amt double", "--primary-key", "id", "--json")
+    created = lakectl_cli(
+        "create", "sales", "--schema", "id bigint, amt double", "--primary-key", "id", "--json"
+    )
     assert created.code == 0, created.err
     assert created.json["url"] == f"file://{warehouse}/sales"
     assert (warehouse / "sales" / "_lakectl" / "log").is_dir()

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakectl.errors import LakectlError, UsageError
+from lakectl.errors import LakectlError, TableExistsError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.create import build_metadata, split_columns
@@ -106,6 +106,14 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
     op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
     op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
     store = ctx.table(table_ref)
+    if not store.has_log() and store.exists() and store.storage.list_names(store.root):
+        # A first load creates the table: never over other data (a Hive table's deltas would
+        # silently disappear from every read).
+        raise TableExistsError(
+            f"{store.url} exists and is not empty but has no lakectl log: lakectl will not "
+            "create a table over other data",
+            hint="load into a new location; read a Hive-written table with `lakectl snapshot`",
+        )
     spark = ctx.spark()
     ctx.progress(f"reading {options.source}")
     created = False

@@ -56,11 +56,16 @@ def read_source(spark: SparkSession, source: str, fmt: str, infer: bool) -> Data
         raise UsageError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     try:
         # Schema inference (JSON always, CSV on a first load) parses the file right here.
-        return _read_spark_source(spark, url, fmt, infer)
+        df = _read_spark_source(spark, url, fmt, infer)
     except Exception as exc:
         from lakectl.spark.batch import _first_line
 
         raise BadInputError(f"{source}: cannot be parsed: {_first_line(exc)}") from exc
+    if not df.columns:
+        raise BadInputError(
+            f"{source}: the batch is empty (no columns, no rows); nothing was loaded"
+        )
+    return df
 
 
 def _read_spark_source(spark: SparkSession, url: str, fmt: str, infer: bool) -> DataFrame:

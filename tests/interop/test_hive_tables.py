@@ -7,7 +7,6 @@ original files get Hive 3's synthetic row ids. The README's figures are asserted
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections import Counter
@@ -53,7 +52,10 @@ class Valid:
 def acid_rows(insert_files: list[Path], delete_files: list[Path], valid: Valid) -> list[tuple]:
     """Rows of ACID event files after applying the valid delete events."""
     deleted = {
-        (e[1], e[2], e[3]) for f in delete_files for e in read_orc(f) if e[0] == DELETE and valid(e[4])
+        (e[1], e[2], e[3])
+        for f in delete_files
+        for e in read_orc(f)
+        if e[0] == DELETE and valid(e[4])
     }
     return [
         tuple(e[5])
@@ -105,14 +107,12 @@ def tree_state(root: Path) -> list[tuple[str, int, int]]:
     )
 
 
-@pytest.fixture(scope="module", autouse=True)
-def interop_is_left_untouched():
+@pytest.fixture(autouse=True)
+def interop_is_left_untouched(interop):
     """Reading Hive tables must never write into them (no _lakectl, no staging, nothing)."""
-    from conftest import INTEROP
-
-    before = tree_state(INTEROP)
+    before = tree_state(interop)
     yield
-    assert tree_state(INTEROP) == before
+    assert tree_state(interop) == before
 
 
 @pytest.fixture
@@ -251,7 +251,9 @@ def delete_delta_table(interop, tmp_path) -> Path:
     _write_orc(table / "000000_0", ROW_SCHEMA, [(0,)], acid=False)
     for w in range(1, 10):
         event = (0, w, 536870912, 0, w, (w,))
-        _write_orc(table / f"delta_{w:07d}_{w:07d}_0000" / "bucket_00000", EVENT_SCHEMA, [event], acid=True)
+        _write_orc(
+            table / f"delta_{w:07d}_{w:07d}_0000" / "bucket_00000", EVENT_SCHEMA, [event], acid=True
+        )
     for d in (interop / "fixtures" / "fullacid_delete_delta_test").iterdir():
         shutil.copytree(d, table / d.name)
     return table
@@ -260,7 +262,9 @@ def delete_delta_table(interop, tmp_path) -> Path:
 def test_fixture_delete_events_are_as_documented(interop):
     fixtures = interop / "fixtures" / "fullacid_delete_delta_test"
     events = {d.name: read_orc(d / "bucket_00000") for d in fixtures.iterdir()}
-    assert [e[:5] for e in events["delete_delta_0000004_0000004_0000"]] == [(DELETE, 2, 536870912, 0, 4)]
+    assert [e[:5] for e in events["delete_delta_0000004_0000004_0000"]] == [
+        (DELETE, 2, 536870912, 0, 4)
+    ]
     assert events["delete_delta_0000004_0000004"] == events["delete_delta_0000004_0000004_0000"]
     assert [e[1] for e in events["delete_delta_0000007_0000007_0000"]] == [6]
 
@@ -274,9 +278,13 @@ def test_fixture_delete_events_are_as_documented(interop):
         (f"default.t:9:{NO_OPEN}::4", Valid(9, {4}), {0, 1, 2, 3, 5, 7, 8, 9}),
     ],
 )
-def test_fixture_delete_deltas_delete_their_rows(delete_delta_table, snapshot, text, valid, expected):
+def test_fixture_delete_deltas_delete_their_rows(
+    delete_delta_table, snapshot, text, valid, expected
+):
     table = delete_delta_table
-    got = {r[0] for r in snapshot_rows(snapshot(table, *(["--valid-write-ids", text] if text else [])))}
+    got = {
+        r[0] for r in snapshot_rows(snapshot(table, *(["--valid-write-ids", text] if text else [])))
+    }
     deleted = {
         (e[1], e[2], e[3])
         for f in table.glob("delete_delta_*/bucket_*")
@@ -324,7 +332,11 @@ def _data_bytes(table: Path) -> int:
             ("--valid-write-ids", f"default.nation_acid:2:{NO_OPEN}::"),
             {"base": None, "deltas": 1, "delete_deltas": 0, "rows": 25_000},
         ),
-        ("compacted_base", (), {"base": "base_0000001", "deltas": 0, "delete_deltas": 0, "rows": 3}),
+        (
+            "compacted_base",
+            (),
+            {"base": "base_0000001", "deltas": 0, "delete_deltas": 0, "rows": 3},
+        ),
         ("streaming", (), {"base": None, "deltas": 1, "delete_deltas": 0, "rows": 4}),
         ("nation_original", (), {"base": None, "deltas": 0, "delete_deltas": 1, "rows": 24}),
         ("dummy_original", (), {"base": None, "deltas": 0, "delete_deltas": 1, "rows": 19}),
@@ -353,7 +365,12 @@ def test_show_hive_schema(interop, lakectl_cli):
         {"name": "n_regionkey", "type": "int"},
         {"name": "n_comment", "type": "string"},
     ]
-    types = {c["name"]: c["type"] for c in lakectl_cli("show", str(interop / "tables" / "alltypes_original"), "--json").json["schema"]}
+    types = {
+        c["name"]: c["type"]
+        for c in lakectl_cli("show", str(interop / "tables" / "alltypes_original"), "--json").json[
+            "schema"
+        ]
+    }
     assert types["bool_col"] == "boolean"
     assert types["tinyint_col"] == "tinyint"
     assert types["bigint_col"] == "bigint"
@@ -385,7 +402,13 @@ def test_require_acid_file_accepts_hive_3_file(interop):
 
 
 def test_require_acid_file_refuses_file_without_acid_metadata(interop):
-    path = interop / "fixtures" / "acid_version_validation" / "no_orc_acid_version_in_metadata" / "00000_0"
+    path = (
+        interop
+        / "fixtures"
+        / "acid_version_validation"
+        / "no_orc_acid_version_in_metadata"
+        / "00000_0"
+    )
     storage, p = storage_for(str(path))
     with pytest.raises(FormatError) as info:
         require_acid_file(storage, p)
@@ -422,8 +445,3 @@ def test_acid_file_outside_a_delta_is_refused(interop, lakectl_cli):
     assert result.code == 76
     assert result.json["error"]["type"] == "format"
     assert "an ACID file outside a base/delta directory" in result.json["error"]["message"]
-
-
-def test_interop_files_are_read_only_here(interop):
-    """Guard for the tests above: the shared material is not writable by accident."""
-    assert os.access(interop, os.R_OK)

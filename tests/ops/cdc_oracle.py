@@ -74,7 +74,9 @@ class CdcOracle:
             f"QUALIFY row_number() OVER (PARTITION BY {partition} ORDER BY {order}__pos DESC) = 1"
         )
         if self.order_by:
-            newer = f"(s.{_q(self.order_by)} IS NULL OR l.{_q(self.order_by)} > s.{_q(self.order_by)})"
+            newer = (
+                f"(s.{_q(self.order_by)} IS NULL OR l.{_q(self.order_by)} > s.{_q(self.order_by)})"
+            )
         else:
             newer = "TRUE"
         present = f"s.{_q(self.key[0])} IS NOT NULL"
@@ -101,7 +103,9 @@ class CdcOracle:
         self.db.execute(
             f"INSERT INTO state SELECT {cols} FROM classified WHERE __result IN ('insert', 'update')"
         )
-        by_result = dict(self.db.execute("SELECT __result, count(*) FROM classified GROUP BY 1").fetchall())
+        by_result = dict(
+            self.db.execute("SELECT __result, count(*) FROM classified GROUP BY 1").fetchall()
+        )
         latest = self.db.execute("SELECT count(*) FROM latest").fetchone()[0]
         return {
             "inserted": by_result.get("insert", 0),

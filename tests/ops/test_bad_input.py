@@ -113,7 +113,9 @@ def test_extra_column(table, tmp_path, lakectl_cli, unchanged):
 
 
 def test_null_key(table, tmp_path, lakectl_cli, unchanged):
-    body = f"{HEADER}\nU,1,2024-01-02 10:00:00,1.00,x,1,east\nI,,2024-01-02 10:00:00,1.00,y,1,east\n"
+    body = (
+        f"{HEADER}\nU,1,2024-01-02 10:00:00,1.00,x,1,east\nI,,2024-01-02 10:00:00,1.00,y,1,east\n"
+    )
     message = _error(_load(lakectl_cli, table, tmp_path, body)[0], 65, "bad_input")
     assert "key column 'id' is null in 1 row(s)" in message
 
@@ -139,8 +141,18 @@ def test_unknown_op_code(table, tmp_path, lakectl_cli, unchanged, code, shown):
         ("amount", "123456789012.50", "decimal(10,2)"),
     ],
 )
-def test_value_that_does_not_fit_the_type(table, tmp_path, lakectl_cli, unchanged, column, value, type_):
-    row = {"op_code": "U", "id": "1", "change_ts": "2024-01-02 10:00:00", "amount": "1.00", "note": "x", "qty": "1", "region": "east"}
+def test_value_that_does_not_fit_the_type(
+    table, tmp_path, lakectl_cli, unchanged, column, value, type_
+):
+    row = {
+        "op_code": "U",
+        "id": "1",
+        "change_ts": "2024-01-02 10:00:00",
+        "amount": "1.00",
+        "note": "x",
+        "qty": "1",
+        "region": "east",
+    }
     row[column] = value
     body = f"{HEADER}\n{','.join(row[c] for c in HEADER.split(','))}\n"
     message = _error(_load(lakectl_cli, table, tmp_path, body)[0], 65, "bad_input")
@@ -156,7 +168,16 @@ def test_empty_batch(table, tmp_path, lakectl_cli, unchanged):
 def test_empty_file(table, tmp_path, lakectl_cli, unchanged):
     result, source = _load(lakectl_cli, table, tmp_path, "")
     message = _error(result, 65, "bad_input")
-    assert str(source) in message
+    assert f"{source}: the batch is empty" in message
+
+
+def test_first_load_of_an_empty_file_creates_no_table(tmp_path, lakectl_cli, spark):
+    source = tmp_path / "empty.csv"
+    source.write_text("")
+    table = tmp_path / "new_table"
+    result = lakectl_cli("load", table, source, "--primary-key", "id", "--json")
+    assert f"{source}: the batch is empty" in _error(result, 65, "bad_input")
+    assert not table.exists()
 
 
 def test_source_that_does_not_exist(table, tmp_path, lakectl_cli, unchanged):
@@ -176,7 +197,9 @@ def test_bad_json_lines_source(table, tmp_path, lakectl_cli, unchanged):
 def test_order_column_that_is_not_in_the_table(table, tmp_path, lakectl_cli, unchanged):
     source = tmp_path / "b.csv"
     source.write_text(f"{HEADER}\n{BASE_ROWS[0]}\n")
-    result = lakectl_cli("load", table["path"], source, "--op-column", "op_code", "--order-by", "seq", "--json")
+    result = lakectl_cli(
+        "load", table["path"], source, "--op-column", "op_code", "--order-by", "seq", "--json"
+    )
     message = _error(result, 2, "usage")
     assert "--order-by 'seq' is not a column of the table" in message
 
@@ -198,7 +221,9 @@ def test_partition_value_cannot_escape_the_table(tmp_path, lakectl_cli, spark):
     )  # fmt: skip
     assert created.code == 0
     source = tmp_path / "evil.csv"
-    source.write_text(f"{HEADER}\nI,7,2024-01-02 10:00:00,7.00,evil,7,../../x\nI,8,2024-01-02 10:00:00,8.00,fine,8,/abs\n")
+    source.write_text(
+        f"{HEADER}\nI,7,2024-01-02 10:00:00,7.00,evil,7,../../x\nI,8,2024-01-02 10:00:00,8.00,fine,8,/abs\n"
+    )
     outside_before = {p for p in tmp_path.rglob("*") if table not in p.parents and p != table}
     result = lakectl_cli("load", table, source, *CDC, "--json")
     assert result.code == 0, result.err
@@ -215,3 +240,32 @@ def test_partition_value_cannot_escape_the_table(tmp_path, lakectl_cli, spark):
     assert [r["note"] for r in only] == ["evil"]
     show = lakectl_cli("show", table, "--json").json
     assert sorted(p["partition"] for p in show["partitions"]) == partitions
+
+
+def test_first_load_of_a_malformed_file_creates_no_table(tmp_path, lakectl_cli, spark):
+    source = tmp_path / "batch.json"
+    source.write_text('{"id": 1, "name": "a"}\n{"id": 2,\n')
+    table = tmp_path / "wh" / "new_table"
+    result = lakectl_cli("load", table, source, "--primary-key", "id", "--json")
+    message = _error(result, 65, "bad_input")
+    assert f"{source}: cannot be parsed" in message
+    assert not table.exists()
+
+
+def test_load_into_a_hive_table_directory_is_refused(tmp_path, interop, lakectl_cli, spark):
+    """A first load must not create a lakectl table over a Hive table: every read would then
+    see only lakectl's commits, and the Hive rows would vanish."""
+    import shutil
+
+    hive = tmp_path / "nation_acid"
+    shutil.copytree(interop / "tables" / "nation_acid", hive)
+    before = lakectl_cli("show", hive, "--json").json
+    source = tmp_path / "b.csv"
+    source.write_text("n_nationkey,n_name,n_regionkey,n_comment\n99,NOWHERE,1,x\n")
+    for args in (("load", hive, source), ("create", hive, "--schema", "n_nationkey int")):
+        result = lakectl_cli(*args, "--json")
+        message = _error(result, 73, "exists")
+        assert f"{hive} exists and is not empty" in message
+        assert not (hive / "_lakectl").exists()
+    assert lakectl_cli("show", hive, "--json").json == before
+    assert before["kind"] == "hive" and before["totals"]["rows"] == 23_000

@@ -80,14 +80,21 @@ def test_newest_valid_base_wins_and_deltas_above_it_are_read():
 
 
 def test_base_above_the_high_watermark_is_not_used():
-    names = ("base_0000003", "base_0000008", "delta_0000004_0000004_0000", "delta_0000009_0000009_0000")
+    names = (
+        "base_0000003",
+        "base_0000008",
+        "delta_0000004_0000004_0000",
+        "delta_0000009_0000009_0000",
+    )
     plan = _plan(*names, valid=ValidWriteIds(6))
     assert plan.base is not None and plan.base.acid.name == "base_0000003"
     assert _names(plan.deltas) == ["delta_0000004_0000004_0000"]
 
 
 def test_compactor_base_with_visibility_suffix():
-    plan = _plan("base_0000004_v0000020", "delta_0000003_0000003_0000", "delta_0000005_0000005_0000")
+    plan = _plan(
+        "base_0000004_v0000020", "delta_0000003_0000003_0000", "delta_0000005_0000005_0000"
+    )
     assert plan.base is not None and plan.base.acid.name == "base_0000004_v0000020"
     assert _names(plan.deltas) == ["delta_0000005_0000005_0000"]
 
@@ -113,7 +120,9 @@ def test_minor_compacted_delta_covers_smaller_ones():
 
 
 def test_compacted_delta_with_visibility_suffix_covers_smaller_ones():
-    plan = _plan("delta_0000001_0000001_0000", "delta_0000002_0000002_0000", "delta_0000001_0000002_v0000031")
+    plan = _plan(
+        "delta_0000001_0000001_0000", "delta_0000002_0000002_0000", "delta_0000001_0000002_v0000031"
+    )
     assert _names(plan.deltas) == ["delta_0000001_0000002_v0000031"]
 
 
@@ -179,9 +188,9 @@ def test_streaming_delta_holding_several_transactions():
     names = ("delta_1_2",)
     assert _names(_plan(*names).deltas) == ["delta_1_2"]
     # Only transaction 1 valid: the delta is still read; rows are filtered by write id.
-    assert _names(_plan(*names, valid=parse_valid_write_ids("default.s:1:9223372036854775807::")).deltas) == [
-        "delta_1_2"
-    ]
+    assert _names(
+        _plan(*names, valid=parse_valid_write_ids("default.s:1:9223372036854775807::")).deltas
+    ) == ["delta_1_2"]
     assert _plan(*names, valid=ValidWriteIds(2, frozenset({1, 2}))).deltas == ()
 
 

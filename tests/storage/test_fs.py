@@ -132,7 +132,9 @@ def test_racing_writers_exactly_one_wins(tmp_path, round_):
     won, lost = _race(storage, target, writers=12)
     assert len(won) == 1
     assert len(lost) == 11
-    assert (tmp_path / "log" / f"{round_:020d}.json").read_bytes() == f"writer {won[0]}".encode() * 1000
+    assert (
+        tmp_path / "log" / f"{round_:020d}.json"
+    ).read_bytes() == f"writer {won[0]}".encode() * 1000
     assert os.listdir(tmp_path / "log") == [f"{round_:020d}.json"]
 
 

@@ -142,7 +142,9 @@ def test_bucket_file_names(name, bucket):
     assert parse_bucket_file(bucket_file_name(bucket)) == bucket
 
 
-@pytest.mark.parametrize("name", ["streaming.orc", "part-00000.orc", "000000_0", "bucket_", "_orc_acid_version"])
+@pytest.mark.parametrize(
+    "name", ["streaming.orc", "part-00000.orc", "000000_0", "bucket_", "_orc_acid_version"]
+)
 def test_non_bucket_files(name):
     assert parse_bucket_file(name) is None
 
@@ -163,7 +165,9 @@ def test_original_file_names(name, expected):
     assert parse_original_file(name) == expected
 
 
-@pytest.mark.parametrize("name", ["bucket_00000", "part-00000.orc", "000000", "000000_0_copy_", "x_0"])
+@pytest.mark.parametrize(
+    "name", ["bucket_00000", "part-00000.orc", "000000", "000000_0_copy_", "x_0"]
+)
 def test_non_original_file_names(name):
     assert parse_original_file(name) is None
 
@@ -218,7 +222,7 @@ def test_bucket_out_of_range(bucket):
         ("50%", "50%25"),
         ("tab\there", "tab%09here"),
         ("q?#*", "q%3F%23%2A"),
-        ('"\'\\', "%22%27%5C"),
+        ("\"'\\", "%22%27%5C"),
         ("{[]}^", "%7B%5B%5D}%5E"),
         ("\x7f", "%7F"),
         ("é", "é"),

@@ -7,7 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from lakectl.errors import CommitConflictError, TableExistsError, TableNotFoundError, TimeTravelError
+from lakectl.errors import (
+    CommitConflictError,
+    TableExistsError,
+    TableNotFoundError,
+    TimeTravelError,
+)
 from lakectl.storage.fs import storage_for
 from lakectl.table.log import CommitRecord, TableState, conflict_error, find_conflict
 from lakectl.table.metadata import TableMetadata
@@ -29,7 +34,13 @@ def _history() -> TableState:
             CommitRecord(0, "create", 100, metadata=META),
             CommitRecord(1, "cdc", 1000, write_id=1, read_seq=0, partitions=("region=a",)),
             CommitRecord(
-                2, "upsert", 2000, write_id=2, read_seq=1, effective_at=500, partitions=("region=b",)
+                2,
+                "upsert",
+                2000,
+                write_id=2,
+                read_seq=1,
+                effective_at=500,
+                partitions=("region=b",),
             ),
             CommitRecord(3, "set-properties", 3000, read_seq=2, metadata=META_V2),
             CommitRecord(4, "append", 4000, write_id=3, read_seq=3, effective_at=9000),
@@ -101,7 +112,14 @@ def test_aborted_write_id_is_a_gap():
 
 @pytest.mark.parametrize(
     ("millis", "seqs"),
-    [(100, [0]), (999, [0]), (1000, [0, 1]), (2500, [0, 1, 2]), (3000, [0, 1, 2, 3]), (10**13, [0, 1, 2, 3, 4])],
+    [
+        (100, [0]),
+        (999, [0]),
+        (1000, [0, 1]),
+        (2500, [0, 1, 2]),
+        (3000, [0, 1, 2, 3]),
+        (10**13, [0, 1, 2, 3, 4]),
+    ],
 )
 def test_known_at_is_transaction_time(millis, seqs):
     assert _seqs(_history().known_at(millis)) == seqs
@@ -167,7 +185,9 @@ def test_commit_record_json_round_trip():
 def _rec(
     operation: str, *partitions: str, write_id: int | None = 9, read_seq: int | None = None
 ) -> CommitRecord:
-    return CommitRecord(-1, operation, 0, write_id=write_id, read_seq=read_seq, partitions=partitions)
+    return CommitRecord(
+        -1, operation, 0, write_id=write_id, read_seq=read_seq, partitions=partitions
+    )
 
 
 @pytest.mark.parametrize("mine", ["cdc", "upsert", "delete", "materialize"])

@@ -1,0 +1,109 @@
+"""The sample data (sample_data/sales, made by scripts/make_sample_data.py) through the CLI, as
+`make demo` runs it: create, load the base and two CDC batches, then history and snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cdc_oracle import CdcOracle
+
+pytestmark = pytest.mark.spark
+
+SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"
+SCHEMA = (
+    "sell_id bigint, acct_id bigint, change_ts string, create_ts string, payment_type_id string, "
+    "status_id string, total_amt double, batch int, store_id string, create_date string"
+)
+COLUMNS = {
+    "sell_id": "BIGINT",
+    "acct_id": "BIGINT",
+    "change_ts": "VARCHAR",
+    "create_ts": "VARCHAR",
+    "payment_type_id": "VARCHAR",
+    "status_id": "VARCHAR",
+    "total_amt": "DOUBLE",
+    "batch": "INTEGER",
+    "store_id": "VARCHAR",
+    "create_date": "VARCHAR",
+}
+CDC = ("--mode", "cdc", "--op-column", "op_code", "--order-by", "change_ts")
+# What each batch holds (see scripts/make_sample_data.py).
+EXPECTED_COUNTS = {
+    "base.csv": {
+        "inserted": 200,
+        "updated": 0,
+        "deleted": 0,
+        "ignored": 0,
+        "superseded_in_batch": 0,
+    },
+    # 40 updates, 30 inserts, 11 deletes, a delete of a key that never existed.
+    "cdc_batch_1.csv": {
+        "inserted": 30,
+        "updated": 40,
+        "deleted": 11,
+        "ignored": 1,
+        "superseded_in_batch": 0,
+    },
+    # 20 updates, 4 late updates older than the stored rows, an insert then an update of one
+    # new key, 5 deletes.
+    "cdc_batch_2.csv": {
+        "inserted": 1,
+        "updated": 20,
+        "deleted": 5,
+        "ignored": 4,
+        "superseded_in_batch": 1,
+    },
+}
+
+
+def _rows(rows) -> list[tuple]:
+    return sorted(tuple(r[c] for c in COLUMNS) for r in rows)
+
+
+def test_sample_sales_demo(tmp_path, lakectl_cli, spark):
+    warehouse = ("--warehouse", tmp_path / "wh")
+    created = lakectl_cli(
+        "create", "sales", *warehouse, "--schema", SCHEMA,
+        "--primary-key", "sell_id", "--partition-by", "create_date", "--json",
+    )  # fmt: skip
+    assert created.code == 0, created.err
+    oracle = CdcOracle(COLUMNS, key=("sell_id",), order_by="change_ts", op_column="op_code")
+    for version, (name, counts) in enumerate(EXPECTED_COUNTS.items(), start=1):
+        result = lakectl_cli("load", "sales", SALES / name, *warehouse, *CDC, "--json")
+        assert result.code == 0, result.err
+        assert result.json["version"] == version
+        assert result.json["counts"] == counts, name
+        assert oracle.apply_csv(str(SALES / name), "cdc") == counts, name
+
+    snapshot = lakectl_cli("snapshot", "sales", *warehouse, "--json")
+    assert snapshot.code == 0, snapshot.err
+    assert snapshot.json["columns"] == list(COLUMNS)
+    assert _rows(snapshot.json["rows"]) == _rows(oracle.rows())
+    assert len(snapshot.json["rows"]) == 200 + 30 - 11 + 1 - 5
+
+    history = lakectl_cli("history", "sales", *warehouse, "--json")
+    assert [(e["version"], e["operation"]) for e in history.json] == [
+        (None, "create"),
+        (1, "cdc"),
+        (2, "cdc"),
+        (3, "cdc"),
+    ]
+    assert [e["counts"] for e in history.json[1:]] == list(EXPECTED_COUNTS.values())
+    assert history.json[1]["info"]["source"].endswith("base.csv")
+
+    show = lakectl_cli("show", "sales", *warehouse, "--json").json
+    assert sorted(p["partition"] for p in show["partitions"]) == [
+        "create_date=2024-01-01",
+        "create_date=2024-01-02",
+        "create_date=2024-01-03",
+    ]
+    assert show["totals"]["rows"] == len(snapshot.json["rows"])
+    assert show["version"] == 3
+
+    # The text renderings a person sees.
+    text = lakectl_cli("history", "sales", *warehouse)
+    assert text.code == 0 and text.out.count(" cdc ") == 3
+    table = lakectl_cli("snapshot", "sales", *warehouse, "--limit", "5")
+    assert table.code == 0
+    assert "5 row(s) (more rows: raise --limit or use --out)" in table.err
