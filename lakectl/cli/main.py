@@ -488,6 +488,68 @@ def history(table: str | None, limit: int | None, settings: dict[str, Any]) -> N
     )
 
 
+# --- Type 7 statements -------------------------------------------------------------------------
+
+
+@cli.command("apply-updates", context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.argument("file")
+@click.option(
+    "--timezone", metavar="TZ", help="Zone for -- time= values without an offset (default UTC)."
+)
+@common_options
+def apply_updates(table: str, file: str, timezone: str | None, settings: dict[str, Any]) -> None:
+    """Install the UPDATE/DELETE statements of FILE as the table's Type 7 statements.
+
+    FILE uses seed 000's format: statements end with ';', `-- time=VALUE` lines set the effective
+    time of the statements after them (epoch ms, yyyy-MM-dd or ISO date-time; none: time 0).
+    Every statement is checked first (columns, types, allowed functions); nothing is installed
+    unless all pass. Runs without Spark.
+
+    \b
+    Example:
+      lakectl apply-updates doctors sample_data/doctors/updates.sql
+      lakectl snapshot doctors --as-of 2014-01-01
+    """
+    from lakectl.ops.updates import install
+
+    ctx = make_context(settings)
+    result = install(ctx, table, file, timezone)
+    for warning in result.warnings:
+        output.note(f"warning: {warning}")
+    if settings["as_json"]:
+        output.emit_json(result.to_json())
+        return
+    output.line(
+        f"installed {result.installed} statement(s) into {result.table} as version {result.version}; "
+        f"{result.total_active} active"
+    )
+
+
+@cli.command("updates", context_settings=CONTEXT_SETTINGS)
+@click.argument("table", required=False)
+@common_options
+def updates_cmd(table: str | None, settings: dict[str, Any]) -> None:
+    """List the table's installed Type 7 statements with their effective times (no Spark).
+
+    \b
+    Example:
+      lakectl updates doctors
+    """
+    from lakectl.ops.updates import list_installed
+
+    ctx = make_context(settings)
+    entries = list_installed(ctx.table(table))
+    if settings["as_json"]:
+        output.emit_json([e.to_json() for e in entries])
+        return
+    rows = [
+        [e.to_json()["effective"], e.statement.sql, e.version, output.format_millis(e.installed_at)]
+        for e in entries
+    ]
+    output.table(None, ["effective (UTC)", "statement", "version", "installed (UTC)"], rows)
+
+
 # --- entry point ------------------------------------------------------------------------------
 
 

@@ -88,6 +88,8 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
     )
     ctx.progress("reading")
     df = snapshot_frame(ctx, target, request)
+    if not request.raw:
+        df = _apply_statements(df, target, request)
     if request.where:
         try:
             df = df.where(F.expr(request.where))
@@ -119,6 +121,22 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         rows, result.truncated = rows[:limit], True
     result.rows = [tuple(r) for r in rows]
     return result
+
+
+def _apply_statements(df: DataFrame, target: ReadTarget, request: SnapshotRequest) -> DataFrame:
+    """Type 7: apply the statements effective at ``--as-of`` (default now), in install order."""
+    import time
+
+    from lakectl.ops.updates import statements_for_read
+    from lakectl.updates.compile import apply_statements
+    from lakectl.updates.statements import statements_effective_at
+
+    statements = statements_for_read(target.store, target.state, target.metadata.schema)
+    if not statements:
+        return df
+    as_of = request.as_of if request.as_of is not None else int(time.time() * 1000)
+    effective = statements_effective_at(statements, as_of)
+    return apply_statements(df, effective, target.metadata.schema) if effective else df
 
 
 def _write_out(df: DataFrame, request: SnapshotRequest, result: SnapshotResult) -> SnapshotResult:

@@ -58,7 +58,20 @@ def shape_batch(
         )
     allowed_extra = {op_col.lower()} if op_col else set()
     extra = [c for c in columns if c.lower() not in expected and c.lower() not in allowed_extra]
-    missing = [c for c in meta.schema.names if _match(columns, c) is None]
+    missing = [
+        c.name for c in meta.schema.columns if _match(columns, c.name) is None and c.default is None
+    ]
+    defaulted = {c.name for c in meta.schema.columns if _match(columns, c.name) is None}
+    if defaulted - set(missing):
+        raw = raw.select(
+            "*",
+            *[
+                F.lit(c.default).cast(c.type).alias(c.name)
+                for c in meta.schema.columns
+                if c.name in defaulted
+            ],
+        )
+        columns = [c for c in raw.columns if c != POSITION_COL]
     if missing or extra:
         parts = []
         if missing:

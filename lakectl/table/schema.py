@@ -68,18 +68,28 @@ def normalize_type(type_name: str) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    """One column: a name and a canonical Spark SQL type name."""
+    """One column: a name, a canonical Spark SQL type name, and an optional default (text)."""
 
     name: str
     type: str
     nullable: bool = True
+    default: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "type": self.type, "nullable": self.nullable}
+        data: dict[str, object] = {"name": self.name, "type": self.type, "nullable": self.nullable}
+        if self.default is not None:
+            data["default"] = self.default
+        return data
 
     @staticmethod
     def from_json(data: dict[str, object]) -> Column:
-        return Column(str(data["name"]), str(data["type"]), bool(data.get("nullable", True)))
+        default = data.get("default")
+        return Column(
+            str(data["name"]),
+            str(data["type"]),
+            bool(data.get("nullable", True)),
+            None if default is None else str(default),
+        )
 
 
 @dataclass(frozen=True)
@@ -158,6 +168,11 @@ def parse_schema(text: str) -> Schema:
                 f"schema entry {part!r} needs a name and a type, e.g. 'sell_id bigint'"
             )
         name, type_name = pieces[0].strip("`"), pieces[1]
+        default = None
+        m = re.match(r"^(.*?)\s+default\s+(?:'((?:[^']|'')*)'|(\S+))\s*$", type_name, re.I | re.S)
+        if m:
+            type_name = m.group(1)
+            default = m.group(2).replace("''", "'") if m.group(2) is not None else m.group(3)
         not_null = False
         if type_name.lower().rstrip().endswith("not null"):
             type_name, not_null = type_name[: -len("not null")].rstrip(), True
@@ -165,7 +180,7 @@ def parse_schema(text: str) -> Schema:
         if name.lower() in seen:
             raise UsageError(f"column {name!r} appears twice in the schema")
         seen.add(name.lower())
-        columns.append(Column(name, normalize_type(type_name), nullable=not not_null))
+        columns.append(Column(name, normalize_type(type_name), not not_null, default))
     if not columns:
         raise UsageError("the schema is empty", hint='e.g. --schema "id bigint, name string"')
     return Schema(tuple(columns))

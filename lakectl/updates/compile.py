@@ -10,8 +10,9 @@ projection whose SET values are all computed from the row as it was before the s
 
 Consecutive statements are fused into one projection while no statement reads a column that an
 earlier one in the group wrote (SET values and WHERE then see the same row either way); a DELETE
-that reads no written column filters before the pending projection. This keeps the plan shallow
-when many statements touch unrelated columns.
+that reads no written column filters before the pending projection. Runs of point statements on
+one key column (:mod:`lakectl.updates.keyed`) become one hash-set test and a map lookup per
+written column. This keeps the plan shallow and the generated code small.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from sqlglot import exp
 
 from lakectl.errors import BadInputError
 from lakectl.table.schema import Schema
+from lakectl.updates.keyed import KeyedStatement, keyed_form
 from lakectl.updates.validate import (
     RULES,
     CheckedStatement,
@@ -48,16 +50,17 @@ __all__ = ["analyze_statements", "apply_statements", "validate_statement"]
 def apply_statements(df: DataFrame, statements: Sequence[Statement], schema: Schema) -> DataFrame:
     """Apply UPDATE/DELETE ``statements`` in order to ``df`` (a table with ``schema``'s columns).
 
-    Columns of ``df`` that are not in ``schema`` (e.g. row ids) pass through unchanged; column order
-    and types are kept. Raises :class:`BadInputError` for a statement that fails the safety check
+    Columns of ``df`` that are not in ``schema`` (e.g. row ids) pass through unchanged; column order,
+    names and types are kept (nullability may change: a SET can make a NOT NULL column nullable
+    in the plan, or a nullable one non-nullable). Raises :class:`BadInputError` for a statement that fails the safety check
     or that Spark cannot analyze (e.g. a type mismatch), naming its file and line.
     """
     checked = [check_stored_statement(s, schema) for s in statements]
     if not checked:
         return df
-    result = _build(df, checked, schema, fuse=True)
     try:
-        _ = result.schema  # analysis now (lazy under Spark Connect), not at the first action
+        result = _build(df, checked, schema, fuse=True)
+        _ = result.schema  # analysis now (it is lazy under Spark Connect), not at the first action
     except AnalysisException as exc:
         raise _culprit(df, checked, schema, exc) from exc
     return result
@@ -111,28 +114,38 @@ class _PlanBuilder:
         self.schema = schema
         self.columns = list(df.columns)  # one schema lookup: the column list never changes
         self.pending: dict[str, Column] = {}  # lower-cased name -> new value over self.df
+        self.run: _KeyedRun | None = None  # point statements not yet folded into pending
 
     def add(self, stmt: CheckedStatement, *, fuse: bool) -> None:
+        keyed = keyed_form(stmt, self.schema) if fuse else None
+        if keyed is None or (self.run is not None and self.run.key != keyed.key):
+            self._end_run()
         if not fuse or stmt.reads() & self.pending.keys():
+            self._end_run()
             self._flush()
+        if keyed is not None:
+            if self.run is None:
+                self.run = _KeyedRun(keyed.key)
+            self.run.add(keyed)
+            return
         compiler = _ExpressionCompiler(self.schema)
         condition = None if stmt.where is None else compiler.compile(stmt.where)
         if stmt.kind == "delete":
             matched = F.lit(True) if condition is None else F.coalesce(condition, F.lit(False))
             self.df = self.df.filter(~matched)
             return
-        matched = None if condition is None else F.coalesce(condition, F.lit(False))
         updated: dict[str, Column] = {}
         for name, value_node in stmt.assignments:
             value = compiler.compile(value_node).try_cast(self.schema[name].type)
-            if matched is None:
+            if condition is None:
                 updated[name.lower()] = value
-            else:
+            else:  # CASE WHEN treats a NULL condition as false, as SQL's WHERE does
                 current = self.pending.get(name.lower(), _column(name))
-                updated[name.lower()] = F.when(matched, value).otherwise(current)
+                updated[name.lower()] = F.when(condition, value).otherwise(current)
         self.pending.update(updated)
 
     def finish(self) -> DataFrame:
+        self._end_run()
         self._flush()
         return self.df
 
@@ -147,6 +160,54 @@ class _PlanBuilder:
         ]
         self.df = self.df.select(*projection)
         self.pending = {}
+
+    def _end_run(self) -> None:
+        """Fold the point statements of the current run into one filter and the pending values."""
+        run, self.run = self.run, None
+        if run is None:
+            return
+        key = _column(run.key)
+        key_type = self.schema[run.key].type
+
+        def key_literal(value: int | str) -> Column:
+            return F.lit(value).cast(key_type)
+
+        if run.deleted:
+            doomed = key.isin(*(key_literal(k) for k in run.deleted))
+            self.df = self.df.filter(~F.coalesce(doomed, F.lit(False)))
+        compiler = _ExpressionCompiler(self.schema)
+        for lower, (name, by_key) in run.updated.items():
+            column_type = self.schema[name].type
+            values = {k: compiler.compile(v).try_cast(column_type) for k, v in by_key.items()}
+            if len(values) == 1:
+                ((only_key, value),) = values.items()
+                guard = key == key_literal(only_key)
+            else:
+                guard = key.isin(*(key_literal(k) for k in values))
+                pairs = [c for k, v in values.items() for c in (key_literal(k), v)]
+                value = F.try_element_at(F.create_map(*pairs), key)
+            self.pending[lower] = F.when(guard, value).otherwise(
+                self.pending.get(lower, _column(name))
+            )
+
+
+class _KeyedRun:
+    """Consecutive point statements on one key column: last value per key wins, in file order."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.deleted: dict[int | str, None] = {}  # an ordered set
+        self.updated: dict[str, tuple[str, dict[int | str, exp.Expression]]] = {}
+
+    def add(self, stmt: KeyedStatement) -> None:
+        if stmt.kind == "delete":
+            self.deleted.update(dict.fromkeys(stmt.keys))
+            return
+        for name, value in stmt.values:
+            _, by_key = self.updated.setdefault(name.lower(), (name, {}))
+            for key in stmt.keys:
+                by_key.pop(key, None)  # re-insert: the map lists keys in the order last set
+                by_key[key] = value
 
 
 def _column(name: str) -> Column:

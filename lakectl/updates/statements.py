@@ -226,8 +226,8 @@ def _scan(text: str, source: str) -> Iterator[_Directive | _LookalikeComment | _
                 raise BadInputError(
                     f"{source}:{line}:{i - line_start + 1}: unterminated /* comment"
                 )
+            line, line_start = _advance(text, end, line, line_start, i)
             i = end + 2
-            line, line_start = _advance(text, i, line, line_start, end)
         elif ch == ";":
             if start is not None:
                 yield _Chunk(text[start[0] : i], start[1], start[2])

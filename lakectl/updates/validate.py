@@ -161,7 +161,7 @@ _REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\
 def _describe_parse_error(description: str) -> str:
     match = _REQUIRED.search(description)
     if match:
-        return f"incomplete expression (missing {match.group(1)} of {match.group(2).upper()})"
+        return f"incomplete {match.group(2).upper()} expression"
     return description.replace("Invalid expression / Unexpected token", "unexpected token")
 
 
@@ -198,7 +198,7 @@ def check_statement(
     table_node = statement.this
     if not isinstance(table_node, exp.Table):
         raise BadInputError(f"{location.of(statement)}: {kind.upper()} needs a table name")
-    table, alias = _table_name(table_node, location)
+    table, alias = _table_name(table_node, location, kind.upper())
     checker = _ExpressionChecker(location, schema, {table.lower().split(".")[-1], alias})
 
     assignments: list[tuple[str, exp.Expression]] = []
@@ -218,6 +218,8 @@ def check_statement(
             _check_settable(name, assignment.expression, schema, location.of(assignment))
         assignments.append((name, assignment.expression))
 
+    if kind == "update" and not assignments:
+        raise BadInputError(f"{location.at(1, 1)}: UPDATE needs SET column = value")
     where_clause = statement.args.get("where")
     where = where_clause.this if where_clause is not None else None
     if where is not None:
@@ -265,7 +267,10 @@ def _keyword(arg_key: str) -> str:
     return arg_key.rstrip("_").upper()
 
 
-def _table_name(table: exp.Table, location: Location) -> tuple[str, str]:
+def _table_name(table: exp.Table, location: Location, what: str) -> tuple[str, str]:
+    joins = table.args.get("joins")
+    if joins:
+        raise BadInputError(f"{location.of(joins[0])}: {what} may not read other tables (JOIN)")
     for key, value in table.args.items():
         if value and key not in ("this", "db", "catalog", "alias"):
             raise BadInputError(
@@ -367,7 +372,7 @@ RULES: dict[type[exp.Expression], _Rule] = {
     exp.DayOfMonth: _rule("dayofmonth", "this"),
     exp.TsOrDsAdd: _rule("date_add", *_BINARY, "unit"),
     exp.DateDiff: _rule("datediff", *_BINARY),
-    exp.TsOrDsToDate: _rule("to_date", "this", "safe"),
+    exp.TsOrDsToDate: _rule("to_date", "this", "safe", "format"),  # format: refused below
 }
 
 # Args that hold parser flags or fixed keywords rather than sub-expressions to check.

@@ -1,0 +1,104 @@
+"""Seed 000's doctors example end to end: create, load the Avro file, install the statements,
+and read the three listings the seed shows (now, --as-of 2014-01-01, --as-of -1), in file order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = "number int, first_name string, last_name string, extra_field string default 'fishfingers and custard'"
+SEED = REPO.parent / "shared" / "seeds" / "000_526cb4c26e8ceed3.txt"
+
+
+def _seed_listings() -> list[list[tuple[int, str, str, str]]]:
+    """The three listings printed in the seed (parsed from its text, not typed in here)."""
+    listings, current = [], None
+    for line in SEED.read_text().splitlines():
+        if line.startswith("hive> select") or line.startswith("hive> SELECT"):
+            current = []
+            listings.append(current)
+            continue
+        if current is not None:
+            if line.strip().startswith("Time taken"):
+                current = None
+                continue
+            parts = line.split(None, 3)  # number, first name, last name, extra_field (has spaces)
+            if len(parts) == 4 and parts[0].isdigit():
+                current.append((int(parts[0]), parts[1], parts[2], parts[3]))
+    return listings
+
+
+def _rows(result) -> list[tuple[int, str, str, str]]:
+    return [
+        (r["number"], r["first_name"], r["last_name"], r["extra_field"])
+        for r in result.json["rows"]
+    ]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("origin", ["sample_data", "interop"])
+def test_doctors_reproduce_the_seed_listings(tmp_path, lakectl_cli, spark, interop, origin):
+    raw, now, early = None, None, None
+    listings = _seed_listings()
+    assert len(listings) == 4  # raw table, with updates, scd.time=2014-01-01, scd.time=-1
+    raw, now, early, minus_one = listings
+    if origin == "sample_data":
+        avro, updates = (
+            REPO / "sample_data/doctors/doctors.avro",
+            REPO / "sample_data/doctors/updates.sql",
+        )
+    else:
+        avro, updates = interop / "hive-scd/doctors.avro", interop / "hive-scd/updates"
+    wh = str(tmp_path)
+    assert lakectl_cli("--warehouse", wh, "create", "doctors", "--schema", SCHEMA).code == 0
+    loaded = lakectl_cli(
+        "--warehouse",
+        wh,
+        "load",
+        "doctors",
+        avro,
+        "--mode",
+        "append",
+        "--effective-from",
+        "0",
+        "--json",
+    )
+    assert loaded.code == 0, loaded.err
+    assert _rows(lakectl_cli("--warehouse", wh, "snapshot", "doctors", "--json")) == raw
+    installed = lakectl_cli("--warehouse", wh, "apply-updates", "doctors", updates, "--json")
+    assert installed.code == 0, installed.err
+    assert installed.json["installed"] == 2
+    assert _rows(lakectl_cli("--warehouse", wh, "snapshot", "doctors", "--json")) == now
+    assert (
+        _rows(
+            lakectl_cli("--warehouse", wh, "snapshot", "doctors", "--as-of", "2014-01-01", "--json")
+        )
+        == early
+    )
+    assert (
+        _rows(lakectl_cli("--warehouse", wh, "snapshot-at", "doctors", "--as-of", "-1", "--json"))
+        == minus_one
+    )
+    # the statements are listed with their effective times, and the .updates file sits beside the data
+    listed = lakectl_cli("--warehouse", wh, "updates", "doctors", "--json").json
+    assert [e["effective_ms"] for e in listed] == [0, 1409529600000]
+    assert "-- time=1409529600000" in (tmp_path / "doctors" / ".updates").read_text()
+
+
+@pytest.mark.spark
+def test_forbidden_statement_installs_nothing(tmp_path, lakectl_cli, spark):
+    wh = str(tmp_path)
+    assert lakectl_cli("--warehouse", wh, "create", "doctors", "--schema", SCHEMA).code == 0
+    bad = tmp_path / "bad.sql"
+    bad.write_text(
+        "UPDATE doctors SET first_name = 'x';\n-- time=2014-09-01\nUPDATE doctors SET last_name = reflect('java.lang.System', 'exit', 1);\n"
+    )
+    result = lakectl_cli("--warehouse", wh, "apply-updates", "doctors", bad, "--json")
+    assert result.code == 65
+    message = result.json["error"]["message"]
+    assert "bad.sql" in message and "reflect" in message.lower() and ":3" in message
+    assert lakectl_cli("--warehouse", wh, "updates", "doctors", "--json").json == []
+    assert len(lakectl_cli("--warehouse", wh, "history", "doctors", "--json").json) == 1
