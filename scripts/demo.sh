@@ -20,4 +20,11 @@ step $L history sales
 step $L show sales
 step $L snapshot sales --where "sell_id <= 5 or sell_id >= 229" --columns sell_id,change_ts,status_id,total_amt,store_id,create_date
 step $L snapshot sales --version 1 --where "sell_id <= 5" --columns sell_id,change_ts,status_id,total_amt
+# Seed 000's Type 7 dimension: corrections as timestamped statements, applied while reading.
+rm -rf "$LAKECTL_WAREHOUSE/doctors"
+step $L create doctors --schema "number int, first_name string, last_name string, extra_field string default 'fishfingers and custard'"
+step $L load doctors sample_data/doctors/doctors.avro --mode append --effective-from 0
+step $L apply-updates doctors sample_data/doctors/updates.sql
+step $L updates doctors
+step $L snapshot doctors --as-of 2014-01-01
 printf '\nThe table is in %s/sales (Hive 3 ACID layout: delta_*/delete_delta_* directories).\n' "$LAKECTL_WAREHOUSE"
