@@ -1,0 +1,458 @@
+"""Applying statements with Spark: seed 000's listings, SQL semantics, types, read-time checks."""
+
+from __future__ import annotations
+
+import time
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from lakectl.errors import BadInputError
+from lakectl.table.schema import parse_schema
+from lakectl.updates import (
+    Statement,
+    analyze_statements,
+    apply_statements,
+    parse_time,
+    parse_updates_file,
+    parse_updates_text,
+    statements_effective_at,
+)
+from lakectl.updates.compile import COMPILERS
+from lakectl.updates.validate import RULES
+
+pytestmark = pytest.mark.spark
+
+DOCTORS = parse_schema("number int, first_name string, last_name string, extra_field string")
+DOCTOR_ROWS = [
+    (6, "Colin", "Baker"),
+    (3, "Jon", "Pertwee"),
+    (4, "Tom", "Baker"),
+    (5, "Peter", "Davison"),
+    (11, "Matt", "Smith"),
+    (1, "William", "Hartnell"),
+    (7, "Sylvester", "McCoy"),
+    (8, "Paul", "McGann"),
+    (2, "Patrick", "Troughton"),
+    (9, "Christopher", "Eccleston"),
+    (10, "David", "Tennant"),
+]
+CUSTARD = "fishfingers and custard"
+
+
+def listing(rows: list[tuple[int, str, str]]) -> list[tuple[object, ...]]:
+    return [(*row, CUSTARD) for row in rows]
+
+
+@pytest.fixture(scope="module")
+def doctors(spark):  # type: ignore[no-untyped-def]
+    return spark.createDataFrame(listing(DOCTOR_ROWS), DOCTORS.to_ddl())
+
+
+def rows_of(df) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
+    return [tuple(r) for r in df.collect()]
+
+
+def ordered(rows: list[tuple[object, ...]]) -> list[tuple[object, ...]]:
+    """Rows sorted column by column, NULLs last (row order is not part of the result)."""
+    return sorted(rows, key=lambda row: [(v is None, v if v is not None else 0) for v in row])
+
+
+def run(df, text: str, schema=DOCTORS) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
+    statements = parse_updates_text(text, "u.sql", schema=schema).statements
+    return ordered(rows_of(apply_statements(df, statements, schema)))
+
+
+# --- seed 000 --------------------------------------------------------------------------------
+
+
+def test_seed_000_three_listings(doctors, interop: Path) -> None:  # type: ignore[no-untyped-def]
+    statements = parse_updates_file(interop / "hive-scd" / "updates", schema=DOCTORS).statements
+
+    def read(as_of: str) -> list[tuple[object, ...]]:
+        effective = statements_effective_at(statements, parse_time(as_of).millis)
+        return rows_of(apply_statements(doctors, effective, DOCTORS))
+
+    now = read(str(int(time.time() * 1000)))
+    assert now == listing(
+        [
+            (3, "Jon", "Pertwee"),
+            (4, "Tom", "Baker"),
+            (5, "Peter", "Davison"),
+            (11, "Matt", "Smith"),
+            (1, "William", "Hartnell"),
+            (7, "Sylvester", "McCoy"),
+            (8, "Paul", "McGann"),
+            (12, "Patrick", "Troughton"),
+            (9, "Christopher", "Eccleston"),
+            (10, "David", "Tennant"),
+        ]
+    )
+    assert read("2014-01-01") == listing(
+        [(12, "Patrick", "Troughton") if r[0] == 2 else r for r in DOCTOR_ROWS]
+    )
+    assert read("-1") == listing(DOCTOR_ROWS)
+    # The DELETE takes effect exactly at midnight UTC on 2014-09-01.
+    assert len(read("2014-08-31T23:59:59.999Z")) == 11
+    assert len(read("2014-09-01")) == 10
+
+
+# --- semantics ---------------------------------------------------------------------------------
+
+
+def test_set_values_see_the_row_before_the_statement(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("a int, b int")
+    df = spark.createDataFrame([(1, 2), (3, 4)], schema.to_ddl())
+    assert run(df, "UPDATE t SET a = b, b = a;", schema) == [(2, 1), (4, 3)]
+    assert run(df, "UPDATE t SET a = a + 10, b = a WHERE a = 1;", schema) == [(3, 4), (11, 1)]
+
+
+def test_each_statement_sees_the_previous_ones(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("a int, b int")
+    df = spark.createDataFrame([(1, 2), (3, 4)], schema.to_ddl())
+    text = (
+        "UPDATE t SET a = a * 10;\n"  # 10, 30
+        "UPDATE t SET b = a + b WHERE a = 10;\n"  # reads the new a: (10, 12)
+        "DELETE FROM t WHERE b = 4;\n"  # (30, 4) goes
+        "UPDATE t SET a = b WHERE b = 12;\n"
+    )
+    assert run(df, text, schema) == [(12, 12)]
+
+
+def test_null_where_matches_nothing(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("a int, s string")
+    df = spark.createDataFrame([(1, "x"), (None, "y"), (3, None)], schema.to_ddl())
+    assert run(df, "DELETE FROM t WHERE a > 1;", schema) == ordered([(1, "x"), (None, "y")])
+    assert run(df, "DELETE FROM t WHERE NOT (a > 1);", schema) == ordered([(None, "y"), (3, None)])
+    assert run(df, "UPDATE t SET s = 'hit' WHERE a IN (1, NULL);", schema) == ordered(
+        [(1, "hit"), (None, "y"), (3, None)]
+    )
+    assert run(df, "UPDATE t SET s = 'hit' WHERE a NOT IN (1, NULL);", schema) == ordered(
+        [(1, "x"), (None, "y"), (3, None)]
+    )
+    assert run(df, "DELETE FROM t WHERE a <=> NULL;", schema) == ordered([(1, "x"), (3, None)])
+
+
+def test_no_where_means_every_row(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("a int, s string")
+    df = spark.createDataFrame([(1, "x"), (None, "y")], schema.to_ddl())
+    assert run(df, "UPDATE t SET s = 'all';", schema) == ordered([(1, "all"), (None, "all")])
+    assert run(df, "DELETE FROM t;", schema) == []
+
+
+def test_columns_not_in_the_schema_pass_through_in_order(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("a int, s string")
+    df = spark.createDataFrame(
+        [(7, 1, "x", 100), (8, 2, "y", 200)], "row_id bigint, a int, s string, bucket int"
+    )
+    statements = parse_updates_text(
+        "UPDATE t SET A = a + 1, s = upper(S) WHERE a = 1;", schema=schema
+    ).statements
+    result = apply_statements(df, statements, schema)
+    assert result.columns == ["row_id", "a", "s", "bucket"]
+    assert result.schema.simpleString() == df.schema.simpleString()
+    assert sorted(rows_of(result)) == [(7, 2, "X", 100), (8, 2, "y", 200)]
+
+
+def test_no_statements_returns_the_dataframe(doctors) -> None:  # type: ignore[no-untyped-def]
+    assert apply_statements(doctors, [], DOCTORS) is doctors
+
+
+TYPED = parse_schema(
+    "id int, i int, b bigint, f float, d double, flag boolean, s string, "
+    "amount decimal(10,2), day date, ts timestamp"
+)
+
+
+@pytest.fixture(scope="module")
+def typed(spark):  # type: ignore[no-untyped-def]
+    rows = [
+        (
+            1,
+            10,
+            10**12,
+            1.5,
+            2.25,
+            True,
+            "alpha",
+            Decimal("10.50"),
+            date(2014, 9, 1),
+            "2014-09-01 10:00:00",
+        ),
+        (2, None, None, None, None, None, None, None, None, None),
+        (
+            3,
+            -4,
+            -5,
+            -0.5,
+            -1.0,
+            False,
+            " Beta ",
+            Decimal("-3.25"),
+            date(1999, 12, 31),
+            "1999-12-31 23:59:59",
+        ),
+    ]
+    df = spark.createDataFrame(rows, TYPED.to_ddl().replace("`ts` timestamp", "`ts` string"))
+    return df.withColumn("ts", df["ts"].cast("timestamp"))
+
+
+@pytest.mark.parametrize(
+    ("assignment", "expected_by_id"),
+    [
+        ("i = i * 2 + 1", {1: 21, 2: None, 3: -7}),
+        ("i = '12'", {1: 12, 2: 12, 3: 12}),
+        ("i = length(s)", {1: 5, 2: None, 3: 6}),
+        ("b = b - 1", {1: 10**12 - 1, 2: None, 3: -6}),
+        ("f = f * 2", {1: 3.0, 2: None, 3: -1.0}),
+        ("d = d / 2", {1: 1.125, 2: None, 3: -0.5}),
+        ("d = i / 4", {1: 2.5, 2: None, 3: -1.0}),
+        ("flag = NOT flag", {1: False, 2: None, 3: True}),
+        ("flag = i > 0", {1: True, 2: None, 3: False}),
+        ("s = upper(trim(s)) || '!'", {1: "ALPHA!", 2: None, 3: "BETA!"}),
+        ("s = concat_ws('-', s, 'x')", {1: "alpha-x", 2: "x", 3: " Beta -x"}),
+        ("s = CAST(amount AS string)", {1: "10.50", 2: None, 3: "-3.25"}),
+        ("amount = amount * 2", {1: Decimal("21.00"), 2: None, 3: Decimal("-6.50")}),
+        ("amount = amount / 3", {1: Decimal("3.50"), 2: None, 3: Decimal("-1.08")}),
+        ("amount = 1.005", {1: Decimal("1.01"), 2: Decimal("1.01"), 3: Decimal("1.01")}),
+        ("day = date_add(day, 1)", {1: date(2014, 9, 2), 2: None, 3: date(2000, 1, 1)}),
+        ("day = date_sub(day, 1)", {1: date(2014, 8, 31), 2: None, 3: date(1999, 12, 30)}),
+        ("day = '2020-02-29'", {1: date(2020, 2, 29), 2: date(2020, 2, 29), 3: date(2020, 2, 29)}),
+        ("day = to_date(ts)", {1: date(2014, 9, 1), 2: None, 3: date(1999, 12, 31)}),
+        (
+            "ts = TIMESTAMP '2020-01-02 03:04:05'",
+            {
+                1: datetime(2020, 1, 2, 3, 4, 5),
+                2: datetime(2020, 1, 2, 3, 4, 5),
+                3: datetime(2020, 1, 2, 3, 4, 5),
+            },
+        ),
+        ("ts = day", {1: datetime(2014, 9, 1), 2: None, 3: datetime(1999, 12, 31)}),
+        ("i = datediff(day, DATE '2014-08-30')", {1: 2, 2: None, 3: -5356}),
+        (
+            "i = year(day) * 10000 + month(day) * 100 + day(day)",
+            {1: 20140901, 2: None, 3: 19991231},
+        ),
+        ("i = NULL", {1: None, 2: None, 3: None}),
+    ],
+)
+def test_set_each_type(typed, assignment: str, expected_by_id: dict[int, object]) -> None:  # type: ignore[no-untyped-def]
+    column = assignment.split("=")[0].strip()
+    statements = parse_updates_text(f"UPDATE t SET {assignment};", schema=TYPED).statements
+    result = apply_statements(typed, statements, TYPED)
+    assert result.schema.simpleString() == typed.schema.simpleString()
+    got = {r["id"]: r[column] for r in result.collect()}
+    assert got == expected_by_id
+
+
+def test_every_whitelisted_node_compiles_and_runs(typed) -> None:  # type: ignore[no-untyped-def]
+    assert set(COMPILERS) == set(RULES)
+    text = """
+    UPDATE t SET i = i + 1, b = b - 1, d = d * 2.5, f = f / 3 WHERE i % 7 > 0;
+    UPDATE t SET i = -i, flag = NOT flag WHERE (i <> 1 AND b != 2) OR d <= 3 OR d >= 4 OR f < 5;
+    UPDATE t SET flag = i <=> b, s = 'x' WHERE i IS DISTINCT FROM b AND i IN (1, 2, NULL)
+        AND b NOT IN (3) AND d BETWEEN 1 AND 2;
+    DELETE FROM t WHERE s LIKE 'a%' AND s NOT LIKE '_b' AND s ILIKE 'C%' AND s IS NULL
+        AND i IS NOT NULL;
+    UPDATE t SET s = CASE WHEN i > 1 THEN 'big' WHEN i IS NULL THEN NULL ELSE 'small' END;
+    UPDATE t SET s = CASE i WHEN 1 THEN 'one' WHEN 2 THEN 'two' END, i = IF(i > 2, 2, i);
+    UPDATE t SET amount = CAST(s AS decimal(10,2)), i = CAST(d AS int), s = CAST(ts AS string);
+    UPDATE t SET i = coalesce(i, b, 0), b = nullif(b, 0), d = nvl(d, 0), f = ifnull(f, 1);
+    UPDATE t SET s = upper(lower(trim(ltrim(rtrim(s))))), i = length(s) + char_length(s);
+    UPDATE t SET s = concat(substring(s, 1, 2), substr(s, 3), s || 'x', concat_ws('-', s, s));
+    UPDATE t SET s = replace(lpad(rpad(s, 5, '*'), 8, '#'), 'a', 'b'),
+        i = instr(s, 'x') + locate('y', s, 2);
+    UPDATE t SET s = initcap(reverse(replace(s, 'x'))), flag = TRUE WHERE flag = FALSE;
+    UPDATE t SET d = abs(round(d, 2)) + floor(d) + ceil(d) + ceiling(d) + sqrt(d) + pow(d, 2);
+    UPDATE t SET i = mod(i, 3) + greatest(i, b, 3) + least(i, 0) + sign(i);
+    UPDATE t SET i = year(day) + month(day) + day(day) + dayofmonth(ts)
+        + datediff(day, to_date(ts));
+    UPDATE t SET day = date_add(day, 1), ts = date_sub(day, 2) WHERE day < DATE '2014-09-01';
+    UPDATE t SET ts = TIMESTAMP '2014-09-01 10:00:00' WHERE ts >= TIMESTAMP '2014-01-01 00:00:00';
+    UPDATE t SET s = trim(BOTH 'x' FROM s), i = 2147483647, b = -9223372036854775808, f = 1e3;
+    UPDATE t SET i = NULL, s = NULL;
+    """
+    statements = parse_updates_text(text, schema=TYPED).statements
+    result = apply_statements(typed, statements, TYPED)
+    assert len(result.collect()) == 3
+
+
+def test_string_functions(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("id int, s string, out string, n int")
+    df = spark.createDataFrame([(1, "  Hello World  ", None, None)], schema.to_ddl())
+    cases = {
+        "out = trim(s)": "Hello World",
+        "out = ltrim(s)": "Hello World  ",
+        "out = rtrim(s)": "  Hello World",
+        "out = trim(BOTH ' H' FROM s)": "ello World",
+        "out = substr(trim(s), 7)": "World",
+        "out = substring(trim(s), 1, 5)": "Hello",
+        "out = replace(trim(s), 'o', '0')": "Hell0 W0rld",
+        "out = lpad('7', 3, '0')": "007",
+        "out = rpad('7', 3)": "7  ",
+        "out = initcap('hELLO wORLD')": "Hello World",
+        "out = reverse('abc')": "cba",
+        "out = concat('a', NULL)": None,
+        "out = concat_ws(',', 'a', NULL, 'b')": "a,b",
+        "n = locate('o', s)": 7,
+        "n = locate('o', s, 8)": 10,
+        "n = instr(s, 'World')": 9,
+        "n = length(s)": 15,
+    }
+    for assignment, expected in cases.items():
+        column = assignment.split("=")[0].strip()
+        got = run(df, f"UPDATE t SET {assignment};", schema)[0][schema.names.index(column)]
+        assert got == expected, assignment
+
+
+def test_math_functions(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("id int, x double, n bigint")
+    df = spark.createDataFrame([(1, -2.5, -7)], schema.to_ddl())
+    cases = {
+        "x = abs(x)": 2.5,
+        "x = round(x)": -3.0,
+        "x = round(2.345, 2)": 2.35,
+        "x = floor(x)": -3.0,
+        "x = ceil(x)": -2.0,
+        "x = sqrt(16)": 4.0,
+        "x = pow(2, 10)": 1024.0,
+        "x = sign(x)": -1.0,
+        "n = n % 3": -1,
+        "n = mod(n, 3)": -1,
+        "n = greatest(n, 3, NULL)": 3,
+        "n = least(n, 3)": -7,
+        "x = 7 / 2": 3.5,
+        "x = 1 / 0": None,
+    }
+    for assignment, expected in cases.items():
+        column = assignment.split("=")[0].strip()
+        got = run(df, f"UPDATE t SET {assignment};", schema)[0][schema.names.index(column)]
+        assert got == expected, assignment
+
+
+# --- read-time safety and analysis errors ------------------------------------------------------
+
+
+def test_hand_edited_statement_is_refused_before_spark_runs(doctors) -> None:  # type: ignore[no-untyped-def]
+    evil = Statement(
+        0, "UPDATE doctors SET last_name = reflect('java.lang.System', 'exit', 1)", "update",
+        "doctors", 3, "doctors/.updates",
+    )  # fmt: skip
+    with pytest.raises(BadInputError) as info:
+        apply_statements(doctors, [evil], DOCTORS)
+    assert info.value.message == (
+        "doctors/.updates:3: function 'reflect' is not allowed: it reaches outside the table "
+        "(JVM, files or network)"
+    )
+
+
+def test_type_errors_found_by_spark_name_the_statement(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("a int, flag boolean, day date")
+    text = "UPDATE t SET a = a + 1;\nUPDATE t SET a = 2 WHERE a = 1;\n\nUPDATE t SET day = date_add(flag, 1);\n"
+    statements = parse_updates_text(text, "fix.updates", schema=schema).statements
+    with pytest.raises(BadInputError) as info:
+        analyze_statements(spark, statements, schema)
+    assert info.value.message.startswith(
+        "fix.updates:4: the statement cannot be applied to the table: "
+    ), info.value.message
+
+
+# --- plan size ---------------------------------------------------------------------------------
+
+
+def test_hundred_statements_compile_and_run_quickly(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("id bigint, name string, amount decimal(10,2), active boolean")
+    df = spark.range(1000).selectExpr(
+        "id",
+        "concat('n', id) AS name",
+        "CAST(id AS decimal(10,2)) AS amount",
+        "id % 2 = 0 AS active",
+    )
+    expected = {i: [f"n{i}", Decimal(i), i % 2 == 0] for i in range(1000)}
+    lines = []
+    for i in range(1, 101):
+        if i % 5 == 0:  # point deletes: fused into one filter
+            lines.append(f"DELETE FROM t WHERE id = {i * 7};")
+            expected.pop(i * 7, None)
+        elif i % 5 in (1, 2):  # point updates of unrelated columns: fused into one projection
+            lines.append(f"UPDATE t SET name = 'fixed{i}' WHERE id = {i * 3};")
+            if i * 3 in expected:
+                expected[i * 3][0] = f"fixed{i}"
+        else:  # reads what the statement before wrote: a chain of projections
+            lines.append(
+                f"UPDATE t SET amount = amount + 1, active = NOT active WHERE id % {i} = 0;"
+            )
+            for key, row in expected.items():
+                if key % i == 0:
+                    row[1], row[2] = row[1] + 1, not row[2]
+    statements = parse_updates_text("\n".join(lines), schema=schema).statements
+    started = time.monotonic()
+    result = apply_statements(df, statements, schema)
+    got = {r["id"]: [r["name"], r["amount"], r["active"]] for r in result.collect()}
+    elapsed = time.monotonic() - started
+    assert got == expected
+    assert elapsed < 30, f"100 statements took {elapsed:.1f}s"
+
+
+def test_point_statements_keep_file_order_semantics(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("id bigint, name string, n int")
+    df = spark.createDataFrame(
+        [(1, "a", 1), (2, "b", 2), (3, "c", 3), (4, "d", 4), (None, "z", 0)], schema.to_ddl()
+    )
+    text = """
+    UPDATE t SET name = 'x1' WHERE id = 1;
+    UPDATE t SET name = 'y1', n = 10 WHERE id = 1;
+    UPDATE t SET name = 'x2' WHERE id IN (2, NULL);
+    DELETE FROM t WHERE id = 3;
+    UPDATE t SET name = 'x3' WHERE id = 3;
+    UPDATE t SET n = n + 1 WHERE name = 'y1';   -- reads what the run wrote
+    UPDATE t SET name = 'z1' WHERE id = 1;
+    UPDATE t SET n = NULL WHERE name = 'd';     -- a point statement on another key
+    UPDATE t SET name = 'w4' WHERE id = 4;
+    """
+    assert run(df, text, schema) == [(1, "z1", 11), (2, "x2", 2), (4, "w4", None), (None, "z", 0)]
+
+
+def analyzed_projects(df) -> int:  # type: ignore[no-untyped-def]
+    return str(df._jdf.queryExecution().analyzed().toString()).count("Project [")
+
+
+def test_hundred_point_statements_make_one_projection(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("id bigint, name string, city string")
+    df = spark.range(500).selectExpr("id", "concat('n', id) AS name", "'somewhere' AS city")
+    lines = []
+    expected = {i: (i, f"n{i}", "somewhere") for i in range(500)}
+    for i in range(100):
+        key = (i * 37) % 600
+        if i % 4 == 0:
+            lines.append(f"DELETE FROM t WHERE id IN ({key}, {key + 1});")
+            expected.pop(key, None)
+            expected.pop(key + 1, None)
+        else:
+            lines.append(f"UPDATE t SET name = 'fix{i}', city = NULL WHERE id = {key};")
+            if key in expected:
+                expected[key] = (key, f"fix{i}", None)
+    statements = parse_updates_text("\n".join(lines), schema=schema).statements
+    result = apply_statements(df, statements, schema)
+    assert analyzed_projects(result) == analyzed_projects(df) + 1
+    assert {r["id"]: tuple(r) for r in result.collect()} == expected
+
+
+def test_unrelated_updates_fuse_and_dependent_ones_chain(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("a int, b int, c int")
+    df = spark.createDataFrame([(1, 2, 3)], schema.to_ddl())
+    fused = parse_updates_text(
+        "UPDATE t SET a = c + 1 WHERE b > 0; UPDATE t SET b = c * 2; DELETE FROM t WHERE c < 0;",
+        schema=schema,
+    ).statements
+    result = apply_statements(df, fused, schema)
+    assert analyzed_projects(result) == analyzed_projects(df) + 1
+    assert rows_of(result) == [(4, 6, 3)]
+    chained = parse_updates_text(
+        "UPDATE t SET a = a + 1; UPDATE t SET a = a * 10; UPDATE t SET b = a;", schema=schema
+    ).statements
+    result = apply_statements(df, chained, schema)
+    assert analyzed_projects(result) == analyzed_projects(df) + 3
+    assert rows_of(result) == [(20, 20, 3)]
