@@ -203,6 +203,8 @@ class _KeyedRun:
         if stmt.kind == "delete":
             self.deleted.update(dict.fromkeys(stmt.keys))
             return
+        if not stmt.keys:
+            return  # WHERE key IN (NULL): matches nothing
         for name, value in stmt.values:
             _, by_key = self.updated.setdefault(name.lower(), (name, {}))
             for key in stmt.keys:

@@ -142,7 +142,7 @@ def parse_statement_sql(sql: str, location: Location) -> exp.Expression:
         raise BadInputError(f"{location.at(line, col)}: syntax error{near}: {message}") from exc
     finally:
         logger.setLevel(level)
-    statements = [e for e in expressions if e is not None]
+    statements = [e for e in expressions if isinstance(e, exp.Expression)]
     if len(statements) != 1:
         raise BadInputError(f"{location.at()}: expected exactly one statement")
     return statements[0]

@@ -411,6 +411,8 @@ def test_point_statements_keep_file_order_semantics(spark) -> None:  # type: ign
     UPDATE t SET name = 'z1' WHERE id = 1;
     UPDATE t SET n = NULL WHERE name = 'd';     -- a point statement on another key
     UPDATE t SET name = 'w4' WHERE id = 4;
+    UPDATE t SET name = 'never' WHERE id IN (NULL);
+    DELETE FROM t WHERE id IN (NULL);
     """
     assert run(df, text, schema) == [(1, "z1", 11), (2, "x2", 2), (4, "w4", None), (None, "z", 0)]
 
