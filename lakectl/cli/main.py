@@ -550,6 +550,167 @@ def updates_cmd(table: str | None, settings: dict[str, Any]) -> None:
     output.table(None, ["effective (UTC)", "statement", "version", "installed (UTC)"], rows)
 
 
+# --- compaction -------------------------------------------------------------------------------
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.option("--minor", "kind", flag_value="minor", help="Merge deltas into one delta_A_B.")
+@click.option("--major", "kind", flag_value="major", help="Rewrite base + deltas into base_N.")
+@click.option(
+    "--auto",
+    "kind",
+    flag_value="auto",
+    help="Decide per partition with Hive's thresholds (for cron).",
+)
+@click.option(
+    "--partition",
+    "partitions",
+    multiple=True,
+    metavar="COL=VALUE",
+    help="Only this partition (repeatable; default: all).",
+)
+@click.option("--dry-run", is_flag=True, help="Print the plan with reasons; change nothing.")
+@click.option(
+    "--delta-num-threshold",
+    type=int,
+    metavar="N",
+    help="For --auto: minor when more than N deltas [table property compactor.delta.num.threshold].",
+)
+@click.option(
+    "--delta-pct-threshold",
+    type=float,
+    metavar="F",
+    help="For --auto: major when deltas exceed F of the base [compactor.delta.pct.threshold].",
+)
+@common_options
+def compact(
+    table: str,
+    kind: str | None,
+    partitions: tuple[str, ...],
+    dry_run: bool,
+    delta_num_threshold: int | None,
+    delta_pct_threshold: float | None,
+    settings: dict[str, Any],
+) -> None:
+    """Compact deltas (minor) or rewrite the base (major), as Hive's compactor does.
+
+    Only write ids below the lowest still-open one are compacted. The result is one commit;
+    loads running at the same time still commit. The replaced directories stay until `clean`.
+    Running it again when nothing changed does nothing.
+
+    \b
+    Example:
+      lakectl compact sales --auto --dry-run
+      lakectl compact sales --major --partition create_date=2024-01-02
+    """
+    from lakectl.ops.compact import CompactOptions
+    from lakectl.ops.compact import compact as run_compact
+
+    if kind is None:
+        raise UsageError("choose one of --minor, --major or --auto")
+    ctx = make_context(settings)
+    options = CompactOptions(
+        kind=kind,
+        partitions=partitions,
+        dry_run=dry_run,
+        delta_num_threshold=delta_num_threshold,
+        delta_pct_threshold=delta_pct_threshold,
+    )
+    with output.progress(not settings["as_json"]) as report:
+        ctx.progress = report
+        result = run_compact(ctx, table, options)
+    if settings["as_json"]:
+        output.emit_json(result.to_json())
+        return
+    rows = [
+        [p.relative or "(table)", p.kind or "-", p.reason, ", ".join(p.outputs) or "-"]
+        for p in result.partitions
+    ]
+    title = f"compaction plan for {result.table} ({result.kind}" + (
+        ", dry run)" if dry_run else ")"
+    )
+    output.table(title, ["partition", "type", "reason", "output"], rows)
+    if result.lowest_open_write_id is not None:
+        output.note(
+            f"write id {result.lowest_open_write_id} is open: nothing from it up is compacted"
+        )
+    if result.committed_seq is not None:
+        output.line(
+            f"compacted {len(result.chosen)} partition(s): {len(result.added)} dir(s) written, "
+            f"{len(result.obsolete)} made obsolete (remove them with clean) "
+            f"in {result.seconds:.1f}s"
+        )
+    elif not dry_run:
+        output.line("nothing to compact")
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table", required=False)
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    type=click.Choice(["ready for cleaning", "cleaned"]),
+    help="Only compactions in this state (repeatable).",
+)
+@click.option(
+    "--partition",
+    "partitions",
+    multiple=True,
+    metavar="COL=VALUE",
+    help="Only this partition (repeatable).",
+)
+@common_options
+def compactions(
+    table: str | None,
+    states: tuple[str, ...],
+    partitions: tuple[str, ...],
+    settings: dict[str, Any],
+) -> None:
+    """List the table's compactions, one line per partition (Hive's SHOW COMPACTIONS; no Spark).
+
+    \b
+    Example:
+      lakectl compactions sales --state "ready for cleaning"
+    """
+    from lakectl.ops.compact import compactions as run_compactions
+
+    ctx = make_context(settings)
+    entries = run_compactions(ctx.table(table), states, partitions)
+    if settings["as_json"]:
+        output.emit_json([e.to_json() for e in entries])
+        return
+    rows = [
+        [
+            e.seq,
+            e.partition,
+            e.type,
+            e.state,
+            output.format_millis(e.committed_at),
+            len(e.inputs),
+            ", ".join(o.rsplit("/", 1)[-1] for o in e.outputs),
+            f"{_size(e.bytes_in)} -> {_size(e.bytes_out)}",
+        ]
+        for e in entries
+    ]
+    output.table(
+        None,
+        [
+            "seq",
+            "partition",
+            "type",
+            "state",
+            "start (UTC)",
+            "end (UTC)",
+            "inputs",
+            "outputs",
+            "bytes",
+        ],
+        rows,
+    )
+
+
 # --- entry point ------------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ transaction commits in the log.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -132,7 +133,56 @@ def write_deletes(
     return _move_into_place(target, staging, dir_name)
 
 
-def _move_into_place(target: WriteTarget, staging: str, dir_name: str) -> list[str]:
+def write_compacted(
+    events: DataFrame,
+    target: WriteTarget,
+    num_tasks: int,
+    dir_names: Mapping[str, str],
+    *,
+    bloom: bool,
+    staging_name: str,
+) -> list[str]:
+    """Write ACID events that already have an identity (a compactor's output), keeping it.
+
+    ``events`` has the six ACID columns plus the partition columns; operation,
+    originalTransaction, bucket, rowId and currentTransaction are written unchanged, so delete
+    events of concurrent writers still find the rows they point at. Each event goes to the bucket
+    file of its bucket field, ordered by (originalTransaction, bucket, rowId). ``dir_names`` maps
+    a partition's relative path (``""`` unpartitioned) to the directory to create in it.
+    """
+    meta = target.metadata
+    part_cols = list(meta.partition_by)
+    raw = F.col("bucket")
+    bucket_id = F.when(
+        raw.bitwiseAND(F.lit(_CODEC_V1)) != 0, F.shiftright(raw, 16).bitwiseAND(F.lit(0xFFF))
+    ).otherwise(raw)
+    staged = events.withColumn(_BUCKET_COL, bucket_id).repartition(
+        num_tasks, *[F.col(f"`{c}`") for c in part_cols], F.col(_BUCKET_COL)
+    )
+    ordered = staged.select(
+        F.col("operation").cast("int"),
+        F.col("originalTransaction").cast("bigint"),
+        F.col("bucket").cast("int"),
+        F.col("rowId").cast("bigint"),
+        F.col("currentTransaction").cast("bigint"),
+        F.col("row"),
+        *[F.col(f"`{c}`") for c in part_cols],
+        F.col(_BUCKET_COL),
+    )
+    staging = posixpath.join(target.staging, staging_name)
+    _writer(ordered, target, ["originalTransaction", "bucket", "rowId"], bloom=bloom).orc(
+        target.storage.url(staging)
+    )
+    return _move_into_place(target, staging, dir_for=lambda partition: dir_names[partition])
+
+
+def _move_into_place(
+    target: WriteTarget,
+    staging: str,
+    dir_name: str = "",
+    *,
+    dir_for: Callable[[str], str] | None = None,
+) -> list[str]:
     storage = target.storage
     depth = len(target.metadata.partition_by)
     created: dict[str, str] = {}
@@ -143,7 +193,8 @@ def _move_into_place(target: WriteTarget, staging: str, dir_name: str) -> list[s
             continue
         partition = "/".join(parts[:depth])
         bucket_id = int(parts[depth].split("=", 1)[1])
-        rel_dir = f"{partition}/{dir_name}" if partition else dir_name
+        name = dir_for(partition) if dir_for is not None else dir_name
+        rel_dir = f"{partition}/{name}" if partition else name
         final_dir = storage.join(target.root, rel_dir)
         storage.move(path, storage.join(final_dir, bucket_file_name(bucket_id)))
         created[rel_dir] = final_dir

@@ -19,6 +19,9 @@ APPEND_OPS = frozenset({"append"})
 MERGE_OPS = frozenset({"upsert", "cdc", "delete", "materialize"})
 DATA_OPS = APPEND_OPS | MERGE_OPS
 METADATA_OPS = frozenset({"create", "set-properties"})
+# A compaction rewrites committed write ids below every open one and keeps each row's identity:
+# it conflicts with nothing, and nothing conflicts with it.
+COMPACT_OPS = frozenset({"compact"})
 
 
 @dataclass(frozen=True)
@@ -133,12 +136,25 @@ class TableState:
         return TableState(tuple(r for r in self.records if r.committed_at <= millis))
 
     def effective_at(self, millis: int) -> TableState:
-        """Valid time: only data changes effective at or before ``millis`` (metadata always)."""
+        """Valid time: only data changes effective at or before ``millis`` (metadata always).
+
+        A compaction is kept only when every write id it folded in is kept: its directories hold
+        the effects of those write ids merged, which a reader could not take apart again.
+        """
+        kept = [
+            r
+            for r in self.records
+            if r.write_id is None or r.operation not in DATA_OPS or r.effective_time <= millis
+        ]
+        dropped = self.committed_write_ids - {r.write_id for r in kept if r.write_id is not None}
+        first_dropped = min(dropped, default=None)
         return TableState(
             tuple(
                 r
-                for r in self.records
-                if r.write_id is None or r.operation not in DATA_OPS or r.effective_time <= millis
+                for r in kept
+                if r.operation not in COMPACT_OPS
+                or first_dropped is None
+                or int(r.info.get("max_write_id", 0)) < first_dropped
             )
         )
 

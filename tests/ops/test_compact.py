@@ -1,0 +1,277 @@
+"""Compaction end to end through the CLI, on real Spark: the snapshot is the same before and after
+minor, major and auto compaction; loads after a compaction read correctly; a second run, a dry run
+and write ids still open change nothing they must not.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pyorc
+import pytest
+
+from lakectl.storage.fs import storage_for
+from lakectl.table.store import TableStore
+
+pytestmark = pytest.mark.spark
+
+SCHEMA = "id bigint, change_ts timestamp, val string, part string"
+HEADER = "op_code,id,change_ts,val,part"
+CDC = ("--mode", "cdc", "--op-column", "op_code", "--order-by", "change_ts")
+PARTS = ["a", "b", "x/y"]  # "x/y" needs Hive's path escaping
+
+
+class Batches:
+    """Random CDC batches (unique keys per batch, newer change times) and the expected rows."""
+
+    def __init__(self, tmp: Path, seed: int) -> None:
+        self.tmp, self.rng, self.rows, self.next_id, self.no = tmp, random.Random(seed), {}, 1, 0
+
+    def write(self, inserts: int, updates: int, deletes: int) -> Path:
+        self.no += 1
+        ts = f"2024-01-{self.no:02d} 00:00:00"
+        lines = [HEADER]
+        existing = sorted(self.rows)
+        self.rng.shuffle(existing)
+        for key in existing[:updates]:
+            val = f"v{self.no}_{key}"
+            self.rows[key] = (val, self.rows[key][1])
+            lines.append(f"U,{key},{ts},{val},{self.rows[key][1]}")
+        for key in existing[updates : updates + deletes]:
+            lines.append(f"D,{key},{ts},,{self.rows.pop(key)[1]}")
+        for _ in range(inserts):
+            key, self.next_id = self.next_id, self.next_id + 1
+            self.rows[key] = (f"v{self.no}_{key}", self.rng.choice(PARTS))
+            lines.append(f"I,{key},{ts},{self.rows[key][0]},{self.rows[key][1]}")
+        path = self.tmp / f"batch_{self.no}.csv"
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    def expected(self) -> list[tuple]:
+        return sorted((k, v, p) for k, (v, p) in self.rows.items())
+
+
+def _rows(result) -> list[tuple]:
+    assert result.code == 0, result.err
+    return sorted((r["id"], r["change_ts"], r["val"], r["part"]) for r in result.json["rows"])
+
+
+def _short(rows: list[tuple]) -> list[tuple]:
+    return [(i, v, p) for i, _, v, p in rows]
+
+
+def _store(table: Path) -> TableStore:
+    storage, path = storage_for(str(table))
+    return TableStore(storage, path)
+
+
+def _files(table: Path) -> dict[str, int]:
+    return {
+        str(p.relative_to(table)): p.stat().st_mtime_ns for p in table.rglob("*") if p.is_file()
+    }
+
+
+def _setup(tmp_path: Path, cli, seed: int, loads: int) -> tuple[Path, Batches]:
+    table = tmp_path / "t"
+    created = cli(
+        "create", table, "--schema", SCHEMA, "--primary-key", "id", "--partition-by", "part"
+    )
+    assert created.code == 0, created.err
+    batches = Batches(tmp_path, seed)
+    for n in range(loads):
+        path = batches.write(inserts=60 if n == 0 else 8, updates=10, deletes=5)
+        loaded = cli("load", table, path, *CDC, "--json")
+        assert loaded.code == 0, loaded.err
+    return table, batches
+
+
+def _check_compacted_dir(directory: Path, *, base: bool) -> None:
+    """Compactor markers, bucket files, events ordered by identity, identities unique."""
+    assert (directory / "_orc_acid_version").read_text() == "2"
+    assert '"compacted"' in (directory / "_metadata_acid").read_text()
+    for f in directory.glob("bucket_*"):
+        with f.open("rb") as handle:
+            events = list(pyorc.Reader(handle))
+        keys = [(e[1], e[2], e[3]) for e in events]
+        assert keys == sorted(keys) and len(set(keys)) == len(keys)
+        assert all((e[2] >> 16) & 0xFFF == int(f.name[7:]) for e in events)
+        if base:
+            assert all(e[0] == 0 and e[5] is not None for e in events)
+
+
+def test_minor_major_and_auto_keep_the_snapshot(tmp_path, lakectl_cli, spark):
+    table, batches = _setup(tmp_path, lakectl_cli, seed=7, loads=3)
+    before = _rows(lakectl_cli("snapshot", table, "--json"))
+    assert _short(before) == batches.expected()
+    at_v2 = _rows(lakectl_cli("snapshot", table, "--version", 2, "--json"))
+
+    minor = lakectl_cli("compact", table, "--minor", "--json")
+    assert minor.code == 0, minor.err
+    assert minor.json["committed"] and minor.json["obsolete"]
+    assert {p["type"] for p in minor.json["partitions"]} == {"minor"}
+    assert sorted(minor.json["added"]) == sorted(
+        f"part={p}/{kind}_0000001_0000003"
+        for p in ("a", "b", "x%2Fy")
+        for kind in ("delta", "delete_delta")
+    )
+    assert _rows(lakectl_cli("snapshot", table, "--json")) == before
+    shown = lakectl_cli("show", table, "--json").json
+    assert [(p["deltas"], p["delete_deltas"], p["base"]) for p in shown["partitions"]] == [
+        (1, 1, None)
+    ] * 3
+    for p in shown["partitions"]:  # every per-load directory is now obsolete
+        assert p["obsolete_dirs"] == len(list((table / p["partition"]).glob("*_0000"))) >= 4
+    for d in table.glob("part=*/*delta_0000001_0000003"):
+        _check_compacted_dir(d, base=False)
+    # Time travel to before the compaction reads the old directories.
+    assert _rows(lakectl_cli("snapshot", table, "--version", 2, "--json")) == at_v2
+
+    # Nothing changed: a second run does nothing, and says why.
+    log_before = sorted((table / "_lakectl" / "log").iterdir())
+    again = lakectl_cli("compact", table, "--minor", "--json")
+    assert again.code == 0 and not again.json["committed"]
+    assert {p["reason"] for p in again.json["partitions"]} == {
+        "nothing to merge: the deltas cover one write-id range (1..3)"
+    }
+    assert sorted((table / "_lakectl" / "log").iterdir()) == log_before
+
+    # A load after the compaction: its deletes point at identities the compaction kept.
+    loaded = lakectl_cli("load", table, batches.write(inserts=5, updates=15, deletes=10), *CDC)
+    assert loaded.code == 0, loaded.err
+    after_load = _rows(lakectl_cli("snapshot", table, "--json"))
+    assert _short(after_load) == batches.expected()
+
+    major = lakectl_cli("compact", table, "--major", "--json")
+    assert major.code == 0, major.err
+    assert {p["type"] for p in major.json["partitions"]} == {"major"}
+    assert _rows(lakectl_cli("snapshot", table, "--json")) == after_load
+    shown = lakectl_cli("show", table, "--json").json
+    assert [(p["base"], p["deltas"], p["delete_deltas"]) for p in shown["partitions"]] == [
+        ("base_0000004_v0000004", 0, 0)
+    ] * 3
+    assert sum(p["rows"] for p in shown["partitions"]) == len(batches.rows)
+    for d in table.glob("part=*/base_0000004_v0000004"):
+        _check_compacted_dir(d, base=True)
+    again = lakectl_cli("compact", table, "--major", "--json")
+    assert not again.json["committed"]
+    assert _rows(lakectl_cli("snapshot", table, "--version", 2, "--json")) == at_v2
+
+    # Deltas above the base, then auto: they are large next to the base, so major.
+    path = batches.write(inserts=10, updates=30, deletes=15)
+    assert lakectl_cli("load", table, path, *CDC).code == 0
+    expected = _rows(lakectl_cli("snapshot", table, "--json"))
+    assert _short(expected) == batches.expected()
+    auto = lakectl_cli("compact", table, "--auto", "--json")
+    assert auto.code == 0, auto.err
+    assert {p["type"] for p in auto.json["partitions"]} == {"major"}
+    assert all("of the base's" in p["reason"] for p in auto.json["partitions"])
+    assert _rows(lakectl_cli("snapshot", table, "--json")) == expected
+    assert not lakectl_cli("compact", table, "--auto", "--json").json["committed"]
+
+    listed = lakectl_cli("compactions", table, "--json")
+    assert listed.code == 0, listed.err
+    assert [(e["type"], e["state"]) for e in listed.json] == [
+        ("minor", "ready for cleaning")
+    ] * 3 + [("major", "ready for cleaning")] * 6
+    only_b = lakectl_cli("compactions", table, "--partition", "part=b", "--json").json
+    assert [e["partition"] for e in only_b] == ["part=b"] * 3
+    assert only_b[0]["outputs"] == [
+        "part=b/delta_0000001_0000003",
+        "part=b/delete_delta_0000001_0000003",
+    ]
+    assert only_b[1]["outputs"] == ["part=b/base_0000004_v0000004"]
+    text = lakectl_cli("compactions", table)
+    assert text.code == 0 and "major" in text.out and "ready" in text.out
+
+
+def test_dry_run_changes_nothing_and_open_write_ids_block(tmp_path, lakectl_cli, spark):
+    table, batches = _setup(tmp_path, lakectl_cli, seed=3, loads=2)
+    files = _files(table)
+    dry = lakectl_cli(
+        "compact", table, "--auto", "--dry-run", "--delta-num-threshold", "1", "--json"
+    )
+    assert dry.code == 0, dry.err
+    assert [(p["partition"], p["type"]) for p in dry.json["partitions"]] == [
+        ("part=a", "major"),
+        ("part=b", "major"),
+        ("part=x%2Fy", "major"),
+    ]
+    for p in dry.json["partitions"]:
+        assert re.fullmatch(
+            r"\d deltas \(> compactor.delta.num.threshold=1\) and no base", p["reason"]
+        )
+    assert not dry.json["committed"] and _files(table) == files
+    text = lakectl_cli("compact", table, "--auto", "--dry-run")
+    assert text.code == 0 and "below thresholds" in text.out
+    assert _files(table) == files
+
+    # A writer that allocated write id 3 and has not finished; write id 4 commits after it.
+    store = _store(table)
+    assert store.allocate_write_id("upsert") == 3
+    assert (
+        lakectl_cli("load", table, batches.write(inserts=5, updates=10, deletes=5), *CDC).code == 0
+    )
+    expected = _rows(lakectl_cli("snapshot", table, "--json"))
+    assert _short(expected) == batches.expected()
+    major = lakectl_cli("compact", table, "--major", "--json")
+    assert major.code == 0, major.err
+    assert major.json["lowest_open_write_id"] == 3
+    for p in major.json["partitions"]:
+        assert p["outputs"] == [f"{p['partition']}/base_0000002_v0000004"]
+        assert all("0000004_0000004" in w for w in p["waiting"]) and p["waiting"]
+    assert _rows(lakectl_cli("snapshot", table, "--json")) == expected
+
+    # The writer gives up: now everything can be compacted.
+    store.mark_aborted(3, "test")
+    major = lakectl_cli("compact", table, "--major", "--json")
+    assert major.code == 0 and major.json["lowest_open_write_id"] is None
+    assert {o for p in major.json["partitions"] for o in p["outputs"]} == {
+        f"part={p}/base_0000004_v0000004" for p in ("a", "b", "x%2Fy")
+    }
+    assert _rows(lakectl_cli("snapshot", table, "--json")) == expected
+
+    bad = lakectl_cli("compact", table, "--major", "--partition", "part=zzz", "--json")
+    assert bad.code == 2 and "no such partition" in bad.out + bad.err
+    none = lakectl_cli("compact", table)
+    assert none.code == 2 and "--minor, --major or --auto" in none.out + none.err
+
+
+def test_valid_time_travel_skips_a_compaction_that_folded_in_a_later_change():
+    from lakectl.table.log import CommitRecord, TableState
+
+    def load(seq: int, write_id: int, effective: int) -> CommitRecord:
+        return CommitRecord(seq, "cdc", 1000 + seq, write_id, effective_at=effective)
+
+    compaction = CommitRecord(4, "compact", 2000, info={"max_write_id": 2}, added=("base_2",))
+    state = TableState((load(1, 1, 100), load(2, 2, 300), load(3, 3, 200), compaction))
+    assert compaction in state.effective_at(300).records
+    # At 250 write id 2 is not effective yet: base_2 would show its rows, so it is not used.
+    assert [r.seq for r in state.effective_at(250).records] == [1, 3]
+    assert [r.seq for r in state.effective_at(150).records] == [1]
+
+
+@pytest.mark.slow
+def test_killed_compaction_leaves_the_table_as_it_was_and_a_rerun_completes(
+    tmp_path, lakectl_cli, spark
+):
+    import os
+    import subprocess
+    import sys
+
+    table, _ = _setup(tmp_path, lakectl_cli, seed=5, loads=2)
+    before = _rows(lakectl_cli("snapshot", table, "--json"))
+    log = sorted((table / "_lakectl" / "log").iterdir())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKECTL_")}
+    env["LAKECTL_FAILPOINTS"] = "compact.before_commit=crash"
+    command = [sys.executable, "-m", "lakectl", "compact", str(table), "--major", "--json"]
+    command += ["--master", "local[1]", "--conf", "spark.driver.memory=1g"]
+    killed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert killed.returncode == 137, killed.stderr[-2000:]
+    assert list(table.glob("part=*/base_*"))  # written, but never committed: invisible
+    assert sorted((table / "_lakectl" / "log").iterdir()) == log
+    assert _rows(lakectl_cli("snapshot", table, "--json")) == before
+    rerun = lakectl_cli("compact", table, "--major", "--json")
+    assert rerun.code == 0 and rerun.json["committed"], rerun.err
+    assert _rows(lakectl_cli("snapshot", table, "--json")) == before
