@@ -1,0 +1,1 @@
+"""Benchmarks for lakectl (``make bench``): not tests, never collected by pytest."""
