@@ -91,6 +91,20 @@ def make_context(settings: dict[str, Any]):  # -> Context
     return Context(config=config)
 
 
+def run_operation(
+    settings: dict[str, Any], ctx: Any, operation: Callable[..., Any], *args: Any
+) -> Any:
+    """Run a Spark operation with a status line on a terminal; in --json mode print its result
+    and return None, else return the result for the command to render."""
+    with output.progress(not settings["as_json"]) as report:
+        ctx.progress = report
+        result = operation(ctx, *args)
+    if settings["as_json"]:
+        output.emit_json(result.to_json())
+        return None
+    return result
+
+
 def parse_time_option(value: str | None, option: str, timezone: str | None = None) -> int | None:
     if value is None:
         return None
@@ -273,11 +287,8 @@ def load(
         order_by=order_by,
         effective_at=parse_time_option(effective_from, "--effective-from"),
     )
-    with output.progress(not settings["as_json"]) as report:
-        ctx.progress = report
-        result = run_load(ctx, table, options)
-    if settings["as_json"]:
-        output.emit_json(result.to_json())
+    result = run_operation(settings, ctx, run_load, table, options)
+    if result is None:
         return
     c = result.counts
     created = " (table created)" if result.created_table else ""
@@ -370,11 +381,8 @@ def snapshot(
         valid_write_ids=valid_write_ids,
         raw=raw,
     )
-    with output.progress(not settings["as_json"]) as report:
-        ctx.progress = report
-        result = run_snapshot(ctx, table, request)
-    if settings["as_json"]:
-        output.emit_json(result.to_json())
+    result = run_operation(settings, ctx, run_snapshot, table, request)
+    if result is None:
         return
     if result.out:
         output.line(f"wrote {result.written:,} rows to {result.out}")
@@ -617,11 +625,8 @@ def compact(
         delta_num_threshold=delta_num_threshold,
         delta_pct_threshold=delta_pct_threshold,
     )
-    with output.progress(not settings["as_json"]) as report:
-        ctx.progress = report
-        result = run_compact(ctx, table, options)
-    if settings["as_json"]:
-        output.emit_json(result.to_json())
+    result = run_operation(settings, ctx, run_compact, table, options)
+    if result is None:
         return
     rows = [
         [p.relative or "(table)", p.kind or "-", p.reason, ", ".join(p.outputs) or "-"]
