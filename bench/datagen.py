@@ -61,6 +61,7 @@ class Dataset:
     dates: int
     base_path: str
     batches: tuple[BatchSpec, ...]
+    reused: bool = False  # read back from an earlier run's manifest (BENCH_KEEP=1)
 
     def batch(self, name: str) -> BatchSpec:
         return next(b for b in self.batches if b.name == name)
@@ -219,6 +220,7 @@ def generate(
                 data["dates"],
                 data["base_path"],
                 tuple(BatchSpec(**b) for b in data["batches"]),
+                reused=True,
             )
     os.makedirs(out_dir, exist_ok=True)
     base_path = os.path.join(out_dir, "base")

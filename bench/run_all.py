@@ -12,6 +12,7 @@ Settings (flag / environment variable):
   --keep / BENCH_KEEP=1            keep generated data and tables (generation is then reused)
   --quick / BENCH_QUICK=1          sizes 100000,500000
   --skip-cold / BENCH_SKIP_COLD=1  no cold-JVM subprocess load (the first batch loads warm)
+  --snapshot-out / BENCH_SNAPSHOT_OUT=1  also time `snapshot --out DIR --format parquet` (slow)
 
 Per size, in load order, batches named: cold (size x fraction), warmup (same size), warm_small
 (the smallest size's batch size; only for larger tables: the growth figure), warm (size x
@@ -68,6 +69,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", default=_env_flag("BENCH_KEEP"))
     parser.add_argument("--quick", action="store_true", default=_env_flag("BENCH_QUICK"))
     parser.add_argument("--skip-cold", action="store_true", default=_env_flag("BENCH_SKIP_COLD"))
+    parser.add_argument(
+        "--snapshot-out", action="store_true", default=_env_flag("BENCH_SNAPSHOT_OUT")
+    )
     args = parser.parse_args(argv)
     if args.sizes:
         args.size_list = sorted(int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip())
@@ -94,10 +98,12 @@ def run_size(spark, args: argparse.Namespace, size: int) -> dict[str, Any]:
     root = os.path.join(args.data_dir, f"n{size}")
     plan = batch_plan(size, args.size_list[0], args.batch_fraction)
     lb.log(f"size {size:,}: generating data ({', '.join(f'{n}={r:,}' for n, r in plan)})")
+    data_dir = os.path.join(root, "data")
     gen_timing, dataset = lb.timed(
         "generate_parquet",
-        lambda: datagen.generate(spark, os.path.join(root, "data"), size, args.dates, plan),
+        lambda: datagen.generate(spark, data_dir, size, args.dates, plan),
     )
+    gen_timing.detail = {"reused": dataset.reused}
     timings: list[lb.Timing] = [gen_timing]
     checks: dict[str, Any] = {}
 
@@ -121,9 +127,11 @@ def run_size(spark, args: argparse.Namespace, size: int) -> dict[str, Any]:
         checks[f"lakectl_counts_{name}"] = _check_counts(counts, batch)
     lb.log("lakectl: full snapshot reads")
     timings.append(lb.lakectl_snapshot_count(ctx, table))
-    timings.append(lb.lakectl_snapshot_out(ctx, table, os.path.join(root, "snapshot_out")))
     expected = dataset.expected_rows(loaded)
     checks["lakectl_rows"] = _check_rows(timings[-1].detail["rows"], expected)
+    if args.snapshot_out:
+        timings.append(lb.lakectl_snapshot_out(ctx, table, os.path.join(root, "snapshot_out")))
+        checks["lakectl_rows_out"] = _check_rows(timings[-1].detail["rows"], expected)
 
     # delta-rs ---------------------------------------------------------------------------------
     delta_path = os.path.join(root, "delta", "sales")
@@ -257,6 +265,8 @@ LABELS = {
 
 def _note(t: dict[str, Any]) -> str:
     parts = []
+    if t.get("reused"):
+        parts.append("reused an earlier run's data")
     if "batch_rows" in t:
         parts.append(f"batch {t['batch_rows']:,}")
     if "phases_s" in t:
@@ -344,8 +354,35 @@ def main(argv: list[str] | None = None) -> int:
     load_start = os.getloadavg()[0]
     lb.log(f"sizes {args.size_list}, data in {args.data_dir}; starting lakectl's Spark session")
     session_timing, spark = lb.timed("session_start_in_process", lb.start_session)
-    results = [run_size(spark, args, size) for size in args.size_list]
-    report = {
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    results: list[dict[str, Any]] = []
+    for size in args.size_list:
+        results.append(run_size(spark, args, size))
+        report = _report(args, spark, started, load_start, session_timing, results)
+        _save(report, stamp, partial=size != args.size_list[-1])
+    text = render(report)
+    print(text)
+    (RESULTS_DIR / f"bench-{stamp}.txt").write_text(text + "\n")
+    lb.log(f"results in {RESULTS_DIR}/bench-{stamp}.json")
+    if not args.keep:
+        for size in args.size_list:
+            shutil.rmtree(os.path.join(args.data_dir, f"n{size}"), ignore_errors=True)
+    from lakectl.spark.session import stop_session
+
+    stop_session()
+    return 0
+
+
+def _save(report: dict[str, Any], stamp: str, partial: bool) -> None:
+    """Write the JSON after every size, so an interrupted run still leaves its figures."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    report = {**report, "complete": not partial}
+    for name in (f"bench-{stamp}.json", "latest.json"):
+        (RESULTS_DIR / name).write_text(json.dumps(report, indent=1) + "\n")
+
+
+def _report(args, spark, started, load_start, session_timing, results) -> dict[str, Any]:
+    return {
         "started": started,
         "config": {
             "sizes": args.size_list,
@@ -353,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             "dates": args.dates,
             "quick": args.quick,
             "skip_cold": args.skip_cold,
+            "snapshot_out": args.snapshot_out,
             "spark_conf": {
                 k: v
                 for k, v in sorted(spark.sparkContext.getConf().getAll())
@@ -371,21 +409,6 @@ def main(argv: list[str] | None = None) -> int:
         "sizes": results,
         "ratios": ratios(results),
     }
-    text = render(report)
-    print(text)
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for name in (f"bench-{stamp}.json", "latest.json"):
-        (RESULTS_DIR / name).write_text(json.dumps(report, indent=1) + "\n")
-    (RESULTS_DIR / f"bench-{stamp}.txt").write_text(text + "\n")
-    lb.log(f"results in {RESULTS_DIR}/bench-{stamp}.json")
-    if not args.keep:
-        for size in args.size_list:
-            shutil.rmtree(os.path.join(args.data_dir, f"n{size}"), ignore_errors=True)
-    from lakectl.spark.session import stop_session
-
-    stop_session()
-    return 0
 
 
 if __name__ == "__main__":
