@@ -143,6 +143,7 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
     batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
     batch, stats = shape_batch(raw, meta, batch_opts, options.source)
     batch = batch.persist()
+    classified = None
     phases: dict[str, float] = {"validate": time.time() - started}
     try:
         if state is None:
@@ -222,6 +223,8 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
             raise
     finally:
         batch.unpersist()
+        if classified is not None:
+            classified.unpersist()
     return LoadResult(
         table=store.name or store.url,
         write_id=write_id,

@@ -88,8 +88,10 @@ def _scan(spark: SparkSession, spec: ReadSpec, files: list[str]) -> DataFrame:
     for i, col in enumerate(columns):
         raw = F.regexp_extract(F.element_at(dirs, i + 1), r"^[^=]*=(.*)$", 1)
         once = F.url_decode(F.replace(raw, F.lit("+"), F.lit("%2B")))
-        value = F.url_decode(F.replace(once, F.lit("+"), F.lit("%2B")))
-        value = F.when(once == F.lit(DEFAULT_PARTITION), F.lit(None)).otherwise(value)
+        twice = F.url_decode(F.replace(once, F.lit("+"), F.lit("%2B")))
+        # Decoding is costly per row; names without '%' are already the value.
+        value = F.when(~raw.contains("%"), raw).otherwise(twice)
+        value = F.when(raw == F.lit(DEFAULT_PARTITION), F.lit(None)).otherwise(value)
         out = out.withColumn(col.name, value.cast(col.type))
     return out
 

@@ -36,6 +36,8 @@ _DEFAULT_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.legacy.timeParserPolicy": "CORRECTED",
     "spark.sql.ansi.enabled": "false",
+    # lakectl passes exact file lists; don't launch a listing job to re-list them.
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
     # ORC maps the `row` struct of ACID files by position: never prune inside it (acid_read).
     "spark.sql.optimizer.nestedSchemaPruning.enabled": "false",
 }
