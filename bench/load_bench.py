@@ -48,6 +48,36 @@ def timed(step: str, fn: Callable[[], T]) -> tuple[Timing, T]:
     return Timing(step, seconds, before, os.getloadavg()[0]), result
 
 
+def env_flag(name: str) -> bool:
+    """Whether an environment variable is set to a true value."""
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def add_common_arguments(parser: Any) -> None:
+    """Options every bench entry point takes: partitions, where data goes, keep, quick."""
+    import tempfile
+
+    parser.add_argument("--dates", type=int, default=int(os.environ.get("BENCH_DATES", "40")))
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("BENCH_DATA_DIR")
+        or os.path.join(tempfile.gettempdir(), "lakectl-bench"),
+    )
+    parser.add_argument("--keep", action="store_true", default=env_flag("BENCH_KEEP"))
+    parser.add_argument("--quick", action="store_true", default=env_flag("BENCH_QUICK"))
+
+
+def timing_lines(timings: list[dict[str, Any]], labels: dict[str, str]) -> list[str]:
+    """One aligned text line per timed step, with the machine's load around it."""
+    width = max(len(v) for v in labels.values())
+    lines = []
+    for t in timings:
+        label = labels.get(t["step"], t["step"])
+        note = f"load {t['loadavg_1m_before']:.1f}->{t['loadavg_1m_after']:.1f}"
+        lines.append(f"  {label:<{width}}  {t['seconds']:>8.2f} s   {note}")
+    return lines
+
+
 def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 

@@ -3,6 +3,9 @@
     python -m bench.run_all                      # 2M and 10M rows, batches of 5% (100k / 500k)
     BENCH_QUICK=1 python -m bench.run_all        # smoke run: 100k and 500k rows
     python -m bench.run_all --sizes 2000000      # one size (no growth figure)
+    python -m bench.run_all --only compact       # only the compaction bench (issue 4)
+    python -m bench.run_all --only skew --quick  # only the skew / list-bucketing bench (issue 5)
+    python -m bench.run_all --only updates       # only Type 7 statements on read (issue 3)
 
 Settings (flag / environment variable):
   --sizes / BENCH_SIZES            table sizes, comma separated (default 2000000,10000000)
@@ -13,6 +16,11 @@ Settings (flag / environment variable):
   --quick / BENCH_QUICK=1          sizes 100000,500000
   --skip-cold / BENCH_SKIP_COLD=1  no cold-JVM subprocess load (the first batch loads warm)
   --snapshot-out / BENCH_SNAPSHOT_OUT=1  also time `snapshot --out DIR --format parquet` (slow)
+  --only / BENCH_ONLY              `load`, `compact`, `skew` or `updates`: only that part (default: all)
+  --compact-rows / BENCH_COMPACT_ROWS  compaction bench table size (10000000; quick: 500000)
+  --skew-rows / BENCH_SKEW_ROWS    skew bench table size (4000000; quick: 400000)
+  --updates-rows / BENCH_UPDATES_ROWS  Type 7 bench table size (10000000; quick: 200000);
+                                   --statements, --repeats: see bench.updates_bench
 
 Per size, in load order, batches named: cold (size x fraction), warmup (same size), warm_small
 (the smallest size's batch size; only for larger tables: the growth figure), warm (size x
@@ -28,13 +36,13 @@ import os
 import platform
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench import datagen
+from bench import compact_bench, datagen, skew_bench
 from bench import load_bench as lb
+from bench import updates_bench as ub
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 TARGETS = {
@@ -42,10 +50,6 @@ TARGETS = {
     "warm_vs_delta": 1.0,  # lakectl warm load <= delta-rs MERGE
     "growth": 1.5,  # same batch, table 5x: load time grows < 1.5x
 }
-
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -60,19 +64,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=float,
         default=float(os.environ.get("BENCH_BATCH_FRACTION", "0.05")),
     )
-    parser.add_argument("--dates", type=int, default=int(os.environ.get("BENCH_DATES", "40")))
+    lb.add_common_arguments(parser)
+    parser.add_argument("--skip-cold", action="store_true", default=lb.env_flag("BENCH_SKIP_COLD"))
     parser.add_argument(
-        "--data-dir",
-        default=os.environ.get("BENCH_DATA_DIR")
-        or os.path.join(tempfile.gettempdir(), "lakectl-bench"),
+        "--snapshot-out", action="store_true", default=lb.env_flag("BENCH_SNAPSHOT_OUT")
     )
-    parser.add_argument("--keep", action="store_true", default=_env_flag("BENCH_KEEP"))
-    parser.add_argument("--quick", action="store_true", default=_env_flag("BENCH_QUICK"))
-    parser.add_argument("--skip-cold", action="store_true", default=_env_flag("BENCH_SKIP_COLD"))
     parser.add_argument(
-        "--snapshot-out", action="store_true", default=_env_flag("BENCH_SNAPSHOT_OUT")
+        "--only",
+        choices=["load", "compact", "skew", "updates"],
+        default=os.environ.get("BENCH_ONLY") or None,
     )
+    parser.add_argument("--compact-rows", default=os.environ.get("BENCH_COMPACT_ROWS"))
+    parser.add_argument("--skew-rows", default=os.environ.get("BENCH_SKEW_ROWS"))
+    ub.add_arguments(parser)
     args = parser.parse_args(argv)
+    ub.resolve_arguments(args)
+    default_compact = 500_000 if args.quick else 10_000_000
+    args.compact_rows = int(str(args.compact_rows or default_compact).replace("_", ""))
+    default_skew = 400_000 if args.quick else 4_000_000
+    args.skew_rows = int(str(args.skew_rows or default_skew).replace("_", ""))
     if args.sizes:
         args.size_list = sorted(int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip())
     elif args.quick:
@@ -316,6 +326,12 @@ def render(report: dict[str, Any]) -> str:
             "  checks: "
             + ("all ok (load counts 60/30/10, rows equal across engines)" if not bad else str(bad))
         )
+    if report.get("compaction"):
+        lines += compact_bench.render(report["compaction"])
+    if report.get("skew"):
+        lines += skew_bench.render(report["skew"])
+    if report.get("updates"):
+        lines += ub.render(report["updates"])
     lines.append("")
     lines.append("ratios (issue 2 targets are stated at 10M/500k and 2M->10M with the same batch)")
     for r in report["ratios"]:
@@ -356,10 +372,29 @@ def main(argv: list[str] | None = None) -> int:
     session_timing, spark = lb.timed("session_start_in_process", lb.start_session)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     results: list[dict[str, Any]] = []
-    for size in args.size_list:
-        results.append(run_size(spark, args, size))
-        report = _report(args, spark, started, load_start, session_timing, results)
-        _save(report, stamp, partial=size != args.size_list[-1])
+    compaction: dict[str, Any] | None = None
+    if args.only in (None, "load"):
+        for size in args.size_list:
+            results.append(run_size(spark, args, size))
+            report = _report(args, spark, started, load_start, session_timing, results)
+            _save(report, stamp, partial=size != args.size_list[-1] or args.only is None)
+    if args.only in (None, "compact"):
+        compaction = compact_bench.run(
+            spark, args.data_dir, args.compact_rows, 0.01, args.dates, args.keep
+        )
+    skew = None
+    if args.only in (None, "skew"):
+        skew = skew_bench.run(spark, args.data_dir, args.skew_rows, 4, args.keep)
+    updates = None
+    if args.only in (None, "updates"):
+        updates = ub.run(
+            spark, args.data_dir, args.updates_rows, args.dates, args.keep, args.statements,
+            args.repeats,
+        )  # fmt: skip
+    report = _report(
+        args, spark, started, load_start, session_timing, results, compaction, skew, updates
+    )
+    _save(report, stamp, partial=False)
     text = render(report)
     print(text)
     (RESULTS_DIR / f"bench-{stamp}.txt").write_text(text + "\n")
@@ -381,7 +416,17 @@ def _save(report: dict[str, Any], stamp: str, partial: bool) -> None:
         (RESULTS_DIR / name).write_text(json.dumps(report, indent=1) + "\n")
 
 
-def _report(args, spark, started, load_start, session_timing, results) -> dict[str, Any]:
+def _report(
+    args,
+    spark,
+    started,
+    load_start,
+    session_timing,
+    results,
+    compaction=None,
+    skew=None,
+    updates=None,
+) -> dict[str, Any]:
     return {
         "started": started,
         "config": {
@@ -391,6 +436,10 @@ def _report(args, spark, started, load_start, session_timing, results) -> dict[s
             "quick": args.quick,
             "skip_cold": args.skip_cold,
             "snapshot_out": args.snapshot_out,
+            "only": args.only,
+            "compact_rows": args.compact_rows,
+            "skew_rows": args.skew_rows,
+            "updates_rows": args.updates_rows,
             "spark_conf": {
                 k: v
                 for k, v in sorted(spark.sparkContext.getConf().getAll())
@@ -407,7 +456,13 @@ def _report(args, spark, started, load_start, session_timing, results) -> dict[s
         "loadavg_start": load_start,
         "loadavg_end": os.getloadavg()[0],
         "sizes": results,
-        "ratios": ratios(results),
+        "compaction": compaction,
+        "skew": skew,
+        "updates": updates,
+        "ratios": ratios(results)
+        + (compaction["ratios"] if compaction else [])
+        + (skew["ratios"] if skew else [])
+        + (updates["ratios"] if updates else []),
     }
 
 

@@ -15,7 +15,30 @@ from typing import Any
 from lakectl.errors import UsageError
 
 DEFAULT_WAREHOUSE = "./warehouse"
-SECRET_HINTS = ("secret", "password", "token", "key")
+SECRET_HINTS = ("secret", "password", "token", "key", "credential")
+MASK = "****"
+
+
+def is_secret(name: str) -> bool:
+    """Whether a setting's name says it holds a secret (key, secret, token, password, ...)."""
+    return any(hint in name.lower() for hint in SECRET_HINTS)
+
+
+def mask_value(name: str, value: Any) -> Any:
+    """``value`` fit for display: secrets masked, also inside nested tables and in the
+    ``;token=...`` parameter of a Spark Connect URL."""
+    if isinstance(value, dict):
+        return {k: mask_value(k, v) for k, v in value.items()}
+    if is_secret(name):
+        return MASK
+    if isinstance(value, str) and value.startswith("sc://") and ";" in value:
+        base, *params = value.split(";")
+        shown = [
+            f"{k}={MASK}" if is_secret(k) else f"{k}={v}"
+            for k, _, v in (param.partition("=") for param in params)
+        ]
+        return ";".join([base, *shown])
+    return value
 
 
 @dataclass(frozen=True)
@@ -33,21 +56,34 @@ class Config:
     def masked(self) -> dict[str, Any]:
         """The configuration for display, with secrets masked."""
 
-        def mask(d: dict[str, Any]) -> dict[str, Any]:
-            return {
-                k: ("****" if any(h in k.lower() for h in SECRET_HINTS) else v)
-                for k, v in d.items()
-            }
-
         return {
             "warehouse": self.warehouse,
             "default_table": self.default_table,
             "master": self.master,
-            "remote": self.remote,
-            "spark_conf": mask(self.spark_conf),
-            "storage_options": mask(self.storage_options),
+            "remote": mask_value("remote", self.remote),
+            "spark_conf": mask_value("spark_conf", self.spark_conf),
+            "storage_options": mask_value("storage_options", self.storage_options),
             "sources": self.sources,
         }
+
+    def effective(self) -> list[tuple[str, Any, str]]:
+        """Every setting as (name, masked value, where it came from), for ``lakectl config``.
+
+        Spark settings are named ``spark.conf.<key>``, storage options ``storage.<key>``; a value
+        nobody set has the source ``default``.
+        """
+        top = {
+            "warehouse": self.warehouse,
+            "default_table": self.default_table,
+            "master": self.master,
+            "remote": self.remote,
+        }
+        entries = [(k, mask_value(k, v), self.sources.get(k, "default")) for k, v in top.items()]
+        for prefix, values in (("spark.conf", self.spark_conf), ("storage", self.storage_options)):
+            for key, value in sorted(values.items()):
+                name = f"{prefix}.{key}"
+                entries.append((name, mask_value(key, value), self.sources.get(name, "default")))
+        return entries
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -95,8 +131,11 @@ def load_config(
         if "table" in data:
             values["default_table"] = str(data["table"])
             sources["default_table"] = str(path)
-        spark_conf.update({k: str(v) for k, v in data.get("spark", {}).get("conf", {}).items()})
+        file_conf = {k: str(v) for k, v in data.get("spark", {}).get("conf", {}).items()}
+        spark_conf.update(file_conf)
         storage_options.update(data.get("storage", {}))
+        sources.update({f"spark.conf.{k}": str(path) for k in file_conf})
+        sources.update({f"storage.{k}": str(path) for k in data.get("storage", {})})
     env_map = {
         "LAKECTL_WAREHOUSE": "warehouse",
         "LAKECTL_TABLE": "default_table",
@@ -107,9 +146,11 @@ def load_config(
         if os.environ.get(env):
             values[key] = os.environ[env]
             sources[key] = env
-    for env, value in os.environ.items():
+    for env, env_value in os.environ.items():
         if env.startswith("LAKECTL_SPARK_CONF_"):
-            spark_conf[env[len("LAKECTL_SPARK_CONF_") :].lower().replace("__", ".")] = value
+            conf_key = env[len("LAKECTL_SPARK_CONF_") :].lower().replace("__", ".")
+            spark_conf[conf_key] = env_value
+            sources[f"spark.conf.{conf_key}"] = env
     flags = {"warehouse": warehouse, "master": master, "remote": remote}
     for key, value in flags.items():
         if value:
@@ -120,6 +161,7 @@ def load_config(
         if not sep:
             raise UsageError(f"--conf {item!r}: expected key=value")
         spark_conf[key.strip()] = value
+        sources[f"spark.conf.{key.strip()}"] = "command line"
     return Config(
         warehouse=values.get("warehouse", DEFAULT_WAREHOUSE),
         default_table=values.get("default_table"),

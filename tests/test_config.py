@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from lakectl.config import DEFAULT_WAREHOUSE, Config, is_url, load_config, resolve_table_url
+from lakectl.config import (
+    DEFAULT_WAREHOUSE,
+    Config,
+    is_url,
+    load_config,
+    mask_value,
+    resolve_table_url,
+)
 from lakectl.errors import UsageError
 
 
@@ -221,3 +228,77 @@ def test_cli_uses_the_default_table_and_warehouse_from_lakectl_toml(
     # And a flag beats both.
     flagged = lakectl_cli("history", "--warehouse", str(warehouse), "--json")
     assert flagged.code == 0
+
+
+# --- lakectl config ---------------------------------------------------------------------------
+
+
+def _by_name(body: dict) -> dict[str, tuple]:
+    return {entry["name"]: (entry["value"], entry["source"]) for entry in body["settings"]}
+
+
+def test_config_command_shows_values_sources_and_masks_secrets(
+    clean_env, tmp_path, monkeypatch, lakectl_cli
+):
+    _user_config(
+        tmp_path,
+        'warehouse = "/user/wh"\ntable = "user_table"\n'
+        '[storage]\nkey = "AKIAUSER"\nsecret = "user-secret"\nendpoint_url = "http://s3:9000"\n',
+    )
+    (clean_env / "lakectl.toml").write_text(
+        'warehouse = "/project/wh"\nmaster = "local[2]"\n'
+        '[spark.conf]\n"spark.sql.shuffle.partitions" = 4\n"spark.hadoop.fs.s3a.secret.key" = "x"\n'
+        '[storage.client_kwargs]\nregion_name = "eu-west-1"\naws_session_token = "tok"\n'
+    )
+    monkeypatch.setenv("LAKECTL_MASTER", "local[3]")
+    monkeypatch.setenv("LAKECTL_SPARK_CONF_SPARK__EXECUTOR__MEMORY", "2g")
+    result = lakectl_cli(
+        "--remote", "sc://10.0.0.5:15002/;token=abc123;user_id=ann",
+        "config", "--conf", "spark.sql.shuffle.partitions=2", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert "abc123" not in result.out and "AKIAUSER" not in result.out
+    assert "user-secret" not in result.out and '"tok"' not in result.out
+    project, user = str(clean_env / "lakectl.toml"), str(tmp_path / "xdg/lakectl/lakectl.toml")
+    assert result.json["files"] == [user, project]
+    assert _by_name(result.json) == {
+        "warehouse": ("/project/wh", project),
+        "default_table": ("user_table", user),
+        "master": ("local[3]", "LAKECTL_MASTER"),
+        "remote": ("sc://10.0.0.5:15002/;token=****;user_id=ann", "command line"),
+        "spark.conf.spark.executor.memory": ("2g", "LAKECTL_SPARK_CONF_SPARK__EXECUTOR__MEMORY"),
+        "spark.conf.spark.hadoop.fs.s3a.secret.key": ("****", project),
+        "spark.conf.spark.sql.shuffle.partitions": ("2", "command line"),
+        "storage.client_kwargs": (
+            {"region_name": "eu-west-1", "aws_session_token": "****"},
+            project,
+        ),
+        "storage.endpoint_url": ("http://s3:9000", user),
+        "storage.key": ("****", user),
+        "storage.secret": ("****", user),
+    }
+
+
+def test_config_command_text_with_defaults(clean_env, lakectl_cli):
+    result = lakectl_cli("config")
+    assert result.code == 0, result.err
+    lines = [line.split("│")[1:4] for line in result.out.splitlines() if line.count("│") == 4]
+    assert [[cell.strip() for cell in line] for line in lines] == [
+        ["warehouse", "./warehouse", "default"],
+        ["default_table", "NULL", "default"],
+        ["master", "local[*]", "default"],
+        ["remote", "NULL", "default"],
+    ]
+    assert "config files read: none" in result.err
+
+
+def test_mask_value_for_connect_urls_and_nested_tables():
+    assert (
+        mask_value("remote", "sc://h:1/;use_ssl=true;token=t")
+        == "sc://h:1/;use_ssl=true;token=****"
+    )
+    assert mask_value("remote", "sc://h:1") == "sc://h:1"
+    assert mask_value("opts", {"a": {"password": "p", "port": 1}}) == {
+        "a": {"password": "****", "port": 1}
+    }
+    assert mask_value("aws_credentials_file", "/x") == "****"

@@ -456,6 +456,9 @@ def show(table: str | None, valid_write_ids: str | None, settings: dict[str, Any
         ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"],
         rows,
     )
+    for p in result.partitions:
+        if p.list_bucketing is not None:
+            output.line(f"  {p.partition}: list-bucketed by {p.list_bucketing.describe()}")
     total = result.to_json()["totals"]
     output.line(
         f"{len(result.partitions)} partition(s), {total['rows']:,} rows, {_size(total['bytes'])}"
@@ -501,12 +504,25 @@ def history(table: str | None, limit: int | None, settings: dict[str, Any]) -> N
 
 @cli.command("apply-updates", context_settings=CONTEXT_SETTINGS)
 @click.argument("table")
-@click.argument("file")
+@click.argument("file", required=False)
+@click.option("--timezone", metavar="TZ", help="Zone for times without an offset (default UTC).")
 @click.option(
-    "--timezone", metavar="TZ", help="Zone for -- time= values without an offset (default UTC)."
+    "--materialize",
+    is_flag=True,
+    help="Fold the statements effective by --until into the data and retire them (Spark).",
+)
+@click.option(
+    "--until", metavar="TIME", help="With --materialize: fold statements effective by TIME."
 )
 @common_options
-def apply_updates(table: str, file: str, timezone: str | None, settings: dict[str, Any]) -> None:
+def apply_updates(
+    table: str,
+    file: str | None,
+    timezone: str | None,
+    materialize: bool,
+    until: str | None,
+    settings: dict[str, Any],
+) -> None:
     """Install the UPDATE/DELETE statements of FILE as the table's Type 7 statements.
 
     FILE uses seed 000's format: statements end with ';', `-- time=VALUE` lines set the effective
@@ -514,13 +530,26 @@ def apply_updates(table: str, file: str, timezone: str | None, settings: dict[st
     Every statement is checked first (columns, types, allowed functions); nothing is installed
     unless all pass. Runs without Spark.
 
+    With --materialize --until TIME (no FILE), the active statements effective at or before TIME
+    are written into the data as one transaction and retired: reads at TIME or later are
+    unchanged, reads --as-of an earlier time still apply them to the original rows.
+
     \b
-    Example:
+    Examples:
       lakectl apply-updates doctors sample_data/doctors/updates.sql
       lakectl snapshot doctors --as-of 2014-01-01
+      lakectl apply-updates doctors --materialize --until 2014-09-01
     """
     from lakectl.ops.updates import install
 
+    if materialize or until is not None:
+        _materialize_updates(table, file, until, timezone, settings)
+        return
+    if file is None:
+        raise UsageError(
+            "apply-updates needs FILE (or --materialize --until TIME)",
+            hint="lakectl apply-updates TABLE FILE",
+        )
     ctx = make_context(settings)
     result = install(ctx, table, file, timezone)
     for warning in result.warnings:
@@ -532,6 +561,42 @@ def apply_updates(table: str, file: str, timezone: str | None, settings: dict[st
         f"installed {result.installed} statement(s) into {result.table} as version {result.version}; "
         f"{result.total_active} active"
     )
+
+
+def _materialize_updates(
+    table: str, file: str | None, until: str | None, timezone: str | None, settings: dict[str, Any]
+) -> None:
+    from lakectl.ops.materialize import materialize
+
+    if file is not None:
+        raise UsageError("--materialize takes no FILE: install and materialize separately")
+    until_ms = parse_time_option(until, "--until", timezone)
+    if until_ms is None:
+        raise UsageError(
+            "--materialize needs --until TIME", hint="e.g. --until 2014-09-01 (epoch ms or a date)"
+        )
+    ctx = make_context(settings)
+    result = run_operation(settings, ctx, materialize, table, until_ms)
+    if result is None:
+        return
+    if result.version is None:
+        output.line(
+            f"nothing to materialize in {result.table}: no active statement is effective at "
+            f"or before {output.format_millis(until_ms)} ({result.remaining} active); "
+            "nothing was committed"
+        )
+    else:
+        counts = result.counts
+        output.line(
+            f"materialized {result.retired} statement(s) into {result.table} as version "
+            f"{result.version}: {counts['rewritten']} row(s) rewritten, {counts['deleted']} "
+            f"deleted; {result.remaining} statement(s) still active"
+        )
+    if result.held_back:
+        output.note(
+            f"note: {result.held_back} statement(s) effective by --until stay active: they "
+            "follow a later-effective statement in install order"
+        )
 
 
 @cli.command("updates", context_settings=CONTEXT_SETTINGS)
@@ -591,6 +656,12 @@ def updates_cmd(table: str | None, settings: dict[str, Any]) -> None:
     metavar="F",
     help="For --auto: major when deltas exceed F of the base [compactor.delta.pct.threshold].",
 )
+@click.option(
+    "--target-file-size",
+    metavar="SIZE",
+    help="About this much input per Spark task, e.g. 256MB [write.target-file-size]. Files stay "
+    "one per bucket, as Hive's readers need.",
+)
 @common_options
 def compact(
     table: str,
@@ -599,6 +670,7 @@ def compact(
     dry_run: bool,
     delta_num_threshold: int | None,
     delta_pct_threshold: float | None,
+    target_file_size: str | None,
     settings: dict[str, Any],
 ) -> None:
     """Compact deltas (minor) or rewrite the base (major), as Hive's compactor does.
@@ -624,6 +696,7 @@ def compact(
         dry_run=dry_run,
         delta_num_threshold=delta_num_threshold,
         delta_pct_threshold=delta_pct_threshold,
+        target_file_size=target_file_size,
     )
     result = run_operation(settings, ctx, run_compact, table, options)
     if result is None:
@@ -656,8 +729,9 @@ def compact(
     "--state",
     "states",
     multiple=True,
-    type=click.Choice(["ready for cleaning", "cleaned"]),
-    help="Only compactions in this state (repeatable).",
+    type=click.Choice(["planned", "working", "ready for cleaning", "cleaned", "failed"]),
+    help="Only compactions in this state (repeatable). `planned` (what `compact --auto` would "
+    "do now) is listed only when asked for; it reads ORC footers.",
 )
 @click.option(
     "--partition",
@@ -675,9 +749,14 @@ def compactions(
 ) -> None:
     """List the table's compactions, one line per partition (Hive's SHOW COMPACTIONS; no Spark).
 
+    States: planned (what `compact --auto` would do now; only with --state planned), working,
+    ready for cleaning (committed; replaced directories still on storage), cleaned, failed
+    (raised, or its process died).
+
     \b
     Example:
       lakectl compactions sales --state "ready for cleaning"
+      lakectl compactions sales --state planned --partition create_date=2024-01-02 --json
     """
     from lakectl.ops.compact import compactions as run_compactions
 
@@ -688,11 +767,12 @@ def compactions(
         return
     rows = [
         [
-            e.seq,
+            "-" if e.seq is None else e.seq,
             e.partition,
             e.type,
             e.state,
-            output.format_millis(e.committed_at),
+            output.format_millis(e.started_at),
+            output.format_millis(e.ended_at),
             len(e.inputs),
             ", ".join(o.rsplit("/", 1)[-1] for o in e.outputs),
             f"{_size(e.bytes_in)} -> {_size(e.bytes_out)}",
@@ -714,6 +794,150 @@ def compactions(
         ],
         rows,
     )
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.option(
+    "--retain",
+    metavar="DURATION",
+    help="Keep every state current within this window, e.g. 7d, 12h, 0s "
+    "[table property clean.retain, default 7d].",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Print what would be deleted and why; delete nothing."
+)
+@common_options
+def clean(table: str, retain: str | None, dry_run: bool, settings: dict[str, Any]) -> None:
+    """Delete directories replaced by compactions, and files of aborted or dead writers.
+
+    A replaced directory goes only when no state current inside the retention window reads it:
+    time travel inside the window keeps working, and a reader running for less than the window
+    never loses files (as with Delta's VACUUM). Decided from the log's commit times, never from
+    file times. A write id that never committed is cleaned only once its writer is known to be
+    gone (aborted, its process dead on this host, or allocated more than a day ago). Runs
+    without Spark.
+
+    \b
+    Example:
+      lakectl clean sales --dry-run
+      lakectl clean sales --retain 12h
+    """
+    from lakectl.ops.clean import CleanOptions
+    from lakectl.ops.clean import clean as run_clean
+
+    ctx = make_context(settings)
+    result = run_clean(ctx, table, CleanOptions(retain=retain, dry_run=dry_run))
+    if settings["as_json"]:
+        output.emit_json(result.to_json())
+        return
+    plan = result.plan
+    verb = "would delete" if dry_run else "deleted"
+    rows = [[i.path, i.kind, i.reason, _size(i.bytes)] for i in plan.delete]
+    if rows:
+        output.table(f"{verb} ({result.table})", ["path", "kind", "reason", "bytes"], rows)
+    kept = [[i.path, i.kind, i.reason, _size(i.bytes)] for i in plan.keep]
+    if kept:
+        output.table("kept", ["path", "kind", "reason", "bytes"], kept)
+    for write_id in plan.abort_write_ids:
+        output.note(f"write id {write_id} {'would be marked' if dry_run else 'marked'} aborted")
+    if plan.oldest is not None and plan.oldest.seq > 0:
+        output.note(f"after cleaning, {plan.oldest.describe()}")
+    total = sum(i.bytes for i in plan.delete)
+    output.line(f"{verb} {len(plan.delete)} path(s), {_size(total)} in {result.seconds:.1f}s")
+
+
+@cli.command("set", context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.argument("assignments", nargs=-1, metavar="KEY=VALUE...")
+@click.option("--unset", multiple=True, metavar="KEY", help="Reset KEY to its default.")
+@common_options
+def set_cmd(
+    table: str, assignments: tuple[str, ...], unset: tuple[str, ...], settings: dict[str, Any]
+) -> None:
+    """Change table properties (one commit; `lakectl show` lists them). Runs without Spark.
+
+    Keys: compactor.delta.num.threshold, compactor.delta.pct.threshold,
+    compactor.aborted.threshold, clean.retain (a duration), write.target-file-size (e.g. 128MB),
+    orc.compress.
+
+    \b
+    Example:
+      lakectl set sales compactor.delta.num.threshold=20 clean.retain=3d
+      lakectl set sales --unset write.target-file-size
+    """
+    from lakectl.ops.set_properties import set_properties
+
+    ctx = make_context(settings)
+    result = set_properties(ctx.table(table), assignments, unset)
+    if settings["as_json"]:
+        output.emit_json(result.to_json())
+        return
+    if not result.changed:
+        output.line("nothing changed: the properties already have these values")
+        return
+    for key, value in result.changed.items():
+        shown = value if value is not None else f"{result.properties[key]} (default)"
+        output.line(f"{key} = {shown}")
+    output.note(f"committed as log entry {result.log_seq}")
+
+
+# --- config -----------------------------------------------------------------------------------
+
+
+@cli.command("config", context_settings=CONTEXT_SETTINGS)
+@common_options
+def config_cmd(settings: dict[str, Any]) -> None:
+    """Show the effective configuration and where each value comes from.
+
+    Precedence, highest first: command-line flags, LAKECTL_* environment variables
+    (LAKECTL_WAREHOUSE, LAKECTL_TABLE, LAKECTL_MASTER, LAKECTL_REMOTE, LAKECTL_CONFIG,
+    LAKECTL_SPARK_CONF_<KEY with . as __>), ./lakectl.toml, the user's
+    ~/.config/lakectl/lakectl.toml, defaults. Values named like key, secret, token, password or
+    credential are masked.
+
+    \b
+    Example:
+      lakectl config
+      lakectl --remote sc://127.0.0.1:15002 config --json
+    """
+    from lakectl.config import config_files, load_config
+
+    config = load_config(
+        warehouse=settings["warehouse"],
+        master=settings["master"],
+        remote=settings["remote"],
+        conf=settings["confs"],
+    )
+    entries = config.effective()
+    files = [str(path) for path in config_files()]
+    if settings["as_json"]:
+        output.emit_json(
+            {
+                "settings": [{"name": n, "value": v, "source": s} for n, v, s in entries],
+                "files": files,
+            }
+        )
+        return
+    output.table(
+        "effective configuration",
+        ["setting", "value", "source"],
+        [[name, value, source] for name, value, source in entries],
+    )
+    output.note("config files read: " + (", ".join(files) or "none"))
+
+
+# --- skew and list bucketing (lakectl/cli/skew_commands.py) -------------------------------------
+
+from lakectl.cli import skew_commands  # noqa: E402  (it needs the names above)
+
+# mypy cannot type names imported through the cycle
+cli.add_command(skew_commands.skew)  # type: ignore[has-type]
+cli.add_command(skew_commands.list_bucket)  # type: ignore[has-type]
+
+from lakectl.cli import server_commands  # noqa: E402
+
+cli.add_command(server_commands.server)  # type: ignore[has-type]
 
 
 # --- entry point ------------------------------------------------------------------------------

@@ -70,6 +70,20 @@ def table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
     stdout.print(t)
 
 
+def bar_chart(
+    title: str, rows: list[tuple[str, int, float]], marked: set[str] | None = None, width: int = 40
+) -> None:
+    """Horizontal bars: label, count, share (0..1); ``marked`` labels are highlighted."""
+    t = Table(title=title, title_justify="left", show_lines=False, header_style="bold", box=None)
+    for name in ("value", "rows", "share", ""):
+        t.add_column(name, justify="right" if name in ("rows", "share") else "left")
+    for label, count, share in rows:
+        bar = "█" * max(0, round(share * width)) or ("▏" if share > 0 else "")
+        style = "bold green" if marked and label in marked else "cyan"
+        t.add_row(label, f"{count:,}", f"{share:6.1%}", f"[{style}]{bar}[/]")
+    stdout.print(t)
+
+
 def line(text: str) -> None:
     stdout.print(text, markup=False, highlight=False)
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lakectl.errors import CommitConflictError, UsageError
@@ -27,7 +28,9 @@ from lakectl.planning.compaction_plan import (
     Thresholds,
     plan_compaction,
 )
+from lakectl.planning.list_bucket_plan import ListBucketing, kept_layouts, layout_info
 from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.table import compaction_runs
 from lakectl.table.layout import (
     ACID_VERSION,
     ACID_VERSION_FILE,
@@ -38,13 +41,15 @@ from lakectl.table.layout import (
 from lakectl.table.log import CommitRecord, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import read_footer
+from lakectl.table.properties import parse_size, property_value
+from lakectl.table.retention import cleaned_dirs
 from lakectl.table.store import TableStore, now_millis
 from lakectl.table.validity import ValidWriteIds
 
 OPERATION = "compact"
 # Hive's AcidUtils.MetaDataFile marker of a compactor-written directory.
 COMPACTOR_MARKER = json.dumps({"thisFileVersion": "0", "dataFormat": "compacted"})
-STATES = ("ready for cleaning", "cleaned")
+STATES = ("planned", "working", "ready for cleaning", "cleaned", "failed")
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ class CompactOptions:
     dry_run: bool = False
     delta_num_threshold: int | None = None
     delta_pct_threshold: float | None = None
+    target_file_size: str | None = None  # e.g. "128MB"; default: write.target-file-size
 
 
 @dataclass
@@ -150,6 +156,7 @@ def _plan(
     thresholds = Thresholds.from_metadata(
         meta, options.delta_num_threshold, options.delta_pct_threshold
     )
+    target_file_size(meta, options.target_file_size)  # a bad size fails before any work
     _, plans, _ = plan_lakectl(store, state)
     plans = _select_partitions(meta, plans, options.partitions)
     visibility = max(store_hwm(store), state.max_write_id)
@@ -158,7 +165,8 @@ def _plan(
         options.kind,
         thresholds,
         lowest_open=lowest_open,
-        rows=_row_counts(store, plans),
+        # Only --auto decides on row counts; reading every footer costs seconds on big tables.
+        rows=_row_counts(store, plans) if options.kind == "auto" else {},
         visibility_txn=visibility,
     )
     result = CompactResult(
@@ -186,6 +194,33 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
     if options.dry_run or not chosen:
         result.seconds = time.time() - started
         return result
+    run = compaction_runs.new_run(options.kind, [p.to_json() for p in chosen])
+    with compaction_runs.tracked(store, run) as status:
+        final = _run(ctx, store, state, result, options, chosen, run.id, started)
+        status[0] = replace(
+            status[0], state="committed", ended_at=final.committed_at, log_seq=final.seq
+        )
+    failpoint("compact.after_commit")
+    result.committed_seq = final.seq
+    result.added = final.added
+    result.obsolete = final.obsolete
+    result.counts = dict(final.counts)
+    result.seconds = time.time() - started
+    return result
+
+
+def _run(
+    ctx: Context,
+    store: TableStore,
+    state: TableState,
+    result: CompactResult,
+    options: CompactOptions,
+    chosen: list[PartitionCompaction],
+    run_id: str,
+    started: float,
+) -> CommitRecord:
+    """Rewrite the chosen partitions and commit; returns the committed record."""
+    failpoint("compact.after_status")
     meta = state.metadata
     visible = committed_dirs(state)
     for p in chosen:
@@ -196,7 +231,8 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
             # Leftover of a crashed compaction: invisible, so safe to replace.
             store.storage.delete(store.path(rel), recursive=True)
     ctx.progress(f"compacting {len(chosen)} partition(s)")
-    added, counts = _execute(ctx, store, meta, state, chosen)
+    target_size = target_file_size(meta, options.target_file_size)
+    added, counts = _execute(ctx, store, meta, state, chosen, run_id, target_size=target_size)
     failpoint("compact.before_commit")
     obsolete = sorted(d.relative for p in chosen for d in p.inputs if _shadowed(d, p, added))
     info = {
@@ -205,6 +241,8 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
         "max_write_id": max(p.max_write_id for p in chosen),
         "lowest_open_write_id": result.lowest_open_write_id,
         "started_at": int(started * 1000),
+        "run_id": run_id,
+        "list_bucketing": layout_info(chosen, kept_layouts(state.records, chosen)),
         "compactions": [
             {
                 **p.to_json(),
@@ -227,14 +265,7 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
         counts=counts,
         info=info,
     )
-    final = store.commit(record)
-    failpoint("compact.after_commit")
-    result.committed_seq = final.seq
-    result.added = final.added
-    result.obsolete = final.obsolete
-    result.counts = counts
-    result.seconds = time.time() - started
-    return result
+    return store.commit(record)
 
 
 def _shadowed(d: Any, p: PartitionCompaction, added: set[str]) -> bool:
@@ -243,6 +274,16 @@ def _shadowed(d: Any, p: PartitionCompaction, added: set[str]) -> bool:
         return p.output_base is not None and p.output_path(p.output_base) in added
     name = p.output_delete_delta if d.acid.is_delete else p.output_delta
     return name is not None and p.output_path(name) in added
+
+
+def _rows_under(store: TableStore, rels: list[str]) -> int:
+    """Rows in the bucket files under these directories (list-bucketing subdirectories too)."""
+    total = 0
+    for rel in rels:
+        for path in store.storage.fs.find(store.path(rel)):
+            if path.rsplit("/", 1)[-1].startswith("bucket_"):
+                total += read_footer(store.storage, path).rows
+    return total
 
 
 def _bytes(store: TableStore, rels: list[str]) -> int:
@@ -254,10 +295,22 @@ def _bytes(store: TableStore, rels: list[str]) -> int:
     return total
 
 
-def _num_tasks(ctx: Context, rows: int, partitions: int) -> int:
+def _num_tasks(ctx: Context, bytes_in: int, target_size: int, partitions: int) -> int:
+    """Spark tasks for the rewrite: about one per ``target_size`` bytes of input.
+
+    Every (partition, bucket) goes to one task and becomes one file, as Hive's ACID readers
+    require (``bucket_N`` is the file of bucket N; Hive 3 cannot read a second file of a bucket),
+    so a compaction writes at most one file per bucket of its inputs: never more files than
+    before, and no file is split to meet the target.
+    """
     parallelism = int(ctx.spark().conf.get("spark.sql.shuffle.partitions") or 8)
-    by_rows = max(1, rows // 1_000_000 + 1)
-    return max(1, min(max(partitions, by_rows), max(parallelism * 2, by_rows)))
+    by_size = max(1, -(-bytes_in // target_size))
+    return max(1, min(max(partitions, by_size), max(parallelism * 2, by_size)))
+
+
+def target_file_size(meta: TableMetadata, option: str | None) -> int:
+    """Bytes per output file: the option, else the table's ``write.target-file-size``."""
+    return parse_size(option) if option else int(property_value(meta, "write.target-file-size"))
 
 
 def _execute(
@@ -266,12 +319,19 @@ def _execute(
     meta: TableMetadata,
     state: TableState,
     chosen: list[PartitionCompaction],
+    run_id: str,
+    layouts: Mapping[str, ListBucketing] | None = None,
+    *,
+    target_size: int = 128 << 20,
 ) -> tuple[set[str], dict[str, int]]:
-    """Rewrite the chosen partitions; returns the directories written and row counts."""
+    """Rewrite the chosen partitions; returns the directories written and row counts.
+
+    A major compaction writes the new base split like the old one (list bucketing), or as
+    ``layouts`` (partition -> mapping) says when given (``lakectl list-bucket``)."""
     from pyspark.sql import functions as F
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark import acid_read, acid_write
+    from lakectl.spark import acid_read, acid_write, list_bucket
 
     spark = ctx.spark()
     top = max(p.max_write_id for p in chosen)
@@ -286,14 +346,12 @@ def _execute(
         valid,
         key,
     )
-    staging = store.path("_lakectl", "staging", f"compact-{now_millis()}")
+    staging = store.path("_lakectl", "staging", f"compact-{run_id}")
     target = acid_write.WriteTarget(store.storage, store.root, staging, meta)
     event_cols = ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"]
     cols = [*event_cols, "row", *[f"`{c}`" for c in meta.partition_by]]
-    rows_in = sum(
-        int(p.stats.get("delta_rows", 0)) + int(p.stats.get("base_rows", 0)) for p in chosen
-    )
-    tasks = _num_tasks(ctx, rows_in, len(chosen))
+    bytes_in = sum(d.size for p in chosen for d in p.inputs)
+    tasks = _num_tasks(ctx, bytes_in, target_size, len(chosen))
     added: set[str] = set()
     counts: dict[str, int] = {"partitions": len(chosen)}
     try:
@@ -308,26 +366,33 @@ def _execute(
             ]
             live = acid_read.live_events(spark, plans, spec)
             if live is not None:
-                live = live.select(*cols).persist()
-                counts["rows_written"] = live.count()
-                ctx.progress(f"major: writing {counts['rows_written']:,} rows")
+                # One pass: rows are counted from the written files' footers afterwards.
+                live = live.select(*cols)
+                ctx.progress("major: writing the new base")
+                split = kept_layouts(state.records, majors) if layouts is None else layouts
+                events, subdirs = list_bucket.split_events(
+                    spark, live, meta, split, [p.relative for p in majors]
+                )
                 added |= set(
                     acid_write.write_compacted(
-                        live,
+                        events,
                         target,
                         tasks,
                         {p.relative: p.output_base or "" for p in majors},
                         bloom=True,
                         staging_name="base",
+                        subdir_names=subdirs,
                     )
                 )
-                live.unpersist()
             # A partition whose rows were all deleted still gets its (empty) base.
             for p in majors:
                 rel = p.output_path(p.output_base or "")
                 if rel not in added:
                     store.storage.makedirs(store.path(rel))
                     added.add(rel)
+            counts["rows_written"] = _rows_under(
+                store, [p.output_path(p.output_base or "") for p in majors]
+            )
         if minors:
             plans = [
                 PartitionReadPlan(p.relative, _values(meta, p.relative), None, p.deltas, (), ())
@@ -368,6 +433,7 @@ def _execute(
                         staging_name="delete_delta",
                     )
                 )
+        failpoint("compact.before_markers")
         for rel in added:
             store.storage.write_bytes(
                 store.storage.join(store.path(rel), ACID_VERSION_FILE), ACID_VERSION.encode()
@@ -392,42 +458,51 @@ def _values(meta: TableMetadata, relative: str) -> tuple[str | None, ...]:
 
 @dataclass(frozen=True)
 class CompactionEntry:
-    seq: int
+    """One partition of one compaction, as ``lakectl compactions`` lists it."""
+
+    seq: int | None
     partition: str
     type: str
     state: str
     requested: str
     started_at: int | None
-    committed_at: int
+    ended_at: int | None
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     bytes_in: int
     bytes_out: int
     reason: str
+    run_id: str | None = None
+    error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "seq": self.seq,
+            "run_id": self.run_id,
             "partition": self.partition,
             "type": self.type,
             "state": self.state,
             "requested": self.requested,
             "started_at": self.started_at,
-            "committed_at": self.committed_at,
+            "ended_at": self.ended_at,
             "inputs": list(self.inputs),
             "outputs": list(self.outputs),
             "bytes_in": self.bytes_in,
             "bytes_out": self.bytes_out,
             "reason": self.reason,
+            "error": self.error,
         }
 
 
 def compactions(
     store: TableStore, states: tuple[str, ...] = (), partitions: tuple[str, ...] = ()
 ) -> list[CompactionEntry]:
-    """Every committed compaction, one entry per partition, oldest first (no Spark).
+    """Every compaction, one entry per partition, oldest first (no Spark).
 
-    ``ready for cleaning`` while any input directory is still on storage, ``cleaned`` after.
+    From the log: ``ready for cleaning`` while any replaced directory is still on storage and not
+    recorded as deleted by ``clean``, ``cleaned`` after. From the status files of runs that did
+    not commit: ``working``, or ``failed`` (raised, or the process is gone). ``planned`` (what
+    ``compact --auto`` would do now) only when asked for, as it reads ORC footers.
     """
     for s in states:
         if s not in STATES:
@@ -438,36 +513,81 @@ def compactions(
         parse_partition_spec(list(partitions), list(meta.partition_by)) if partitions else {}
     )
     index = {c: i for i, c in enumerate(meta.partition_by)}
+
+    def wanted(rel: str) -> bool:
+        values = _values(meta, rel) if rel else ()
+        return all(values[index[c]] == v for c, v in wanted_parts.items())
+
+    gone = cleaned_dirs(log_state.records)
     out: list[CompactionEntry] = []
     for record in log_state.records:
         if record.operation != OPERATION:
             continue
         for item in record.info.get("compactions", []):
-            rel = item.get("partition", "")
-            if wanted_parts:
-                values = _values(meta, rel)
-                if any(values[index[c]] != v for c, v in wanted_parts.items()):
-                    continue
             inputs = tuple(item.get("inputs", ()))
-            left = any(store.storage.exists(store.path(d)) for d in inputs)
-            entry = CompactionEntry(
-                seq=record.seq,
-                partition=rel or "(table)",
-                type=str(item.get("type")),
-                state="ready for cleaning" if left else "cleaned",
-                requested=str(record.info.get("requested", "")),
-                started_at=record.info.get("started_at"),
-                committed_at=record.committed_at,
-                inputs=inputs,
-                outputs=tuple(item.get("outputs", ())),
-                bytes_in=int(item.get("bytes_in", 0)),
-                bytes_out=int(item.get("bytes_out", 0)),
-                reason=str(item.get("reason", "")),
+            left = any(d not in gone and store.storage.exists(store.path(d)) for d in inputs)
+            out.append(
+                _entry(
+                    item,
+                    "ready for cleaning" if left else "cleaned",
+                    seq=record.seq,
+                    requested=str(record.info.get("requested", "")),
+                    started_at=record.info.get("started_at"),
+                    ended_at=record.committed_at,
+                    run_id=record.info.get("run_id"),
+                )
             )
-            if states and entry.state not in states:
-                continue
-            out.append(entry)
-    return out
+    now = now_millis()
+    committed_runs = {r.info.get("run_id") for r in log_state.records if r.operation == OPERATION}
+    for run in compaction_runs.read_statuses(store):
+        if run.state == "committed" or run.id in committed_runs:  # crashed right after commit
+            continue
+        state = run.shown_state(now)
+        for item in run.compactions:
+            out.append(
+                _entry(
+                    item,
+                    state,
+                    requested=run.requested,
+                    started_at=run.started_at,
+                    ended_at=run.ended_at if state == "failed" else None,
+                    run_id=run.id,
+                    error=run.error or ("its process is gone" if state == "failed" else None),
+                )
+            )
+    if "planned" in states:
+        result, _, _ = _plan(store, CompactOptions(kind="auto"))
+        for p in result.chosen:
+            out.append(_entry(p.to_json(), "planned", requested="auto"))
+    return [
+        e
+        for e in out
+        if wanted("" if e.partition == "(table)" else e.partition)
+        and (not states or e.state in states)
+    ]
+
+
+def _entry(item: dict[str, Any], state: str, **kw: Any) -> CompactionEntry:
+    stats = item.get("stats", {})
+    bytes_in = item.get("bytes_in")
+    if bytes_in is None:  # a plan: what the reader uses now
+        bytes_in = int(stats.get("base_bytes", 0)) + int(stats.get("delta_bytes", 0))
+    return CompactionEntry(
+        seq=kw.get("seq"),
+        partition=item.get("partition") or "(table)",
+        type=str(item.get("type")),
+        state=state,
+        requested=kw.get("requested", ""),
+        started_at=kw.get("started_at"),
+        ended_at=kw.get("ended_at"),
+        inputs=tuple(item.get("inputs", ())),
+        outputs=tuple(item.get("outputs", ())),
+        bytes_in=int(bytes_in),
+        bytes_out=int(item.get("bytes_out", 0)),
+        reason=str(item.get("reason", "")),
+        run_id=kw.get("run_id"),
+        error=kw.get("error"),
+    )
 
 
 __all__ = [

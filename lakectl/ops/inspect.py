@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakectl.ops.reading import ReadTarget, open_for_read
+from lakectl.planning.list_bucket_plan import ListBucketing, layout_of, layouts_by_dir
 from lakectl.table.orc_files import read_footer
 from lakectl.table.store import TableStore
 
@@ -23,6 +24,7 @@ class PartitionSummary:
     inserted_rows: int
     delete_events: int
     bytes: int
+    list_bucketing: ListBucketing | None = None  # the mapping of the base a reader uses
 
     @property
     def rows(self) -> int:
@@ -38,6 +40,7 @@ class PartitionSummary:
             "rows": self.rows,
             "delete_events": self.delete_events,
             "bytes": self.bytes,
+            "list_bucketing": self.list_bucketing.to_json() if self.list_bucketing else None,
         }
 
 
@@ -92,6 +95,7 @@ def show(store: TableStore, valid_write_ids: str | None = None) -> ShowResult:
         properties=meta.effective_properties(),
         version=target.state.max_write_id if target.state else target.valid.high_watermark,
     )
+    layouts = layouts_by_dir(target.state.records) if target.state is not None else {}
     for plan in target.plans:
         data_files = [f for d in plan.data_dirs for f in d.files] + list(plan.originals)
         delete_files = [f for d in plan.delete_deltas for f in d.files]
@@ -105,6 +109,7 @@ def show(store: TableStore, valid_write_ids: str | None = None) -> ShowResult:
                 inserted_rows=_rows(target, data_files),
                 delete_events=_rows(target, delete_files),
                 bytes=sum(f.size for f in data_files + delete_files),
+                list_bucketing=layout_of(plan, layouts),
             )
         )
     return result

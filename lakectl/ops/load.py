@@ -19,6 +19,9 @@ from lakectl.table.store import TableStore
 
 MODES = ("append", "upsert", "cdc")
 DEFAULT_OP_VALUES = "I=insert,U=update,D=delete"
+# Up to this many batch rows, the stored rows found for the batch's keys (at most one per key,
+# a few columns) are broadcast to the join instead of sorting the batch for a sort-merge join.
+BROADCAST_LOOKUP_ROWS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -141,9 +144,14 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
     if options.order_by and meta.schema.find(options.order_by) is None:
         raise UsageError(f"--order-by {options.order_by!r} is not a column of the table")
     batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
-    batch, stats = shape_batch(raw, meta, batch_opts, options.source)
-    batch = batch.persist()
-    classified = None
+    # Parse the source once: the checks and every later step read the cached rows.
+    raw = raw.persist()
+    try:
+        batch, stats = shape_batch(raw, meta, batch_opts, options.source)
+    except BaseException:
+        raw.unpersist()
+        raise
+    cached: list[Any] = [raw]  # frames to unpersist at the end
     phases: dict[str, float] = {"validate": time.time() - started}
     try:
         if state is None:
@@ -166,11 +174,9 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
                 counts = {"inserted": rows}
             else:
                 ctx.progress(f"looking up {rows:,} keys")
-                latest = merge.latest_per_key(batch, meta, options.order_by is not None)
-                existing = _existing_keys(spark, store, state, meta, touched, options.order_by)
-                classified = merge.classify(
-                    latest, existing, meta, mode=options.mode, order_by=options.order_by
-                ).persist()
+                classified = _classify(
+                    spark, store, state, meta, touched, options, batch, rows, cached
+                )
                 by_result = {
                     r[0]: r[1] for r in classified.groupBy(merge.RESULT_COL).count().collect()
                 }
@@ -222,9 +228,8 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
                 raise
             raise
     finally:
-        batch.unpersist()
-        if classified is not None:
-            classified.unpersist()
+        for frame in cached:
+            frame.unpersist()
     return LoadResult(
         table=store.name or store.url,
         write_id=write_id,
@@ -237,10 +242,55 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
     )
 
 
-def _existing_keys(
-    spark, store: TableStore, state, meta: TableMetadata, touched: set[str], order_by: str | None
+def _classify(
+    spark,
+    store: TableStore,
+    state,
+    meta: TableMetadata,
+    touched: set[str],
+    options: LoadOptions,
+    batch,
+    rows: int,
+    cached: list[Any],
 ):
-    """Keys, identities (and the order column) of the stored rows in the touched partitions."""
+    """The batch's changes labelled insert/update/delete/ignored, with the old rows' identity.
+
+    Used three times (counts, new rows, delete events), so one side is cached: when the batch
+    has no repeated key, only the small lookup result (no window over the batch, no shuffle of
+    its wide rows: the join broadcasts the lookup); otherwise the classified rows themselves.
+    """
+    from lakectl.spark import merge
+
+    unique = not merge.has_repeated_keys(batch, meta)
+    latest = batch if unique else merge.latest_per_key(batch, meta, options.order_by is not None)
+    existing = _existing_keys(spark, store, state, meta, touched, options.order_by, batch)
+    if unique:
+        existing = existing.persist()
+        cached.append(existing)
+    classified = merge.classify(
+        latest,
+        existing,
+        meta,
+        mode=options.mode,
+        order_by=options.order_by,
+        broadcast_existing=rows <= BROADCAST_LOOKUP_ROWS,
+    )
+    if not unique:
+        classified = classified.persist()
+        cached.append(classified)
+    return classified
+
+
+def _existing_keys(
+    spark,
+    store: TableStore,
+    state,
+    meta: TableMetadata,
+    touched: set[str],
+    order_by: str | None,
+    batch,
+):
+    """Keys, identities (and the order column) of the stored rows with a key of the batch."""
     from pyspark.sql import functions as F
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
@@ -260,7 +310,12 @@ def _existing_keys(
         valid,
         key_not_null,
     )
-    rows = acid_read.read_rows(spark, plans, spec, with_identity=True)
+    keys = batch.select(*[F.col(f"`{k}`") for k in meta.primary_key])
+    events = acid_read.live_events_for_keys(spark, plans, spec, keys)
+    if events is None:
+        rows = acid_read.empty_rows(spark, spec, with_identity=True)
+    else:
+        rows = acid_read.to_rows(events, spec, with_identity=True)
     keep = [*meta.primary_key, *meta.partition_by, "originalTransaction", "bucket", "rowId"]
     if order_by:
         keep.append(meta.schema[order_by].name)

@@ -15,6 +15,7 @@ from lakectl.table.listing import PartitionListing, list_table
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import read_footer, require_acid_file, spark_type
+from lakectl.table.retention import format_time, require_readable, with_following_compactions
 from lakectl.table.schema import Column, Schema
 from lakectl.table.store import TableStore
 from lakectl.table.validity import ValidWriteIds, parse_valid_write_ids
@@ -105,16 +106,30 @@ def choose_state(
     version: int | None = None,
     known_at: int | None = None,
     as_of: int | None = None,
+    raw: bool = False,
 ) -> TableState:
-    """Time travel: ``version`` (write id), ``known_at`` (commit time), ``as_of`` (valid time)."""
+    """Time travel: ``version`` (write id), ``known_at`` (commit time), ``as_of`` (valid time).
+
+    ``raw`` also leaves out materialized Type 7 statements: the rows as loaded. Raises :class:`TimeTravelError` when ``clean`` deleted files the chosen state needs.
+    """
     if version is not None and known_at is not None:
         raise UsageError("--version and --known-at cannot be combined")
+    full = state
+    what = []
     if version is not None:
-        state = state.at_version(version)
+        state = with_following_compactions(state.at_version(version), full)
+        what.append(f"version {version}")
     if known_at is not None:
-        state = state.known_at(known_at)
+        state = with_following_compactions(state.known_at(known_at), full)
+        what.append(f"the table as known at {format_time(known_at)}")
     if as_of is not None:
         state = state.effective_at(as_of)
+        what.append(f"the table as of {format_time(as_of)}")
+    if raw:
+        state = state.without_operations(frozenset({"materialize"}))
+        what.append("the rows as loaded (--raw)")
+    if what:
+        require_readable(state, full, ", ".join(what))
     return state
 
 
@@ -126,6 +141,7 @@ def open_for_read(
     as_of: int | None = None,
     valid_write_ids: str | None = None,
     only: set[str] | None = None,
+    raw: bool = False,
 ) -> ReadTarget:
     """Resolve what a snapshot reads."""
     if not store.has_log():
@@ -137,7 +153,7 @@ def open_for_read(
     if valid_write_ids:
         raise UsageError("--valid-write-ids is for Hive-written tables; use --version here")
     full = store.read_state()
-    state = choose_state(full, version=version, known_at=known_at, as_of=as_of)
+    state = choose_state(full, version=version, known_at=known_at, as_of=as_of, raw=raw)
     valid, plans, _ = plan_lakectl(store, state, only)
     return ReadTarget(store, state.metadata, state, valid, tuple(plans))
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import BadInputError, UsageError
 from lakectl.ops.context import Context
+from lakectl.ops.pruning import ScanStats, prune_target
 from lakectl.ops.reading import ReadTarget, open_for_read
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ class SnapshotResult:
     version: int | None = None
     out: str | None = None
     written: int | None = None
+    scan: dict[str, Any] | None = None  # files/bytes read after pruning (lakectl.ops.pruning)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -46,6 +48,8 @@ class SnapshotResult:
             "version": self.version,
             "columns": self.columns,
         }
+        if self.scan is not None:
+            data["scan"] = self.scan
         if self.out:
             data.update(out=self.out, rows_written=self.written)
         else:
@@ -54,8 +58,14 @@ class SnapshotResult:
         return data
 
 
-def snapshot_frame(ctx: Context, target: ReadTarget, request: SnapshotRequest) -> DataFrame:
-    """The snapshot as a Spark DataFrame (before --where/--columns/--limit)."""
+def snapshot_frame(
+    ctx: Context, target: ReadTarget, request: SnapshotRequest, *, with_identity: bool = False
+) -> DataFrame:
+    """The snapshot as a Spark DataFrame (before --where/--columns/--limit).
+
+    ``with_identity`` adds each row's ACID identity (originalTransaction, bucket, rowId), for
+    writers that rewrite or delete the rows they read.
+    """
     from lakectl.spark import acid_read
 
     meta = target.metadata
@@ -69,7 +79,7 @@ def snapshot_frame(ctx: Context, target: ReadTarget, request: SnapshotRequest) -
         target.valid,
         key,
     )
-    return acid_read.read_rows(spark, target.plans, spec)
+    return acid_read.read_rows(spark, target.plans, spec, with_identity)
 
 
 def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
@@ -85,11 +95,11 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         known_at=request.known_at,
         as_of=request.as_of,
         valid_write_ids=request.valid_write_ids,
+        raw=request.raw,
     )
+    target, scan = _prune(target, request)
     ctx.progress("reading")
-    df = snapshot_frame(ctx, target, request)
-    if not request.raw:
-        df = _apply_statements(df, target, request)
+    df = statements_frame(ctx, target, request)
     if request.where:
         try:
             df = df.where(F.expr(request.where))
@@ -112,6 +122,7 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         columns=df.columns,
         types=[f.dataType.simpleString() for f in df.schema.fields],
         version=version,
+        scan=scan.to_json(),
     )
     if request.out:
         return _write_out(df, request, result)
@@ -121,6 +132,23 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         rows, result.truncated = rows[:limit], True
     result.rows = [tuple(r) for r in rows]
     return result
+
+
+def _prune(target: ReadTarget, request: SnapshotRequest) -> tuple[ReadTarget, ScanStats]:
+    """Skip partitions and list-bucketing directories ``--where`` cannot match."""
+    from lakectl.ops.updates import statements_for_read
+
+    statements: list[str] = []
+    if request.where and not request.raw:
+        found = statements_for_read(target.store, target.state, target.metadata.schema)
+        statements = [s.sql for s in found]
+    return prune_target(target, request.where, statements)
+
+
+def statements_frame(ctx: Context, target: ReadTarget, request: SnapshotRequest) -> DataFrame:
+    """The snapshot with its Type 7 statements applied (none for ``--raw``)."""
+    df = snapshot_frame(ctx, target, request)
+    return df if request.raw else _apply_statements(df, target, request)
 
 
 def _apply_statements(df: DataFrame, target: ReadTarget, request: SnapshotRequest) -> DataFrame:
@@ -155,5 +183,9 @@ def _write_out(df: DataFrame, request: SnapshotRequest, result: SnapshotResult) 
         writer = writer.option("header", "true")
     getattr(writer, fmt)(storage.url(path))
     result.out = storage.url(path)
-    result.written = df.count()
+    # Count what was written (Parquet/ORC answer from footers) instead of merging again.
+    reader = df.sparkSession.read.format(fmt)
+    if fmt == "csv":
+        reader = reader.option("header", "true")
+    result.written = reader.load(storage.url(path)).count()
     return result

@@ -22,13 +22,17 @@ from lakectl.updates.times import format_millis
 from lakectl.updates.validate import validate_statement
 
 OPERATION = "apply-updates"
+MATERIALIZE_OPERATION = "materialize"
 
 
 @dataclass(frozen=True)
 class InstalledStatement:
+    """An active statement with where it came from: install version and position in it."""
+
     statement: Statement
     version: int | None
     installed_at: int
+    index: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -39,6 +43,7 @@ class InstalledStatement:
             "source": self.statement.source,
             "line": self.statement.line,
             "version": self.version,
+            "index": self.index,
             "installed_at": self.installed_at,
         }
 
@@ -66,17 +71,28 @@ def _from_json(data: dict[str, Any]) -> Statement:
 
 
 def installed_statements(state: TableState) -> list[InstalledStatement]:
-    """Every installed statement in install (log) order, checked again against the schema."""
+    """The active statements of ``state`` in install (log) order, checked again against the schema.
+
+    A statement stops being active when a ``materialize`` record of the same state retires it
+    (its effect is then in the data). Deciding this from ``state``'s own records means a read of
+    an earlier state (``--as-of`` before the materialize took effect, ``--known-at`` before it
+    committed) still applies the statements to the rows as they were.
+    """
     schema = state.metadata.schema
-    out = []
+    active: dict[tuple[int | None, int], InstalledStatement] = {}
     for record in state.records:
+        if record.operation == MATERIALIZE_OPERATION:
+            for version, index in record.info.get("retired", []):
+                active.pop((version, index), None)
+            continue
         if record.operation != OPERATION:
             continue
-        for data in record.info.get("statements", []):
+        for index, data in enumerate(record.info.get("statements", [])):
             stmt = _from_json(data)
             validate_statement(stmt, schema)
-            out.append(InstalledStatement(stmt, record.write_id, record.committed_at))
-    return out
+            entry = InstalledStatement(stmt, record.write_id, record.committed_at, index)
+            active[(record.write_id, index)] = entry
+    return list(active.values())
 
 
 def statements_for_read(

@@ -82,7 +82,9 @@ def plan_partition(
     """The directories a snapshot at ``valid`` reads in this partition."""
     visible = [d for d in listing.dirs if is_visible(d)]
     bases = [d for d in visible if d.acid.is_base and valid.is_valid(d.acid.max_write_id)]
-    base = max(bases, key=lambda d: d.acid.max_write_id, default=None)
+    # Of two bases of the same write id, the later rewrite (higher visibility id) wins: a
+    # list-bucket rewrite of a compacted base holds the same rows, split differently.
+    base = max(bases, key=lambda d: (d.acid.max_write_id, d.acid.visibility_txn or 0), default=None)
     above = base.acid.max_write_id if base else 0
     deltas, skipped = _choose_deltas(
         [d for d in visible if d.acid.kind.value == "delta"], above, valid

@@ -7,6 +7,7 @@ all six columns alive with a cheap guard filter, while still pruning inside ``ro
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import reduce
@@ -17,9 +18,11 @@ from pyspark.sql import functions as F
 
 from lakectl.errors import FormatError
 from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.spark.fsspec_orc import hadoop_urls, scan_events
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import (
     DEFAULT_PARTITION,
+    LIST_BUCKETING_SEGMENT_PATTERN,
     OP_DELETE,
     decode_bucket,
     encode_bucket,
@@ -72,21 +75,15 @@ def _scan(spark: SparkSession, spec: ReadSpec, files: list[str]) -> DataFrame:
     files breaks ORC's ACID reader. The directory names are decoded here instead: the URI
     encoding Spark reports, then Hive's escaping (both are %XX codes).
     """
-    urls = [spec.storage.url(f) for f in files]
+    urls = hadoop_urls(spark, spec.storage, files)
+    if urls is None:  # no Hadoop filesystem for the scheme (s3:// without hadoop-aws)
+        return scan_events(
+            spark, spec.storage, spec.root, files, spec.data_schema, spec.partition_schema
+        )
     df = spark.read.schema(event_schema_ddl(spec.data_schema, Schema(()))).orc(urls)
-    columns = spec.partition_schema.columns
-    if not columns:
-        return df
-    levels = len(columns)
-    dirs = F.split(
-        F.regexp_extract(
-            F.col("_metadata.file_path"), rf"/((?:[^/]+/){{{levels}}})[^/]+/[^/]+$", 1
-        ),
-        "/",
-    )
     out = df
-    for i, col in enumerate(columns):
-        raw = F.regexp_extract(F.element_at(dirs, i + 1), r"^[^=]*=(.*)$", 1)
+    for col in spec.partition_schema.columns:
+        raw = _raw_partition_value(col.name, spec.partition_schema.names)
         once = F.url_decode(F.replace(raw, F.lit("+"), F.lit("%2B")))
         twice = F.url_decode(F.replace(once, F.lit("+"), F.lit("%2B")))
         # Decoding is costly per row; names without '%' are already the value.
@@ -94,6 +91,35 @@ def _scan(spark: SparkSession, spec: ReadSpec, files: list[str]) -> DataFrame:
         value = F.when(raw == F.lit(DEFAULT_PARTITION), F.lit(None)).otherwise(value)
         out = out.withColumn(col.name, value.cast(col.type))
     return out
+
+
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def _raw_partition_value(name: str, names: list[str]) -> Column:
+    """The (still escaped) value of partition column ``name`` in ``_metadata.file_path``.
+
+    It is what follows the last ``/name=`` up to the next ``/``: partition directories come
+    after the table root, and the directories below them (ACID directories, list-bucketing
+    ``x=v`` directories of data columns) never carry a partition column's name. Two cheap
+    ``substring_index`` calls per row; a regular expression costs several times the scan.
+    Column names that Hive or URI encoding would change take the general (slower) path.
+    """
+    path = F.col("_metadata.file_path")
+    if _PLAIN_NAME.match(name):
+        return F.substring_index(F.substring_index(path, f"/{name}=", -1), "/", 1)
+    levels = len(names)
+    dirs = F.split(
+        F.regexp_extract(
+            path,
+            # partition dirs, the ACID dir, list-bucketing dirs (x=6/, HIVE_DEFAULT_...), the file
+            rf"/((?:[^/]+/){{{levels}}})(?:base|delta|delete_delta)_[^/]+/"
+            rf"(?:{LIST_BUCKETING_SEGMENT_PATTERN}/)*[^/]+$",
+            1,
+        ),
+        "/",
+    )
+    return F.regexp_extract(F.element_at(dirs, names.index(name) + 1), r"^[^=]*=(.*)$", 1)
 
 
 def _row_guard(spec: ReadSpec) -> Column:
@@ -144,10 +170,41 @@ def live_events(
     inserts = insert_events(spark, plans, spec)
     if inserts is None:
         return None
-    deletes = delete_events(spark, plans, spec)
+    return _minus_deletes(inserts, delete_events(spark, plans, spec), spec)
+
+
+def live_events_for_keys(
+    spark: SparkSession,
+    plans: Sequence[PartitionReadPlan],
+    spec: ReadSpec,
+    keys: DataFrame,
+) -> DataFrame | None:
+    """Live insert events whose key is one of ``keys`` (a small frame of key columns).
+
+    The stored events are filtered by the keys first, through a broadcast semi join, so the
+    delete events are matched against the few candidates only: the cost follows the number of
+    keys, the scan of the key prefix aside, instead of shuffling every stored row.
+    """
+    inserts = insert_events(spark, plans, spec)
+    if inserts is None:
+        return None
+    data_names = {c.lower() for c in spec.data_schema.names}
+    conds = [
+        (F.col(f"e.row.`{k}`") if k.lower() in data_names else F.col(f"e.`{k}`"))
+        == F.col(f"k.`{k}`")
+        for k in keys.columns
+    ]
+    candidates = inserts.alias("e").join(
+        F.broadcast(keys.alias("k")), reduce(lambda a, b: a & b, conds), "left_semi"
+    )
+    return _minus_deletes(candidates, delete_events(spark, plans, spec), spec)
+
+
+def _minus_deletes(inserts: DataFrame, deletes: DataFrame | None, spec: ReadSpec) -> DataFrame:
     if deletes is None:
         return inserts
-    left, right = inserts.alias("i"), deletes.dropDuplicates().alias("d")
+    # No dropDuplicates: an anti join needs none, and it would cost a shuffle of every event.
+    left, right = inserts.alias("i"), deletes.alias("d")
     conds = [F.col(f"i.`{c}`").eqNullSafe(F.col(f"d.`{c}`")) for c in spec.partition_schema.names]
     conds += [F.col(f"i.{c}") == F.col(f"d.{c}") for c in IDENTITY_COLUMNS]
     return left.join(right, reduce(lambda a, b: a & b, conds), "left_anti")
@@ -260,6 +317,7 @@ __all__ = [
     "empty_rows",
     "insert_events",
     "live_events",
+    "live_events_for_keys",
     "read_rows",
     "to_rows",
 ]

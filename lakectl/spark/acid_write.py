@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
+from lakectl.spark.fsspec_orc import hadoop_url, write_events
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import (
     ACID_VERSION,
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 _BUCKET_COL = "__lakectl_bucket"
+# A compactor output split into list-bucketing directories carries each event's directory number.
+SUBDIR_COL = "__lakectl_subdir"
 _CODEC_V1 = 1 << 29
 
 
@@ -46,19 +49,32 @@ def _encode_bucket(bucket_id: Column) -> Column:
     return (F.lit(_CODEC_V1) + F.shiftleft(bucket_id.cast("int"), 16)).cast("int")
 
 
-def _writer(df: DataFrame, target: WriteTarget, sort_cols: list[str], bloom: bool):
-    part_cols = list(target.metadata.partition_by)
+def _write_events(
+    df: DataFrame,
+    target: WriteTarget,
+    staging: str,
+    sort_cols: list[str],
+    bloom: bool,
+    subdirs: bool = False,
+) -> None:
+    """Write ``df`` to ``staging`` partitioned by partition columns (and subdir) and bucket."""
+    part_cols = list(target.metadata.partition_by) + ([SUBDIR_COL] if subdirs else [])
     ordered = df.sortWithinPartitions(
         *[F.col(f"`{c}`") for c in part_cols], _BUCKET_COL, *sort_cols
     )
-    writer = ordered.write.mode("overwrite").option(
-        "compression", target.metadata.property("orc.compress").lower() or "snappy"
-    )
+    compression = target.metadata.property("orc.compress").lower() or "snappy"
+    url = hadoop_url(df.sparkSession, target.storage, staging)
+    if url is None:  # no Hadoop filesystem for the scheme (s3:// without hadoop-aws)
+        write_events(ordered, target.storage, staging, [*part_cols, _BUCKET_COL], compression)
+        return
+    writer = ordered.write.mode("overwrite").option("compression", compression)
     if bloom and target.metadata.primary_key:
-        keys = [f"row.{k}" for k in target.metadata.primary_key if k not in part_cols]
+        # ORC resolves these names inside the `row` struct of an ACID schema (OrcUtils.
+        # includeColumns), so the plain key name is right; `row.id` would match nothing.
+        keys = [k for k in target.metadata.primary_key if k not in part_cols]
         if keys:
             writer = writer.option("orc.bloom.filter.columns", ",".join(keys))
-    return writer.partitionBy(*part_cols, _BUCKET_COL)
+    writer.partitionBy(*part_cols, _BUCKET_COL).orc(url)
 
 
 def write_inserts(
@@ -100,7 +116,7 @@ def write_inserts(
         F.col(_BUCKET_COL),
     )
     staging = posixpath.join(target.staging, dir_name)
-    _writer(events, target, ["rowId"], bloom=True).orc(target.storage.url(staging))
+    _write_events(events, target, staging, ["rowId"], bloom=True)
     return _move_into_place(target, staging, dir_name)
 
 
@@ -127,9 +143,7 @@ def write_deletes(
         F.col(_BUCKET_COL),
     )
     staging = posixpath.join(target.staging, dir_name)
-    _writer(events, target, ["originalTransaction", "bucket", "rowId"], bloom=False).orc(
-        target.storage.url(staging)
-    )
+    _write_events(events, target, staging, ["originalTransaction", "bucket", "rowId"], bloom=False)
     return _move_into_place(target, staging, dir_name)
 
 
@@ -141,6 +155,7 @@ def write_compacted(
     *,
     bloom: bool,
     staging_name: str,
+    subdir_names: Mapping[tuple[str, int], str] | None = None,
 ) -> list[str]:
     """Write ACID events that already have an identity (a compactor's output), keeping it.
 
@@ -149,6 +164,10 @@ def write_compacted(
     events of concurrent writers still find the rows they point at. Each event goes to the bucket
     file of its bucket field, ordered by (originalTransaction, bucket, rowId). ``dir_names`` maps
     a partition's relative path (``""`` unpartitioned) to the directory to create in it.
+
+    With ``subdir_names``, ``events`` also has an int column :data:`SUBDIR_COL` and each event
+    goes to ``<dir>/<subdir_names[(partition, number)]>/bucket_N`` (list bucketing; ``""``: no
+    subdirectory).
     """
     meta = target.metadata
     part_cols = list(meta.partition_by)
@@ -167,13 +186,17 @@ def write_compacted(
         F.col("currentTransaction").cast("bigint"),
         F.col("row"),
         *[F.col(f"`{c}`") for c in part_cols],
+        *([F.col(SUBDIR_COL)] if subdir_names is not None else []),
         F.col(_BUCKET_COL),
     )
     staging = posixpath.join(target.staging, staging_name)
-    _writer(ordered, target, ["originalTransaction", "bucket", "rowId"], bloom=bloom).orc(
-        target.storage.url(staging)
+    sort_cols = ["originalTransaction", "bucket", "rowId"]
+    _write_events(
+        ordered, target, staging, sort_cols, bloom=bloom, subdirs=subdir_names is not None
     )
-    return _move_into_place(target, staging, dir_for=lambda partition: dir_names[partition])
+    return _move_into_place(
+        target, staging, dir_for=lambda partition: dir_names[partition], subdirs=subdir_names
+    )
 
 
 def _move_into_place(
@@ -182,21 +205,25 @@ def _move_into_place(
     dir_name: str = "",
     *,
     dir_for: Callable[[str], str] | None = None,
+    subdirs: Mapping[tuple[str, int], str] | None = None,
 ) -> list[str]:
     storage = target.storage
     depth = len(target.metadata.partition_by)
+    extra = 1 if subdirs is not None else 0
     created: dict[str, str] = {}
     for path in _files_under(storage, staging):
         relative = path[len(staging) + 1 :]
         parts = relative.split("/")
-        if len(parts) != depth + 2 or not parts[-1].startswith("part-"):
+        if len(parts) != depth + 2 + extra or not parts[-1].startswith("part-"):
             continue
         partition = "/".join(parts[:depth])
-        bucket_id = int(parts[depth].split("=", 1)[1])
+        bucket_id = int(parts[depth + extra].split("=", 1)[1])
         name = dir_for(partition) if dir_for is not None else dir_name
         rel_dir = f"{partition}/{name}" if partition else name
         final_dir = storage.join(target.root, rel_dir)
-        storage.move(path, storage.join(final_dir, bucket_file_name(bucket_id)))
+        subdir = subdirs[(partition, int(parts[depth].split("=", 1)[1]))] if subdirs else ""
+        file_dir = storage.join(final_dir, subdir) if subdir else final_dir
+        storage.move(path, storage.join(file_dir, bucket_file_name(bucket_id)))
         created[rel_dir] = final_dir
     for final_dir in created.values():
         storage.write_bytes(storage.join(final_dir, ACID_VERSION_FILE), ACID_VERSION.encode())

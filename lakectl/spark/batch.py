@@ -96,6 +96,7 @@ def shape_batch(
         for code, act in mapping.items():
             cond = F.col(ACTION_COL) == F.lit(code)
             action = F.when(cond, F.lit(act)) if action is None else action.when(cond, F.lit(act))
+        assert action is not None  # parse_op_values never returns an empty mapping
         shaped = shaped.withColumn(ACTION_COL, action)
     if options.order_by:
         shaped = shaped.withColumn(ORDER_COL, F.col(f"`{meta.schema[options.order_by].name}`"))

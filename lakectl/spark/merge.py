@@ -25,6 +25,12 @@ RESULT_COL = "__lakectl_result"
 OLD = "__old_"
 
 
+def has_repeated_keys(batch: DataFrame, meta: TableMetadata) -> bool:
+    """Does any key occur more than once in the batch? (A shuffle of the key columns only.)"""
+    keys = [F.col(f"`{k}`") for k in meta.primary_key]
+    return bool(batch.groupBy(*keys).count().where(F.col("count") > 1).limit(1).collect())
+
+
 def latest_per_key(batch: DataFrame, meta: TableMetadata, has_order: bool) -> DataFrame:
     """Keep the newest change of each key in the batch."""
     order = [F.col(ORDER_COL).desc_nulls_first()] if has_order else []
@@ -41,8 +47,13 @@ def classify(
     *,
     mode: str,
     order_by: str | None,
+    broadcast_existing: bool = False,
 ) -> DataFrame:
-    """Join the batch with stored keys and label each change (``RESULT_COL``)."""
+    """Join the batch with stored keys and label each change (``RESULT_COL``).
+
+    ``existing`` holds at most one row per key of the batch; with ``broadcast_existing`` it is
+    joined by broadcast, so the batch rows are not sorted for a sort-merge join.
+    """
     keep = [*meta.primary_key, *meta.partition_by, *IDENTITY_COLUMNS]
     if order_by:
         keep.append(order_by)
@@ -55,9 +66,9 @@ def classify(
     old = existing.select(*old_cols)
     cond = None
     for k in meta.primary_key:
-        c = F.col(f"`{k}`") == F.col(f"`{OLD + k}`")
-        cond = c if cond is None else cond & c
-    joined = latest.join(old, cond, "left")
+        same = F.col(f"`{k}`") == F.col(f"`{OLD + k}`")
+        cond = same if cond is None else cond & same
+    joined = latest.join(F.broadcast(old) if broadcast_existing else old, cond, "left")
     exists = F.col(f"`{OLD}rowId`").isNotNull()
     if order_by:
         stored = F.col(f"`{OLD}{order_by}`")

@@ -11,6 +11,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+from urllib.parse import urlparse
 
 from lakectl.errors import SparkUnavailableError
 
@@ -63,50 +64,95 @@ def _java_available() -> bool:
     return shutil.which("java") is not None
 
 
+def _is_loopback(url: str) -> bool:
+    """A local master, or a cluster/Connect URL whose host is this machine's loopback."""
+    if url.startswith("local"):
+        return True
+    host = urlparse(url).hostname or ""
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+def driver_conf(master: str = "local[*]") -> dict[str, str]:
+    """Spark settings for a driver lakectl launches: its own session, or a Connect server.
+
+    The driver binds to and announces loopback only when the master is local or on loopback; a
+    driver for a real cluster must be reachable by executors on other hosts.
+    """
+    conf = dict(_DEFAULT_CONF)
+    if not _is_loopback(master):
+        for key in ("spark.driver.host", "spark.driver.bindAddress"):
+            conf.pop(key)
+    else:
+        # Executors on this machine run lakectl's interpreter (same packages, same pyarrow).
+        conf["spark.executorEnv.PYSPARK_PYTHON"] = sys.executable
+    conf["spark.executor.extraJavaOptions"] = "-XX:-DontCompileHugeMethods"
+    log_conf = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+    # Spark's generated code for long statement chains exceeds 8000 bytes per method, which
+    # the JVM otherwise never JIT-compiles (Type 7 reads ran 26-40x slower without this).
+    conf["spark.driver.extraJavaOptions"] = (
+        f"-Dlog4j.configurationFile=file:{log_conf} -XX:-DontCompileHugeMethods"
+    )
+    return conf
+
+
+def _connect(settings: SparkSettings) -> SparkSession:
+    """A Spark Connect session with lakectl's SQL settings applied to it.
+
+    The server's process-wide settings were fixed when it started; the ``spark.sql.*`` ones
+    are per session and are set here, then the user's ``--conf`` on top.
+    """
+    from pyspark.sql import SparkSession
+
+    assert settings.remote is not None
+    builder = SparkSession.builder.remote(settings.remote)
+    # The defaults go in one request at session creation (ignored if the server fixed them).
+    for key, value in _DEFAULT_CONF.items():
+        if key.startswith("spark.sql."):
+            builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    for key, value in settings.conf.items():  # the user's: an error if the server refuses one
+        try:
+            session.conf.set(key, value)
+        except Exception as exc:
+            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise SparkUnavailableError(
+                f"the Spark Connect server refused --conf {key}={value}: {first_line}",
+                hint="only spark.sql.* settings can change per session; pass server-wide ones "
+                "when starting the server (lakectl server start --conf ...)",
+            ) from exc
+    return session
+
+
 def get_session(settings: SparkSettings | None = None) -> SparkSession:
     """Return the process-wide Spark session, starting it on first use."""
     global _session
     if _session is not None:
         return _session
     settings = settings or SparkSettings()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    # Never bind to or announce a non-loopback address for a local session.
-    if not settings.remote and settings.master.startswith("local"):
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    conf = {**_DEFAULT_CONF, **settings.conf}
+    if not settings.remote and _is_loopback(settings.master):
+        # Python workers on this machine run lakectl's interpreter. (On a real cluster the
+        # executors' Python is the cluster's: spark.pyspark.python or their PYSPARK_PYTHON.)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # Never bind to or announce a non-loopback address for a session on this machine.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     try:
         if settings.remote:
-            builder = SparkSession.builder.remote(settings.remote)
-            for key, value in settings.conf.items():
-                builder = builder.config(key, value)
-            _session = builder.getOrCreate()
-            for key in (
-                "spark.sql.session.timeZone",
-                "spark.sql.shuffle.partitions",
-                "spark.sql.optimizer.nestedSchemaPruning.enabled",
-                "spark.sql.legacy.timeParserPolicy",
-                "spark.sql.ansi.enabled",
-            ):
-                _session.conf.set(key, conf[key])
+            _session = _connect(settings)
         else:
             if not _java_available():
                 raise SparkUnavailableError(
                     "Java was not found: Spark needs Java 17 or 21",
                     hint="install openjdk-17-jre-headless or set JAVA_HOME",
                 )
+            from pyspark.sql import SparkSession
+
+            conf = driver_conf(settings.master)
+            for key, value in settings.conf.items():
+                if key.endswith("extraJavaOptions") and key in conf:
+                    value = f"{conf[key]} {value}"
+                conf[key] = value
             builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
-            conf.setdefault("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
-            conf.setdefault("spark.executor.extraJavaOptions", "-XX:-DontCompileHugeMethods")
-            log_conf = os.path.join(os.path.dirname(__file__), "log4j2.properties")
-            # Spark's generated code for long statement chains exceeds 8000 bytes per method, which
-            # the JVM otherwise never JIT-compiles (Type 7 reads ran 26-40x slower without this).
-            java_opts = f"-Dlog4j.configurationFile=file:{log_conf} -XX:-DontCompileHugeMethods"
-            conf["spark.driver.extraJavaOptions"] = (
-                conf.get("spark.driver.extraJavaOptions", "") + " " + java_opts
-            ).strip()
             for key, value in conf.items():
                 builder = builder.config(key, value)
             _session = builder.getOrCreate()

@@ -11,14 +11,27 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlparse
 
 import fsspec
 
-from lakectl.errors import StorageError
+from lakectl.errors import LakectlError, StorageError
+from lakectl.storage.s3 import (
+    S3_SCHEMES,
+    is_conditional_conflict,
+    is_precondition_failed,
+    redact,
+    s3fs_options,
+    scrub,
+)
+
+# How often a conditional PUT answered "409 ConditionalRequestConflict" is retried.
+_CONFLICT_RETRIES = 8
 
 
 class AlreadyExistsError(StorageError):
@@ -36,7 +49,13 @@ def split_url(url: str) -> tuple[str, str]:
 
 @dataclass
 class Storage:
-    """One filesystem plus the URL scheme it serves. Paths passed in are scheme-less."""
+    """One filesystem plus the URL scheme it serves. Paths passed in are scheme-less.
+
+    ``options`` are the filesystem's keyword arguments (for S3, resolved by
+    :func:`lakectl.storage.s3.s3fs_options`); they may hold credentials, so they are masked in
+    ``repr`` and scrubbed from error messages. On remote stores every failure other than a missing
+    file surfaces as :class:`StorageError`.
+    """
 
     scheme: str
     options: dict[str, Any] = field(default_factory=dict)
@@ -49,11 +68,37 @@ class Storage:
             try:
                 self._fs = fsspec.filesystem(protocol, **self.options)
             except (ImportError, ValueError) as exc:
-                raise StorageError(f"no storage backend for {self.scheme}://: {exc}") from exc
+                raise StorageError(
+                    f"no storage backend for {self.scheme}://: {scrub(str(exc), self.options)}"
+                ) from exc
         return self._fs
 
     def __getstate__(self) -> dict[str, Any]:
         return {"scheme": self.scheme, "options": self.options, "_fs": None}
+
+    def __repr__(self) -> str:
+        return f"Storage(scheme={self.scheme!r}, options={redact(self.options)!r})"
+
+    @contextlib.contextmanager
+    def _errors(self, action: str, path: str) -> Iterator[None]:
+        """Turn a remote store's failures into :class:`StorageError`, secrets scrubbed.
+
+        ``FileNotFoundError`` passes through (callers rely on it); local files keep their own
+        ``OSError`` types.
+        """
+        if self.scheme == "file":
+            yield
+            return
+        try:
+            yield
+        except (FileNotFoundError, LakectlError):
+            raise
+        except Exception as exc:
+            detail = scrub(f"{type(exc).__name__}: {exc}", self.options)
+            raise StorageError(
+                f"{action} {self.url(path)} failed: {detail}",
+                hint="check the storage endpoint, credentials and network, then retry",
+            ) from exc
 
     # --- URLs -------------------------------------------------------------------------------
     def url(self, path: str) -> str:
@@ -68,14 +113,16 @@ class Storage:
 
     # --- reads ------------------------------------------------------------------------------
     def exists(self, path: str) -> bool:
-        return bool(self.fs.exists(path))
+        with self._errors("checking", path):
+            return bool(self.fs.exists(path))
 
     def isdir(self, path: str) -> bool:
-        return bool(self.fs.isdir(path))
+        with self._errors("checking", path):
+            return bool(self.fs.isdir(path))
 
     def read_bytes(self, path: str) -> bytes:
         try:
-            with self.fs.open(path, "rb") as handle:
+            with self._errors("reading", path), self.fs.open(path, "rb") as handle:
                 return bytes(handle.read())
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"{self.url(path)} does not exist") from exc
@@ -86,7 +133,8 @@ class Storage:
     def list_entries(self, path: str) -> list[dict[str, Any]]:
         """Entries directly under ``path`` (name, type, size); empty when it does not exist."""
         try:
-            entries = self.fs.ls(path, detail=True)
+            with self._errors("listing", path):
+                entries = self.fs.ls(path, detail=True)
         except FileNotFoundError:
             return []
         out = []
@@ -110,25 +158,27 @@ class Storage:
     def du(self, path: str) -> int:
         """Total bytes of the files under ``path``."""
         try:
-            return int(self.fs.du(path, total=True))
+            with self._errors("measuring", path):
+                return int(self.fs.du(path, total=True))
         except FileNotFoundError:
             return 0
 
     # --- writes -----------------------------------------------------------------------------
     def makedirs(self, path: str) -> None:
-        self.fs.makedirs(path, exist_ok=True)
+        with self._errors("creating", path):
+            self.fs.makedirs(path, exist_ok=True)
 
     def write_bytes(self, path: str, data: bytes) -> None:
         """Write (or replace) a file. Not for the log: use :meth:`put_if_absent` there."""
         self.makedirs(posixpath.dirname(path))
-        with self.fs.open(path, "wb") as handle:
+        with self._errors("writing", path), self.fs.open(path, "wb") as handle:
             handle.write(data)
 
     def put_if_absent(self, path: str, data: bytes) -> None:
         """Create ``path`` with ``data`` atomically; raise :class:`AlreadyExistsError` if taken."""
         if self.scheme == "file":
             self._put_if_absent_local(path, data)
-        elif self.scheme in ("s3", "s3a"):
+        elif self.scheme in S3_SCHEMES:
             self._put_if_absent_s3(path, data)
         else:
             self._put_if_absent_generic(path, data)
@@ -149,18 +199,68 @@ class Storage:
             os.unlink(tmp)
 
     def _put_if_absent_s3(self, path: str, data: bytes) -> None:
-        bucket, _, key = path.partition("/")
+        if self._conditional_put_s3(path, data):
+            return
+        # botocore retries a PUT whose answer was lost; if the first attempt had landed, the retry
+        # meets our own object. Identical bytes mean this writer won (records carry a unique write
+        # id and commit time, so two writers never produce the same bytes for a log entry).
         try:
-            self.fs.call_s3("put_object", Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
-        except Exception as exc:  # botocore ClientError, wrapped by s3fs
-            text = str(exc)
-            if (
-                "PreconditionFailed" in text
-                or "412" in text
-                or "ConditionalRequestConflict" in text
-            ):
-                raise AlreadyExistsError(f"s3://{path} already exists") from exc
-            raise StorageError(f"conditional put of s3://{path} failed: {exc}") from exc
+            ours = self.read_bytes(path) == data
+        except FileNotFoundError:
+            ours = False
+        if not ours:
+            raise AlreadyExistsError(f"{self.url(path)} already exists")
+
+    def _conditional_put_s3(self, path: str, data: bytes) -> bool:
+        """PUT with ``If-None-Match: *``: True if created, False if the key was taken (412)."""
+        bucket, _, key = path.partition("/")
+        for attempt in range(_CONFLICT_RETRIES):
+            with self._errors("conditional put of", path):
+                try:
+                    self.fs.call_s3(
+                        "put_object", Bucket=bucket, Key=key, Body=data, IfNoneMatch="*"
+                    )
+                    return True
+                except Exception as exc:  # botocore ClientError, wrapped by s3fs
+                    if is_precondition_failed(exc):
+                        return False
+                    if not is_conditional_conflict(exc) or attempt + 1 == _CONFLICT_RETRIES:
+                        raise
+            time.sleep(0.05 * 2**attempt)  # 409: a concurrent conditional PUT; S3 asks to retry
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def require_conditional_create(self, directory: str) -> None:
+        """Check that :meth:`put_if_absent` is exclusive on this store; raise StorageError if not.
+
+        Local files (hard links) always are. On S3 a probe object under ``directory`` is PUT twice
+        with ``If-None-Match: *``: a store that honours the header refuses the second PUT (412);
+        one that ignores it overwrites, which would let two commits take the same log entry.
+        """
+        if self.scheme not in S3_SCHEMES:
+            return
+        probe = self.join(directory, f".probe-{uuid.uuid4().hex}")
+        advice = (
+            "use an S3 store that supports conditional writes (If-None-Match: *), such as AWS S3, "
+            "SeaweedFS or a recent MinIO"
+        )
+        try:
+            self._conditional_put_s3(probe, b"first")
+            overwritten = self._conditional_put_s3(probe, b"second")
+        except StorageError as exc:
+            raise StorageError(
+                f"{self.url(directory)}: the store rejected a conditional PUT "
+                f"(If-None-Match: *), which lakectl needs for safe commits: {exc.message}",
+                hint=advice,
+            ) from exc
+        finally:
+            self.delete(probe)
+        if overwritten:
+            raise StorageError(
+                f"{self.url(directory)}: the store ignores If-None-Match: * (a second conditional "
+                "PUT overwrote the first), so concurrent commits could silently replace each "
+                "other; lakectl will not create a table there",
+                hint=advice,
+            )
 
     def _put_if_absent_generic(self, path: str, data: bytes) -> None:
         # HDFS (pyarrow) has create-if-not-exists semantics through mode "xb" where supported.
@@ -179,14 +279,16 @@ class Storage:
     def move(self, source: str, target: str) -> None:
         """Move a file (rename locally, copy + delete on object stores)."""
         self.makedirs(posixpath.dirname(target))
-        self.fs.mv(source, target)
+        with self._errors("moving", source):
+            self.fs.mv(source, target)
 
     def delete(self, path: str, recursive: bool = False) -> None:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError), self._errors("deleting", path):
             self.fs.rm(path, recursive=recursive)
 
 
 def storage_for(url: str, options: dict[str, Any] | None = None) -> tuple[Storage, str]:
     """Return the storage serving ``url`` and the scheme-less path inside it."""
     scheme, path = split_url(url)
-    return Storage(scheme, dict(options or {})), path
+    resolved = s3fs_options(options or {}) if scheme in S3_SCHEMES else dict(options or {})
+    return Storage(scheme, resolved), path

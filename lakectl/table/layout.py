@@ -181,3 +181,28 @@ def parse_partition_spec(specs: list[str], columns: list[str]) -> dict[str, str 
                 )
             out[col] = None if value == DEFAULT_PARTITION else value
     return out
+
+
+# --- list bucketing (issue 5) -------------------------------------------------------------------
+
+# Hive's name for the directory of every row whose skewed value(s) have no directory of their own;
+# with several skewed columns it is repeated once per column, as Hive nests it.
+LIST_BUCKETING_DEFAULT_DIR = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"
+# One list-bucketing path segment inside an ACID directory (``x=6`` or the default name), as a
+# regular expression over paths (also URI-encoded ones: the value part may hold ``%XX`` codes).
+LIST_BUCKETING_SEGMENT_PATTERN = rf"(?:[^/=]+=[^/]*|{LIST_BUCKETING_DEFAULT_DIR})"
+_LIST_BUCKETING_SEGMENT = re.compile(rf"^{LIST_BUCKETING_SEGMENT_PATTERN}$")
+
+
+def is_list_bucketing_segment(name: str) -> bool:
+    """Is ``name`` a directory that list bucketing creates inside a base/delta directory?"""
+    return bool(_LIST_BUCKETING_SEGMENT.match(name))
+
+
+def list_bucketing_dir(columns: tuple[str, ...], values: tuple[str, ...] | None) -> str:
+    """``x=6/y=a`` for skewed values (escaped as partition values), the default dir for ``None``."""
+    if values is None:
+        return "/".join(LIST_BUCKETING_DEFAULT_DIR for _ in columns)
+    return "/".join(
+        f"{col}={escape_partition_value(val)}" for col, val in zip(columns, values, strict=True)
+    )

@@ -5,14 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lakectl.storage.fs import Storage
-from lakectl.table.layout import ACID_VERSION_FILE, AcidDir, parse_acid_dir
+from lakectl.table.layout import (
+    ACID_VERSION_FILE,
+    AcidDir,
+    is_list_bucketing_segment,
+    parse_acid_dir,
+)
 
 
 @dataclass(frozen=True)
 class FileEntry:
+    """A data file. ``subdir`` is its list-bucketing directory inside the ACID directory
+    (``x=6``, ``x=10/y=a`` or the default dir), ``""`` for a file directly in it."""
+
     path: str
     name: str
     size: int
+    subdir: str = ""
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,25 @@ def _hidden(name: str) -> bool:
     return name.startswith(("_", "."))
 
 
+def _list_acid_files(storage: Storage, path: str, subdir: str, out: list[FileEntry]) -> bool:
+    """Collect the data files of an ACID directory, descending into list-bucketing directories
+    (``x=6/``, ``HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME/``); returns whether the version file is
+    there."""
+    has_version = False
+    for f in storage.list_entries(path):
+        name = f["name"]
+        if f["type"] == "directory":
+            if not _hidden(name) and is_list_bucketing_segment(name):
+                _list_acid_files(storage, f["path"], f"{subdir}/{name}" if subdir else name, out)
+            continue
+        if name == ACID_VERSION_FILE:
+            has_version = True
+        if _hidden(name):
+            continue
+        out.append(FileEntry(f["path"], name, f["size"], subdir))
+    return has_version
+
+
 def list_partition(storage: Storage, root: str, relative: str) -> PartitionListing:
     """List one partition directory: its ACID directories and any original (pre-ACID) files."""
     path = storage.join(root, relative) if relative else root
@@ -54,16 +82,8 @@ def list_partition(storage: Storage, root: str, relative: str) -> PartitionListi
             acid = parse_acid_dir(name)
             if acid is None:
                 continue
-            files = []
-            has_version = False
-            for f in storage.list_entries(entry["path"]):
-                if f["type"] != "file":
-                    continue
-                if f["name"] == ACID_VERSION_FILE:
-                    has_version = True
-                if _hidden(f["name"]):
-                    continue
-                files.append(FileEntry(f["path"], f["name"], f["size"]))
+            files: list[FileEntry] = []
+            has_version = _list_acid_files(storage, entry["path"], "", files)
             rel = f"{relative}/{name}" if relative else name
             listing.dirs.append(DirListing(acid, entry["path"], rel, tuple(files), has_version))
         elif entry["size"] > 0:

@@ -7,6 +7,7 @@ conflicts). A record is committed exactly when its file ``_lakectl/log/<seq>.jso
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,10 +19,16 @@ from lakectl.table.validity import ValidWriteIds
 APPEND_OPS = frozenset({"append"})
 MERGE_OPS = frozenset({"upsert", "cdc", "delete", "materialize"})
 DATA_OPS = APPEND_OPS | MERGE_OPS
+# Operations that read (and decide for) the whole table, whatever partitions they end up writing.
+WHOLE_TABLE_OPS = frozenset({"materialize"})
 METADATA_OPS = frozenset({"create", "set-properties"})
 # A compaction rewrites committed write ids below every open one and keeps each row's identity:
-# it conflicts with nothing, and nothing conflicts with it.
-COMPACT_OPS = frozenset({"compact"})
+# it conflicts with nothing, and nothing conflicts with it. ``list-bucket`` is such a rewrite too
+# (a major compaction whose base is split by skewed values; lakectl.ops.list_bucket).
+COMPACT_OPS = frozenset({"compact", "list-bucket"})
+# ``clean`` deletes files no state inside its retention window reads; it changes no data and
+# conflicts with nothing. Its records say which directories are gone (see lakectl.table.retention).
+CLEAN_OPS = frozenset({"clean"})
 
 
 @dataclass(frozen=True)
@@ -141,11 +148,22 @@ class TableState:
         A compaction is kept only when every write id it folded in is kept: its directories hold
         the effects of those write ids merged, which a reader could not take apart again.
         """
-        kept = [
-            r
-            for r in self.records
-            if r.write_id is None or r.operation not in DATA_OPS or r.effective_time <= millis
-        ]
+        return self._keeping(
+            lambda r: (
+                r.write_id is None or r.operation not in DATA_OPS or r.effective_time <= millis
+            )
+        )
+
+    def without_operations(self, operations: frozenset[str]) -> TableState:
+        """The state without the commits of ``operations`` (and compactions that folded them).
+
+        ``--raw`` reads drop ``materialize`` commits: the rows as loaded, before any statement.
+        """
+        return self._keeping(lambda r: r.operation not in operations)
+
+    def _keeping(self, keep: Callable[[CommitRecord], bool]) -> TableState:
+        """The records ``keep`` accepts, minus compactions that folded in a dropped write id."""
+        kept = [r for r in self.records if keep(r)]
         dropped = self.committed_write_ids - {r.write_id for r in kept if r.write_id is not None}
         first_dropped = min(dropped, default=None)
         return TableState(
@@ -178,10 +196,14 @@ def find_conflict(candidate: CommitRecord, newer: list[CommitRecord]) -> CommitR
 
     A merge (upsert, cdc, delete) read keys from the partitions it writes: any data change that
     another writer committed to one of those partitions since then invalidates that read. Appends
-    read nothing and conflict with nothing. Two metadata changes conflict with each other.
+    read nothing and conflict with nothing. Two metadata changes conflict with each other. A
+    materialize folds statements into every row it read and retires them for the whole table: any
+    data change anywhere since its read conflicts with it.
     """
     mine = set(candidate.partitions)
     for other in newer:
+        if candidate.operation in WHOLE_TABLE_OPS and other.operation in DATA_OPS:
+            return other
         if (
             candidate.operation in MERGE_OPS
             and other.operation in DATA_OPS

@@ -17,10 +17,12 @@ import json
 import os
 import socket
 import time
+import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lakectl.errors import TableExistsError, TableNotFoundError
+from lakectl.errors import StorageError, TableExistsError, TableNotFoundError
+from lakectl.failpoints import failpoint
 from lakectl.storage.fs import AlreadyExistsError, Storage
 from lakectl.table.log import CommitRecord, TableState, conflict_error, find_conflict
 from lakectl.table.metadata import TableMetadata
@@ -98,8 +100,10 @@ class TableStore:
             metadata=metadata,
             info=info or {},
         )
+        # Refuse stores where put-if-absent would not be exclusive (S3 without If-None-Match).
+        self.storage.require_conditional_create(self.path(META_DIR))
         try:
-            self.storage.put_if_absent(self.path(LOG_DIR, _log_name(0)), _dump(record.to_json()))
+            self.storage.put_if_absent(self.path(LOG_DIR, _log_name(0)), _dump_entry(record))
         except AlreadyExistsError as exc:
             raise TableExistsError(f"table {self.name or self.url} already exists") from exc
         return record
@@ -118,10 +122,9 @@ class TableStore:
             if other is not None:
                 raise conflict_error(record, other)
             final = replace(record, seq=seq, committed_at=now_millis())
+            failpoint("store.before_commit")
             try:
-                self.storage.put_if_absent(
-                    self.path(LOG_DIR, _log_name(seq)), _dump(final.to_json())
-                )
+                self.storage.put_if_absent(self.path(LOG_DIR, _log_name(seq)), _dump_entry(final))
                 return final
             except AlreadyExistsError:
                 newer = self._read_records_after(read_seq)
@@ -153,7 +156,9 @@ class TableStore:
                 candidate += 1
 
     def mark_aborted(self, write_id: int, reason: str) -> None:
-        with contextlib.suppress(AlreadyExistsError):
+        """Best effort: a writer failing because storage is down cannot mark itself; ``clean``
+        treats a write id whose writer is gone as aborted anyway."""
+        with contextlib.suppress(AlreadyExistsError, StorageError):
             self.storage.put_if_absent(
                 self.path(TXN_DIR, _seq_name(write_id) + ".aborted"),
                 _dump({"aborted_at": now_millis(), "reason": reason}),
@@ -183,6 +188,15 @@ def _seq_name(seq: int) -> str:
 
 def _log_name(seq: int) -> str:
     return _seq_name(seq) + ".json"
+
+
+def _dump_entry(record: CommitRecord) -> bytes:
+    """A log entry's bytes, unique to this attempt.
+
+    On S3, ``put_if_absent`` takes a key holding exactly its own bytes for its own earlier PUT
+    whose answer was lost; the attempt id keeps two writers' entries from ever being identical.
+    """
+    return _dump({**record.to_json(), "attempt": uuid.uuid4().hex})
 
 
 def _dump(data: dict[str, Any]) -> bytes:

@@ -47,19 +47,28 @@ if TYPE_CHECKING:
 __all__ = ["analyze_statements", "apply_statements", "validate_statement"]
 
 
-def apply_statements(df: DataFrame, statements: Sequence[Statement], schema: Schema) -> DataFrame:
+def apply_statements(
+    df: DataFrame,
+    statements: Sequence[Statement],
+    schema: Schema,
+    *,
+    deleted_flag: str | None = None,
+) -> DataFrame:
     """Apply UPDATE/DELETE ``statements`` in order to ``df`` (a table with ``schema``'s columns).
 
     Columns of ``df`` that are not in ``schema`` (e.g. row ids) pass through unchanged; column order,
     names and types are kept (nullability may change: a SET can make a NOT NULL column nullable
     in the plan, or a nullable one non-nullable). Raises :class:`BadInputError` for a statement that fails the safety check
     or that Spark cannot analyze (e.g. a type mismatch), naming its file and line.
+
+    With ``deleted_flag`` (a boolean column of ``df`` that is false), a DELETE sets it instead of
+    removing the row, for writers that must know which stored rows the statements delete.
     """
     checked = [check_stored_statement(s, schema) for s in statements]
     if not checked:
         return df
     try:
-        result = _build(df, checked, schema, fuse=True)
+        result = _build(df, checked, schema, fuse=True, deleted_flag=deleted_flag)
         _ = result.schema  # analysis now (it is lazy under Spark Connect), not at the first action
     except AnalysisException as exc:
         raise _culprit(df, checked, schema, exc) from exc
@@ -78,9 +87,14 @@ def analyze_statements(
 
 
 def _build(
-    df: DataFrame, checked: Sequence[CheckedStatement], schema: Schema, *, fuse: bool
+    df: DataFrame,
+    checked: Sequence[CheckedStatement],
+    schema: Schema,
+    *,
+    fuse: bool,
+    deleted_flag: str | None = None,
 ) -> DataFrame:
-    plan = _PlanBuilder(df, schema)
+    plan = _PlanBuilder(df, schema, deleted_flag)
     for stmt in checked:
         plan.add(stmt, fuse=fuse)
     return plan.finish()
@@ -109,9 +123,10 @@ def _first_line(exc: Exception) -> str:
 class _PlanBuilder:
     """Accumulates fused projections and filters over ``df``."""
 
-    def __init__(self, df: DataFrame, schema: Schema) -> None:
+    def __init__(self, df: DataFrame, schema: Schema, deleted_flag: str | None = None) -> None:
         self.df = df
         self.schema = schema
+        self.deleted_flag = deleted_flag
         self.columns = list(df.columns)  # one schema lookup: the column list never changes
         self.pending: dict[str, Column] = {}  # lower-cased name -> new value over self.df
         self.run: _KeyedRun | None = None  # point statements not yet folded into pending
@@ -132,7 +147,7 @@ class _PlanBuilder:
         condition = None if stmt.where is None else compiler.compile(stmt.where)
         if stmt.kind == "delete":
             matched = F.lit(True) if condition is None else F.coalesce(condition, F.lit(False))
-            self.df = self.df.filter(~matched)
+            self._delete(matched)
             return
         updated: dict[str, Column] = {}
         for name, value_node in stmt.assignments:
@@ -161,6 +176,15 @@ class _PlanBuilder:
         self.df = self.df.select(*projection)
         self.pending = {}
 
+    def _delete(self, matched: Column) -> None:
+        """Drop the rows ``matched`` (never NULL) selects, as they are before the pending values;
+        or, with a deleted flag, set it on them (the pending values do not read it)."""
+        if self.deleted_flag is None:
+            self.df = self.df.filter(~matched)
+            return
+        lower = self.deleted_flag.lower()
+        self.pending[lower] = self.pending.get(lower, _column(self.deleted_flag)) | matched
+
     def _end_run(self) -> None:
         """Fold the point statements of the current run into one filter and the pending values."""
         run, self.run = self.run, None
@@ -174,7 +198,7 @@ class _PlanBuilder:
 
         if run.deleted:
             doomed = key.isin(*(key_literal(k) for k in run.deleted))
-            self.df = self.df.filter(~F.coalesce(doomed, F.lit(False)))
+            self._delete(F.coalesce(doomed, F.lit(False)))
         compiler = _ExpressionCompiler(self.schema)
         for lower, (name, by_key) in run.updated.items():
             column_type = self.schema[name].type

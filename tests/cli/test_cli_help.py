@@ -164,6 +164,8 @@ def lakectl_table(tmp_path_factory, lakectl_cli):
         ("show", "{lakectl}", "--json"),
         ("show", "{hive}", "--json"),
         ("show", "{hive}"),
+        ("clean", "{lakectl}", "--dry-run", "--json"),
+        ("compactions", "{lakectl}", "--json"),
         ("--help",),
     ],
 )

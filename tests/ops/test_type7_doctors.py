@@ -7,35 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from doctors_seed import SCHEMA, doctors_rows
+from doctors_seed import seed_listings as _seed_listings
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = "number int, first_name string, last_name string, extra_field string default 'fishfingers and custard'"
-SEED = REPO.parent / "shared" / "seeds" / "000_526cb4c26e8ceed3.txt"
-
-
-def _seed_listings() -> list[list[tuple[int, str, str, str]]]:
-    """The three listings printed in the seed (parsed from its text, not typed in here)."""
-    listings, current = [], None
-    for line in SEED.read_text().splitlines():
-        if line.startswith("hive> select") or line.startswith("hive> SELECT"):
-            current = []
-            listings.append(current)
-            continue
-        if current is not None:
-            if line.strip().startswith("Time taken"):
-                current = None
-                continue
-            parts = line.split(None, 3)  # number, first name, last name, extra_field (has spaces)
-            if len(parts) == 4 and parts[0].isdigit():
-                current.append((int(parts[0]), parts[1], parts[2], parts[3]))
-    return listings
 
 
 def _rows(result) -> list[tuple[int, str, str, str]]:
-    return [
-        (r["number"], r["first_name"], r["last_name"], r["extra_field"])
-        for r in result.json["rows"]
-    ]
+    return doctors_rows(result.json)
 
 
 @pytest.mark.spark

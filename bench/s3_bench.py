@@ -1,0 +1,123 @@
+"""Load and snapshot on S3 (SeaweedFS, fsspec ORC data source) against local files.
+
+    python -m bench.s3_bench                # 100k rows
+    python -m bench.s3_bench --rows 20000   # smoke run
+
+Three targets in one warm Spark session (local[2]): a local table through Spark's own ORC
+reader/writer, the same local table forced through the fsspec data source
+(``spark.lakectl.orc.io=fsspec``, isolating the data source's cost from the network's), and an
+``s3://`` table on a SeaweedFS server started here on loopback. Each target first gets an untimed
+warm-up table (Python workers, JIT), then: ``load`` of the generated CSV (append), a CDC ``load``
+of a 10% batch, and ``snapshot`` written to local Parquet (the same sink for all). Prints one JSON line per measurement and a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEMA = "id bigint, name string, amount double, ts string, day string"
+
+
+def write_csv(path: Path, first: int, count: int, op: str | None = None) -> None:
+    """Deterministic rows ``first .. first+count-1`` over 10 days; CDC rows (``op`` given) carry
+    that operation and a newer ``ts``."""
+    ts = "2025-01-01 00:00:00" if op else "2024-01-01 00:00:00"
+    with path.open("w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["id", "name", "amount", "ts", "day"] + (["op"] if op else []))
+        for i in range(first, first + count):
+            day = f"2024-01-{i % 10 + 1:02d}"
+            row: list[Any] = [i, f"name-{i % 9973}", round(i * 0.37 % 1000, 2), ts, day]
+            out.writerow(row + ([op] if op else []))
+
+
+def cli(*args: object) -> dict[str, Any]:
+    """Run lakectl in this process (reusing its Spark session) and return its JSON."""
+    import contextlib
+    import io
+
+    from lakectl.cli.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main([str(a) for a in args] + ["--json"])
+    if code != 0:
+        raise SystemExit(f"lakectl {' '.join(map(str, args))} failed ({code})")
+    return json.loads(out.getvalue())
+
+
+def run_target(
+    spark: Any, name: str, url: str, io: str, sources: dict[str, Path]
+) -> dict[str, float]:
+    """Warm up on a throwaway table, then time load, CDC load and snapshot on ``url``."""
+    from lakectl.spark.fsspec_orc import IO_CONF
+
+    spark.conf.set(IO_CONF, io)
+    warm = url + "_warmup"
+    cli("create", warm, "--schema", SCHEMA, "--primary-key", "id", "--partition-by", "day")
+    cli("load", warm, sources["small"])
+    cli("snapshot", warm, "--limit", "1")
+    cli("create", url, "--schema", SCHEMA, "--primary-key", "id", "--partition-by", "day")
+    times: dict[str, float] = {}
+    for step, args in (
+        ("load", ("load", url, sources["base"])),
+        ("cdc load", ("load", url, sources["cdc"], "--mode", "cdc", "--op-column", "op",
+                      "--order-by", "ts")),
+        # The whole snapshot into the same local Parquet sink for every target.
+        ("snapshot", ("snapshot", url, "--out", sources["base"].parent / f"out-{name.split()[0]}-{io}")),
+    ):  # fmt: skip
+        start = time.perf_counter()
+        cli(*args)
+        times[step] = time.perf_counter() - start
+        print(json.dumps({"target": name, "step": step, "seconds": round(times[step], 2)}))
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(REPO / "tests" / "s3"))
+    import os
+
+    from seaweed_server import BUCKET, SeaweedServer
+
+    from lakectl.spark.session import SparkSettings, get_session
+
+    work = Path(tempfile.mkdtemp(prefix="s3bench-"))
+    sources = {"small": work / "small.csv", "base": work / "base.csv", "cdc": work / "cdc.csv"}
+    write_csv(sources["small"], 0, 1000)
+    write_csv(sources["base"], 0, args.rows)
+    write_csv(sources["cdc"], args.rows // 2, args.rows // 10, op="U")
+    server = SeaweedServer(work / "seaweed")
+    server.start()
+    try:
+        os.environ.update(server.env())
+        spark = get_session(SparkSettings(master="local[2]"))
+        targets = (
+            ("local (Spark ORC)", str(work / "t1"), "auto"),
+            ("local (fsspec source)", str(work / "t2"), "fsspec"),
+            ("s3 (fsspec source)", f"s3://{BUCKET}/bench/t3", "auto"),
+        )
+        results = {name: run_target(spark, name, url, io, sources) for name, url, io in targets}
+    finally:
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"\n{args.rows} rows; seconds (one warm Spark session, local[2])")
+    print(f"{'target':24} {'load':>8} {'cdc load':>9} {'snapshot':>9}")
+    for name, t in results.items():
+        print(f"{name:24} {t['load']:8.1f} {t['cdc load']:9.1f} {t['snapshot']:9.1f}")
+
+
+if __name__ == "__main__":
+    main()

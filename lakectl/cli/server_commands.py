@@ -1,0 +1,100 @@
+"""``lakectl server start|stop|status``: a background Spark Connect server for interactive use.
+
+Registered on the main group by :mod:`lakectl.cli.main`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from lakectl.cli import output
+from lakectl.cli.main import CONTEXT_SETTINGS, common_options
+
+_JSON = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+
+
+def _render(status: Any, as_json: bool) -> None:
+    if as_json or click.get_current_context().find_root().params.get("as_json"):
+        output.emit_json(status.to_json())
+        return
+    if status.running:
+        verb = "started" if status.action == "started" else "running"
+        output.line(f"Spark Connect server {verb} at {status.url} (pid {status.pid})")
+        output.line(f"  log: {status.log}")
+        output.line(f"  use it: lakectl --remote {status.url} snapshot TABLE")
+        output.line(f"     or: export LAKECTL_REMOTE={status.url}")
+        output.line(f'     or: remote = "{status.url}" in lakectl.toml')
+    elif status.action == "stopped" and status.pid:
+        output.line(f"stopped the Spark Connect server (pid {status.pid})")
+    else:
+        output.line("no lakectl Spark Connect server is running")
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+def server() -> None:
+    """Run a Spark Connect server in the background so commands skip the JVM start.
+
+    The server listens on 127.0.0.1 only; its pid file and log are under
+    $XDG_STATE_HOME/lakectl (default ~/.local/state/lakectl).
+
+    \b
+    Example:
+      lakectl server start
+      export LAKECTL_REMOTE=sc://127.0.0.1:15002
+      lakectl server status
+      lakectl server stop
+    """
+
+
+@server.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--port", type=int, help="Port on 127.0.0.1 (default: a free one).")
+@click.option(
+    "--timeout", type=float, default=180.0, show_default=True, help="Seconds to wait for it."
+)
+@common_options
+def start(port: int | None, timeout: float, settings: dict[str, Any]) -> None:
+    """Start the server and wait until it accepts connections.
+
+    The server's driver uses --master (default local[*]) and --conf.
+
+    \b
+    Example:
+      lakectl server start --port 15002
+      lakectl server start --master local[4] --conf spark.driver.memory=8g
+    """
+    from lakectl.config import load_config
+    from lakectl.ops.server import start_server
+
+    config = load_config(master=settings["master"], conf=settings["confs"])
+    status = start_server(port, master=config.master, conf=config.spark_conf, timeout=timeout)
+    _render(status, settings["as_json"])
+
+
+@server.command(context_settings=CONTEXT_SETTINGS)
+@_JSON
+def stop(as_json: bool) -> None:
+    """Stop the server started by `lakectl server start`.
+
+    \b
+    Example:
+      lakectl server stop
+    """
+    from lakectl.ops.server import stop_server
+
+    _render(stop_server(), as_json)
+
+
+@server.command(context_settings=CONTEXT_SETTINGS)
+@_JSON
+def status(as_json: bool) -> None:
+    """Say whether the server is running, and its --remote URL.
+
+    \b
+    Example:
+      lakectl server status --json
+    """
+    from lakectl.ops.server import server_status
+
+    _render(server_status(), as_json)

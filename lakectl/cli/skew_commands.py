@@ -1,0 +1,193 @@
+"""``lakectl skew`` and ``lakectl list-bucket`` (issue 5): parse options, run, render.
+
+Registered on the main group by :mod:`lakectl.cli.main`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from lakectl.cli import output
+from lakectl.cli.main import CONTEXT_SETTINGS, common_options, make_context, run_operation
+
+_PARTITION_OPTION = click.option(
+    "--partition",
+    "partitions",
+    multiple=True,
+    metavar="COL=VALUE",
+    help="Only this partition (repeatable; default: all).",
+)
+
+
+def _label(values: tuple[str | None, ...] | list[str | None]) -> str:
+    shown = ["NULL" if v is None else v for v in values]
+    return shown[0] if len(shown) == 1 else "(" + ", ".join(shown) + ")"
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.option(
+    "--column",
+    "columns",
+    multiple=True,
+    required=True,
+    metavar="COL",
+    help="Column to measure (repeat for value combinations, e.g. --column x --column y).",
+)
+@_PARTITION_OPTION
+@click.option("--top", type=int, default=10, show_default=True, help="Heaviest values to show.")
+@click.option(
+    "--min-share",
+    type=float,
+    default=0.01,
+    show_default=True,
+    help="Recommend a directory for values holding at least this share of a partition's rows.",
+)
+@click.option(
+    "--max-values",
+    type=int,
+    default=10,
+    show_default=True,
+    help="Recommend at most this many values per partition.",
+)
+@common_options
+def skew(
+    table: str,
+    columns: tuple[str, ...],
+    partitions: tuple[str, ...],
+    top: int,
+    min_share: float,
+    max_values: int,
+    settings: dict[str, Any],
+) -> None:
+    """Show per partition the heaviest values of a column, their share of rows, and which
+    values deserve a list-bucketing directory.
+
+    One Spark pass over the stored rows of the current snapshot. The recommendation is what
+    `list-bucket --auto` uses with the same --min-share / --max-values.
+
+    \b
+    Example:
+      lakectl skew events --column x --top 10
+      lakectl skew events --column x --column y --partition ds=2024-01-02 --json
+    """
+    from lakectl.ops.skew import SkewOptions
+    from lakectl.ops.skew import skew as run_skew
+
+    ctx = make_context(settings)
+    options = SkewOptions(columns, partitions, top, min_share, max_values)
+    result = run_operation(settings, ctx, run_skew, table, options)
+    if result is None:
+        return
+    for p in result.partitions:
+        rows = [(_label(v.values), v.rows, v.share) for v in p.top]
+        if p.rows:
+            rows.append(("(all others)", p.rows - sum(v.rows for v in p.top), p.others_share))
+        marked = {_label(v) for v in p.recommended}
+        output.bar_chart(
+            f"{p.partition or '(table)'}: {p.rows:,} rows, {p.distinct:,} distinct "
+            f"{', '.join(result.columns)}",
+            rows,
+            marked,
+        )
+        advice = (
+            f"recommended: {', '.join(_label(v) for v in p.recommended)} "
+            f"({p.recommended_share:.0%} of rows)"
+            if p.recommended
+            else f"recommended: none (no value holds {result.min_share:.1%} of the rows)"
+        )
+        if p.current is not None:
+            advice += f"; now list-bucketed by {p.current.describe()}"
+        output.line("  " + advice)
+
+
+@click.command("list-bucket", context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.option(
+    "--column",
+    "columns",
+    multiple=True,
+    metavar="COL",
+    help="Skewed column (repeat for nested directories: --column x --column y).",
+)
+@click.option(
+    "--keys",
+    metavar="VALUES",
+    help="Skewed values: 6,20,30 or, for several columns, \"(10,'a'),(20,'b')\".",
+)
+@click.option("--auto", is_flag=True, help="Take the values `lakectl skew` recommends.")
+@click.option("--off", is_flag=True, help="Rewrite list-bucketed partitions plain again.")
+@_PARTITION_OPTION
+@click.option(
+    "--min-share", type=float, default=0.01, show_default=True, help="For --auto (see skew)."
+)
+@click.option(
+    "--max-values", type=int, default=10, show_default=True, help="For --auto (see skew)."
+)
+@click.option("--dry-run", is_flag=True, help="Show what would be rewritten; change nothing.")
+@common_options
+def list_bucket(
+    table: str,
+    columns: tuple[str, ...],
+    keys: str | None,
+    auto: bool,
+    off: bool,
+    partitions: tuple[str, ...],
+    min_share: float,
+    max_values: int,
+    dry_run: bool,
+    settings: dict[str, Any],
+) -> None:
+    """Rewrite partitions into one directory per skewed value plus a default directory.
+
+    Each chosen partition gets a new base split as Hive's list bucketing laid it out
+    (`base_N/x=6/`, ..., `base_N/HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME/`); the mapping is kept per
+    partition in the log and shown by `show`. One transaction: readers see all of it or none.
+    `snapshot --where "x = 6"` then reads only that directory (plus later deltas). Loads keep
+    working; a major compaction keeps the layout. Refused: bucketed tables (--buckets), partition
+    columns, column types other than integers/string/date/boolean.
+
+    \b
+    Example:
+      lakectl list-bucket events --column x --keys 6,20,30,40
+      lakectl list-bucket events --column x --auto --partition ds=2024-01-02
+      lakectl list-bucket events --column x --column y --keys "(10,'a'),(20,'c')"
+      lakectl list-bucket events --off
+    """
+    from lakectl.ops.list_bucket import ListBucketOptions
+    from lakectl.ops.list_bucket import list_bucket as run_list_bucket
+
+    ctx = make_context(settings)
+    options = ListBucketOptions(
+        columns=columns,
+        keys=keys,
+        auto=auto,
+        off=off,
+        partitions=partitions,
+        min_share=min_share,
+        max_values=max_values,
+        dry_run=dry_run,
+    )
+    result = run_operation(settings, ctx, run_list_bucket, table, options)
+    if result is None:
+        return
+    rows = [
+        [
+            d.relative or "(table)",
+            d.current.describe() if d.current else "plain",
+            d.wanted.describe() if d.wanted else "plain",
+            "rewrite" if d.compaction is not None else d.reason,
+        ]
+        for d in result.decisions
+    ]
+    title = f"list bucketing for {result.table}" + (" (dry run)" if dry_run else "")
+    output.table(title, ["partition", "before", "after", "action"], rows)
+    if result.committed_seq is not None:
+        output.line(
+            f"rewrote {len(result.rewritten)} partition(s), {result.rows_written:,} rows, as "
+            f"version {result.version} in {result.seconds:.1f}s"
+        )
+    elif not dry_run:
+        output.line("nothing to rewrite")

@@ -1,0 +1,195 @@
+"""``lakectl clean``: delete what compactions made obsolete and what dead writers left behind.
+
+No Spark. The decision is :func:`lakectl.planning.clean_plan.plan_clean` (rules and guarantees
+there); this module gathers its inputs and carries it out:
+
+1. list the table's directories and ``_lakectl/staging`` first, then read the write-id
+   allocations, the compaction status files and the log (in that order: anything that commits or
+   starts while the listing runs is then seen as committed or running);
+2. mark writers judged gone as aborted (put-if-absent), so they can never commit later;
+3. commit one ``clean`` record naming the obsolete directories it is about to delete, *then*
+   delete. A crash while deleting leaves the current state readable (it never needs them) and
+   time travel to older states fails with the clear error rather than a missing file; a rerun
+   deletes what is left and records nothing new.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from lakectl.failpoints import failpoint
+from lakectl.ops.context import Context
+from lakectl.planning.clean_plan import (
+    OBSOLETE,
+    STATUS,
+    CleanPlan,
+    CompactionRun,
+    Writer,
+    plan_clean,
+)
+from lakectl.table.compaction_runs import process_alive, read_statuses
+from lakectl.table.listing import list_table
+from lakectl.table.log import CommitRecord
+from lakectl.table.properties import parse_duration, property_value
+from lakectl.table.retention import DELETED_KEY
+from lakectl.table.store import STAGING_DIR, TableStore, now_millis
+
+OPERATION = "clean"
+
+
+@dataclass(frozen=True)
+class CleanOptions:
+    """``retain``: a duration such as ``7d`` (default: the table's ``clean.retain``)."""
+
+    retain: str | None = None
+    dry_run: bool = False
+
+
+@dataclass
+class CleanResult:
+    table: str
+    dry_run: bool
+    retain_ms: int
+    plan: CleanPlan
+    committed_seq: int | None = None
+    deleted: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def bytes_freed(self) -> int:
+        done = set(self.deleted)
+        return sum(i.bytes for i in self.plan.delete if i.path in done)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "dry_run": self.dry_run,
+            "retain_ms": self.retain_ms,
+            "log_seq": self.committed_seq,
+            "deleted": list(self.deleted),
+            "bytes_freed": self.bytes_freed,
+            "plan": self.plan.to_json(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _gather(store: TableStore, partition_by: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """ACID directories and staging entries on storage, with their sizes."""
+    present = {
+        d.relative: d.size
+        for listing in list_table(store.storage, store.root, partition_by)
+        for d in listing.dirs
+    }
+    staging = {
+        e["name"]: store.storage.du(e["path"]) if e["type"] == "directory" else e["size"]
+        for e in store.storage.list_entries(store.path(STAGING_DIR))
+    }
+    return present, staging
+
+
+def _writers(store: TableStore) -> list[Writer]:
+    out = []
+    for write_id, entry in store.allocated_write_ids().items():
+        host, pid = entry.get("host"), entry.get("pid")
+        out.append(
+            Writer(
+                write_id,
+                entry.get("started_at"),
+                bool(entry.get("aborted")),
+                process_alive(host, pid),
+                f"pid {pid} on {host}" if host else "",
+            )
+        )
+    return out
+
+
+def plan(store: TableStore, options: CleanOptions, now: int | None = None) -> tuple[CleanPlan, int]:
+    """Gather the inputs and decide (nothing is changed). Returns the plan and retention (ms)."""
+    first = store.read_state()
+    meta = first.metadata
+    retain = (
+        parse_duration(options.retain)
+        if options.retain is not None
+        else property_value(meta, "clean.retain")
+    )
+    present, staging = _gather(store, list(meta.partition_by))
+    writers = _writers(store)
+    runs = [
+        CompactionRun(
+            s.id,
+            s.state,
+            s.started_at,
+            s.heartbeat_at,
+            process_alive(s.host, s.pid),
+            s.outputs,
+        )
+        for s in read_statuses(store)
+    ]
+    state = store.read_state()
+    decided = plan_clean(
+        state,
+        now=now_millis() if now is None else now,
+        retain=retain,
+        present=present,
+        staging=staging,
+        writers=writers,
+        compactions=runs,
+    )
+    return decided, retain
+
+
+def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanResult:
+    """Plan, and unless ``dry_run``, mark dead writers aborted, commit the record, delete."""
+    started = time.time()
+    store = ctx.table(table_ref)
+    decided, retain = plan(store, options)
+    result = CleanResult(store.name or store.url, options.dry_run, retain, decided)
+    if options.dry_run or not decided.changes_anything:
+        result.seconds = time.time() - started
+        return result
+    for write_id in decided.abort_write_ids:
+        store.mark_aborted(write_id, "clean: " + _note_for(decided, write_id))
+    uncommitted = sorted(i.path for i in decided.delete if i.kind not in (OBSOLETE, STATUS))
+    if decided.record_deleted or uncommitted or decided.abort_write_ids:
+        record = CommitRecord(
+            seq=-1,
+            operation=OPERATION,
+            committed_at=0,
+            read_seq=None,
+            partitions=tuple(sorted({_partition_of(i.path) for i in decided.delete})),
+            counts={
+                "deleted_paths": len(decided.delete),
+                "bytes": sum(i.bytes for i in decided.delete),
+            },
+            info={
+                DELETED_KEY: list(decided.record_deleted),
+                "uncommitted": uncommitted,
+                "retain_ms": retain,
+                "horizon": decided.horizon,
+                "aborted_write_ids": list(decided.abort_write_ids),
+                "oldest_available": decided.oldest.to_json() if decided.oldest else None,
+            },
+        )
+        result.committed_seq = store.commit(record).seq
+    failpoint("clean.before_delete")
+    done = []
+    for item in decided.delete:
+        store.storage.delete(store.path(item.path), recursive=True)
+        done.append(item.path)
+        failpoint("clean.after_first_delete")
+    result.deleted = tuple(done)
+    result.seconds = time.time() - started
+    return result
+
+
+def _note_for(decided: CleanPlan, write_id: int) -> str:
+    return next((n for n in decided.notes if f"write id {write_id}" in n), "writer gone")
+
+
+def _partition_of(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path and not path.startswith("_lakectl") else ""
+
+
+__all__ = ["CleanOptions", "CleanResult", "clean", "plan"]

@@ -1,0 +1,216 @@
+"""``lakectl apply-updates TABLE --materialize --until T``: fold Type 7 statements into the data.
+
+Seed 000's "compact the updates into a new version": the active statements effective at or before
+T are applied to the stored rows as one ordinary transaction (delete events for the rows they
+change or delete, new rows for the changed ones) and retired from the active list by the same
+commit, so no reader ever sees both the folded rows and the statements.
+
+What each read sees:
+
+- at any time >= T (and with no ``--as-of``): exactly what it saw before materializing;
+- ``--as-of`` before the commit's effective time, or ``--known-at`` before it committed: the
+  commit is not part of the state read, so the statements are still active there and the rows
+  are the original ones - the same answer as before, by construction.
+
+Decisions:
+
+- Only the leading run of active statements (install order) effective <= T is retired: a
+  statement effective <= T that comes after one effective later is applied after it on read, so
+  folding it first would change the result. Such statements stay active and are reported.
+- The commit's effective time is T, or the latest effective time of any data commit if that is
+  later: a load effective after T is dropped by ``--as-of`` reads before its time, and the folded
+  rows derived from it must disappear with it.
+- T after now is refused: statements not yet effective must not become visible now.
+- Rows loaded after materializing are not touched by retired statements (their effect is data
+  now, as after any compaction of history); statements still active apply to them as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lakectl.errors import UsageError
+from lakectl.failpoints import failpoint
+from lakectl.ops.context import Context
+from lakectl.ops.updates import (
+    MATERIALIZE_OPERATION,
+    InstalledStatement,
+    installed_statements,
+    write_updates_file,
+)
+from lakectl.table.log import DATA_OPS, CommitRecord, TableState
+from lakectl.table.store import TableStore, now_millis
+from lakectl.updates.times import format_millis
+
+OPERATION = MATERIALIZE_OPERATION
+
+
+@dataclass(frozen=True)
+class MaterializePlan:
+    """Which statements a materialize retires, and the commit's effective time (pure)."""
+
+    until: int
+    retire: tuple[InstalledStatement, ...]
+    held_back: tuple[InstalledStatement, ...]  # effective <= until, after a later one
+    remaining: int  # active statements after the commit
+    effective_at: int
+
+
+def plan_materialize(state: TableState, until: int, now: int) -> MaterializePlan:
+    """Decide what ``--materialize --until until`` retires in ``state`` (no I/O)."""
+    if until > now:
+        raise UsageError(
+            f"--until {format_millis(until)} is in the future: statements not yet effective "
+            "cannot be folded into the data",
+            hint="use a time at or before now; `lakectl updates TABLE` lists effective times",
+        )
+    active = installed_statements(state)
+    count = 0
+    while count < len(active) and active[count].statement.effective_ms <= until:
+        count += 1
+    later = active[count:]
+    latest_data = max(
+        (r.effective_time for r in state.records if r.operation in DATA_OPS), default=until
+    )
+    return MaterializePlan(
+        until=until,
+        retire=tuple(active[:count]),
+        held_back=tuple(s for s in later if s.statement.effective_ms <= until),
+        remaining=len(later),
+        effective_at=max(until, latest_data),
+    )
+
+
+@dataclass(frozen=True)
+class MaterializeResult:
+    table: str
+    until: int
+    version: int | None  # None when there was nothing to materialize
+    retired: int
+    remaining: int
+    held_back: int
+    counts: dict[str, int] = field(default_factory=dict)
+    effective_at: int | None = None
+    added: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "until": self.until,
+            "until_text": format_millis(self.until),
+            "version": self.version,
+            "effective_at": self.effective_at,
+            "retired_statements": self.retired,
+            "active_statements": self.remaining,
+            "held_back": self.held_back,
+            "counts": self.counts,
+            "added": list(self.added),
+        }
+
+
+def materialize(ctx: Context, table_ref: str | None, until: int) -> MaterializeResult:
+    """Fold the active statements effective at or before ``until`` into the data; retire them."""
+    store = ctx.table(table_ref)
+    store.require_log()
+    state = store.read_state()
+    plan = plan_materialize(state, until, now_millis())
+    name = store.name or store.url
+    if not plan.retire:
+        return MaterializeResult(name, until, None, 0, plan.remaining, len(plan.held_back))
+    version, counts, added = _fold_and_commit(ctx, store, state, plan)
+    write_updates_file(store, [i.statement for i in installed_statements(store.read_state())])
+    return MaterializeResult(
+        name,
+        until,
+        version,
+        len(plan.retire),
+        plan.remaining,
+        len(plan.held_back),
+        counts,
+        plan.effective_at,
+        added,
+    )
+
+
+def _fold_and_commit(
+    ctx: Context, store: TableStore, state: TableState, plan: MaterializePlan
+) -> tuple[int, dict[str, int], tuple[str, ...]]:
+    """Write the folded rows as a new write id and commit it with the retirement."""
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.ops.load import _num_tasks
+    from lakectl.ops.reading import ReadTarget, plan_lakectl
+    from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+    from lakectl.spark import acid_write, statement_fold
+    from lakectl.table.layout import delta_dir_name
+
+    meta = state.metadata
+    valid, plans, _ = plan_lakectl(store, state)
+    target = ReadTarget(store, meta, state, valid, tuple(plans))
+    ctx.progress(f"folding {len(plan.retire)} statement(s) into the rows")
+    rows = snapshot_frame(ctx, target, SnapshotRequest(), with_identity=True)
+    statements = [i.statement for i in plan.retire]
+    changes = statement_fold.fold_changes(rows, statements, meta).persist()
+    write_id = store.allocate_write_id(OPERATION)
+    staging = store.staging_path(write_id)
+    added: list[str] = []
+    try:
+        by_kind = {r[0]: r[1] for r in changes.groupBy(statement_fold.CHANGE_COL).count().collect()}
+        counts = {
+            "rewritten": by_kind.get("update", 0),
+            "deleted": by_kind.get("delete", 0),
+            "retired": len(plan.retire),
+        }
+        parallelism = int(ctx.spark().conf.get("spark.sql.shuffle.partitions") or 8)
+        tasks = _num_tasks(sum(by_kind.values()), 0, parallelism)
+        write = acid_write.WriteTarget(store.storage, store.root, staging, meta)
+        ctx.progress("writing deltas")
+        if counts["rewritten"]:
+            inserts = statement_fold.rows_to_write(changes, meta)
+            added += acid_write.write_inserts(
+                inserts, write, write_id, tasks, dir_name=delta_dir_name(write_id)
+            )
+        if by_kind:
+            deletes = statement_fold.identities_to_delete(changes, meta)
+            added += acid_write.write_deletes(
+                deletes, write, write_id, tasks, dir_name=delta_dir_name(write_id, delete=True)
+            )
+        failpoint("materialize.before_commit")
+        ctx.progress("committing")
+        store.commit(_record(state, plan, write_id, counts, added))
+    except BaseException as exc:
+        store.mark_aborted(write_id, f"{type(exc).__name__}: {exc}"[:500])
+        for rel in added:
+            store.storage.delete(store.path(rel), recursive=True)
+        store.storage.delete(staging, recursive=True)
+        raise
+    finally:
+        changes.unpersist()
+    return write_id, counts, tuple(sorted(added))
+
+
+def _record(
+    state: TableState,
+    plan: MaterializePlan,
+    write_id: int,
+    counts: dict[str, int],
+    added: list[str],
+) -> CommitRecord:
+    partitions = {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}
+    return CommitRecord(
+        seq=-1,
+        operation=OPERATION,
+        committed_at=0,
+        write_id=write_id,
+        read_seq=state.last_seq,
+        effective_at=plan.effective_at,
+        partitions=tuple(sorted(partitions)),
+        added=tuple(sorted(added)),
+        counts=counts,
+        info={
+            "source": f"statements effective <= {format_millis(plan.until)}",
+            "until": plan.until,
+            "retired": [[i.version, i.index] for i in plan.retire],
+            "retired_sql": [i.statement.sql for i in plan.retire],
+        },
+    )

@@ -1,0 +1,211 @@
+"""``lakectl skew``: per partition, the heaviest values of one or more columns and what to do.
+
+One Spark pass over the stored rows of the current snapshot (as ``snapshot --raw``: list
+bucketing places rows by their stored values, so Type 7 statements are not applied): group by
+partition columns and the skew column(s), then rank per partition. The recommendation is the
+input of ``list-bucket --auto``: the values whose share of the partition's rows is at least
+``--min-share``, heaviest first, at most ``--max-values``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lakectl.errors import UsageError
+from lakectl.ops.context import Context
+from lakectl.ops.reading import plan_lakectl
+from lakectl.planning.list_bucket_plan import (
+    ListBucketing,
+    layout_of,
+    layouts_by_dir,
+    recommend,
+    validate_columns,
+)
+from lakectl.planning.prune import canonical_text
+from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.table.log import TableState
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.store import TableStore
+
+if TYPE_CHECKING:
+    from lakectl.spark.list_bucket import GroupCount
+
+
+@dataclass(frozen=True)
+class SkewOptions:
+    columns: tuple[str, ...]
+    partitions: tuple[str, ...] = ()
+    top: int = 10
+    min_share: float = 0.01
+    max_values: int = 10
+
+
+@dataclass(frozen=True)
+class ValueCount:
+    values: tuple[str | None, ...]
+    rows: int
+    share: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"values": list(self.values), "rows": self.rows, "share": round(self.share, 6)}
+
+
+@dataclass(frozen=True)
+class PartitionSkew:
+    """One partition: rows, distinct value tuples, the heaviest ones, the recommendation."""
+
+    partition: str
+    rows: int
+    distinct: int
+    top: tuple[ValueCount, ...]
+    recommended: tuple[tuple[str, ...], ...]
+    current: ListBucketing | None = None
+
+    @property
+    def others_share(self) -> float:
+        """Share of the rows held by all values outside ``top``."""
+        return max(0.0, 1.0 - sum(v.share for v in self.top)) if self.rows else 0.0
+
+    @property
+    def recommended_share(self) -> float:
+        wanted = set(self.recommended)
+        return sum(v.share for v in self.top if v.values in wanted)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition,
+            "rows": self.rows,
+            "distinct": self.distinct,
+            "top": [v.to_json() for v in self.top],
+            "others_share": round(self.others_share, 6),
+            "recommended": [list(v) for v in self.recommended],
+            "recommended_share": round(self.recommended_share, 6),
+            "list_bucketing": self.current.to_json() if self.current else None,
+        }
+
+
+@dataclass
+class SkewResult:
+    table: str
+    columns: tuple[str, ...]
+    version: int
+    min_share: float
+    max_values: int
+    partitions: list[PartitionSkew] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "columns": list(self.columns),
+            "version": self.version,
+            "min_share": self.min_share,
+            "max_values": self.max_values,
+            "partitions": [p.to_json() for p in self.partitions],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def check_options(top: int, min_share: float, max_values: int) -> None:
+    """Refuse thresholds that make no sense."""
+    if top < 1:
+        raise UsageError(f"--top {top}: must be at least 1")
+    if not 0.0 < min_share <= 1.0:
+        raise UsageError(f"--min-share {min_share:g}: must be in (0, 1], e.g. 0.01 for 1%")
+    if max_values < 1:
+        raise UsageError(f"--max-values {max_values}: must be at least 1")
+
+
+def select_partitions(
+    meta: TableMetadata, plans: list[PartitionReadPlan], specs: Sequence[str]
+) -> list[PartitionReadPlan]:
+    """The plans named by ``--partition`` (all when none); refuses names matching nothing."""
+    from lakectl.ops.compact import _select_partitions
+
+    return _select_partitions(meta, plans, tuple(specs))
+
+
+def _partition_key(meta: TableMetadata, values: Sequence[str | None]) -> tuple[str | None, ...]:
+    types = [meta.schema[c].type for c in meta.partition_by]
+    return tuple(
+        canonical_text(v, t) or v if v is not None else None
+        for v, t in zip(values, types, strict=True)
+    )
+
+
+def measure_skew(
+    ctx: Context,
+    store: TableStore,
+    state: TableState,
+    plans: list[PartitionReadPlan],
+    columns: tuple[str, ...],
+    top: int,
+    min_share: float,
+    max_values: int,
+) -> list[PartitionSkew]:
+    """Count value tuples of ``columns`` in ``plans``' partitions (one Spark job)."""
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.spark import acid_read
+    from lakectl.spark.list_bucket import skew_counts
+
+    meta = state.metadata
+    spec = acid_read.ReadSpec(
+        store.storage,
+        store.root,
+        meta.data_schema,
+        meta.schema.select(list(meta.partition_by)),
+        state.valid_write_ids(),
+        next((k for k in meta.primary_key if k not in meta.partition_by), None),
+    )
+    rows = acid_read.read_rows(ctx.spark(), plans, spec)
+    counted = skew_counts(rows, meta.partition_by, columns, max(top, max_values))
+    by_partition: dict[tuple[str | None, ...], list[GroupCount]] = {}
+    for entry in counted:
+        by_partition.setdefault(_partition_key(meta, entry.partition), []).append(entry)
+    layouts = layouts_by_dir(state.records)
+    out = []
+    for plan in plans:
+        entries = sorted(
+            by_partition.get(_partition_key(meta, plan.values), []), key=lambda e: e.rank
+        )
+        total = entries[0].total if entries else 0
+        counts = [(e.values, e.rows) for e in entries]
+        out.append(
+            PartitionSkew(
+                partition=plan.relative,
+                rows=total,
+                distinct=entries[0].distinct if entries else 0,
+                top=tuple(ValueCount(v, c, c / total) for v, c in counts[:top]),
+                recommended=recommend(counts, total, min_share, max_values),
+                current=layout_of(plan, layouts),
+            )
+        )
+    return out
+
+
+def skew(ctx: Context, table_ref: str | None, options: SkewOptions) -> SkewResult:
+    """Measure the skew of ``options.columns`` per partition of the current snapshot."""
+    started = time.time()
+    check_options(options.top, options.min_share, options.max_values)
+    store = ctx.table(table_ref)
+    state = store.read_state()
+    meta = state.metadata
+    columns = validate_columns(meta, options.columns, for_list_bucketing=False)
+    _, plans, _ = plan_lakectl(store, state)
+    plans = select_partitions(meta, plans, options.partitions)
+    ctx.progress(f"counting {', '.join(columns)} in {len(plans)} partition(s)")
+    partitions = measure_skew(
+        ctx, store, state, plans, columns, options.top, options.min_share, options.max_values
+    )
+    return SkewResult(
+        table=store.name or store.url,
+        columns=columns,
+        version=state.max_write_id,
+        min_share=options.min_share,
+        max_values=options.max_values,
+        partitions=partitions,
+        seconds=time.time() - started,
+    )

@@ -1,0 +1,396 @@
+"""ACID ORC files through pyarrow + fsspec, for storage Spark's Hadoop cannot reach.
+
+pyspark ships no Hadoop S3 connector (hadoop-aws), so ``spark.read.orc("s3a://...")`` fails with
+"No FileSystem for scheme". For such URLs lakectl reads and writes event files through a Spark
+Python data source instead: each task opens its file with the table's own fsspec filesystem
+(pyarrow's ORC reader/writer on the bytes), so executors need no Hadoop connector and no local
+state of the driver. Where Hadoop *does* have a filesystem for the scheme (EMR, Dataproc, a
+cluster with hadoop-aws), Spark's own ORC reader and writer are used, with ``s3://`` mapped to
+``s3a://`` if only ``s3a`` is known.
+
+The data source class is created per storage and carries the :class:`Storage` (endpoint and
+credentials included) as a pickled class attribute: credentials never become data source options,
+which Spark would show in query plans.
+
+``spark.lakectl.orc.io`` (``auto`` | ``hadoop`` | ``fsspec``) overrides the choice, e.g. to
+measure the fsspec path on local files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pyspark.sql import functions as F
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+
+from lakectl.errors import StorageError
+from lakectl.storage.fs import Storage
+from lakectl.table.layout import escape_partition_value, unescape_partition_value
+
+from .types import event_schema_ddl
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+    from lakectl.table.schema import Schema
+
+IO_CONF = "spark.lakectl.orc.io"
+# Hadoop schemes that can serve a lakectl scheme, in order of preference.
+_HADOOP_SCHEMES = {"s3": ("s3", "s3a"), "s3a": ("s3a",)}
+_EVENT_COLUMNS = (
+    "operation",
+    "originalTransaction",
+    "bucket",
+    "rowId",
+    "currentTransaction",
+    "row",
+)
+_NO_FILESYSTEM = ("UnsupportedFileSystem", "No FileSystem for scheme", "ClassNotFoundException")
+_COMPRESSION = {"none": "uncompressed", "": "snappy"}
+# (id of the session, lakectl scheme) -> Hadoop scheme or None (the classpath does not change)
+_hadoop_schemes: dict[tuple[int, str], str | None] = {}
+
+
+# --- choosing the path --------------------------------------------------------------------------
+
+
+def hadoop_url(spark: SparkSession, storage: Storage, path: str) -> str | None:
+    """The URL under which Spark's own filesystems reach ``path``, or None when none can."""
+    mode = spark.conf.get(IO_CONF, "auto") or "auto"
+    if mode == "fsspec":
+        return None
+    if storage.scheme == "file":
+        return storage.url(path)
+    key = (id(spark), storage.scheme)
+    if key not in _hadoop_schemes:
+        candidates = _HADOOP_SCHEMES.get(storage.scheme, (storage.scheme,))
+        if mode == "hadoop":
+            _hadoop_schemes[key] = candidates[-1]
+        else:
+            bucket = path.split("/", 1)[0]
+            _hadoop_schemes[key] = next(
+                (s for s in candidates if _hadoop_knows(spark, f"{s}://{bucket}")), None
+            )
+    scheme = _hadoop_schemes[key]
+    return None if scheme is None else f"{scheme}://{path}"
+
+
+def hadoop_urls(spark: SparkSession, storage: Storage, paths: list[str]) -> list[str] | None:
+    """:func:`hadoop_url` of every path (one storage, so one answer for all), or None."""
+    if not paths:
+        return []
+    if hadoop_url(spark, storage, paths[0]) is None:
+        return None
+    return [url for url in (hadoop_url(spark, storage, p) for p in paths) if url is not None]
+
+
+def _hadoop_knows(spark: SparkSession, url: str) -> bool:
+    """Whether Spark has a Hadoop filesystem for ``url``'s scheme.
+
+    Asked by resolving a path that does not exist: a known scheme answers "path does not exist"
+    (or a permission error), an unknown one "No FileSystem for scheme" or, for a scheme Hadoop's
+    defaults map to an absent class, "ClassNotFoundException". This works on Spark Connect too,
+    where the JVM is out of reach.
+    """
+    try:
+        spark.read.format("text").load(f"{url}/_lakectl_no_such_path_{uuid.uuid4().hex}")
+    except Exception as exc:
+        text = str(exc)
+        # Hadoop's defaults name fs.s3a.impl even without hadoop-aws: then the class is missing.
+        return not any(m in text for m in _NO_FILESYSTEM)
+    return True
+
+
+# --- the data source ----------------------------------------------------------------------------
+
+
+@dataclass
+class OrcFilePartition(InputPartition):
+    """One ORC file to read, with the (raw, escaped) partition directory values of its path."""
+
+    path: str
+    partition_values: list[str | None]
+
+
+@dataclass
+class WrittenFiles(WriterCommitMessage):
+    """The files one write task created."""
+
+    paths: list[str]
+
+
+class FsspecOrcSource(DataSource):
+    """Reads and writes ACID event files with pyarrow through :attr:`storage`'s filesystem.
+
+    Not used directly: :func:`_source_for` makes a subclass per storage.
+
+    Read options: ``files`` (JSON list of ``[path, [partition dir values]]``). Write options:
+    ``staging`` (directory), ``group_columns`` (JSON list: partition columns, then the bucket
+    column), ``compression``.
+    """
+
+    storage: ClassVar[Storage]
+    source_name: ClassVar[str] = "lakectl_fsspec_orc"
+
+    @classmethod
+    def name(cls) -> str:
+        return cls.source_name
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _EventReader(self.storage, json.loads(self.options["files"]), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> _EventWriter:
+        return _EventWriter(
+            self.storage,
+            self.options["staging"],
+            json.loads(self.options["group_columns"]),
+            self.options.get("compression", "snappy"),
+        )
+
+
+def _source_for(spark: SparkSession, storage: Storage) -> str:
+    """Register the data source for ``storage``; return its format name.
+
+    Registered on every use (it costs a pickle and one call): registrations belong to a session,
+    and a session object cannot be told apart from an earlier one at the same address.
+    """
+    digest = hashlib.sha256(
+        json.dumps([storage.scheme, storage.options], sort_keys=True, default=str).encode()
+    ).hexdigest()[:16]
+    name = f"lakectl_fsspec_orc_{digest}"
+    source = type(
+        f"FsspecOrcSource_{digest}", (FsspecOrcSource,), {"storage": storage, "source_name": name}
+    )
+    spark.dataSource.register(source)
+    return name
+
+
+class _EventReader(DataSourceReader):
+    def __init__(self, storage: Storage, files: list[list[Any]], schema: StructType) -> None:
+        self.storage = storage
+        self.files = files
+        self.schema = schema
+
+    def partitions(self) -> Sequence[InputPartition]:
+        return [OrcFilePartition(path, list(values)) for path, values in self.files]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+        import pyarrow.orc as orc
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        assert isinstance(partition, OrcFilePartition)
+        target = to_arrow_schema(self.schema, timezone="UTC")  # what Spark checks batches against
+        try:
+            data = self.storage.fs.cat_file(partition.path)  # one GET; ORC reads seek a lot
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"{self.storage.url(partition.path)} does not exist") from exc
+        except Exception as exc:
+            raise StorageError(f"reading {self.storage.url(partition.path)} failed") from exc
+        reader = orc.ORCFile(pa.BufferReader(data))
+        for stripe in range(reader.nstripes):
+            yield conform_batch(reader.read_stripe(stripe), target, partition.partition_values)
+
+
+def conform_batch(
+    batch: pa.RecordBatch, target: pa.Schema, partition_values: list[str | None]
+) -> pa.RecordBatch:
+    """``batch`` (an event file's stripe) in ``target``'s shape: event columns and row fields
+    matched by name (case-insensitive; by position for Hive's ``_colN`` names), cast to the
+    target types, then the partition values as constant string columns."""
+    import pyarrow as pa
+
+    n = batch.num_rows
+    events = len(target) - len(partition_values)
+    arrays = [
+        _conform(_child(batch, field.name, i), field.type)
+        for i, field in enumerate(list(target)[:events])
+    ]
+    arrays += [pa.array([v] * n, pa.string()) for v in partition_values]  # None: default part.
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _child(parent: Any, name: str, position: int) -> pa.Array:
+    """The child column ``name`` of a record batch or struct array (else the one at ``position``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    fields = parent.schema if isinstance(parent, pa.RecordBatch) else parent.type
+    names = [field.name.lower() for field in fields]
+    index = names.index(name.lower()) if name.lower() in names else position
+    if isinstance(parent, pa.RecordBatch):
+        return parent.column(index)
+    return pc.struct_field(parent, [index])
+
+
+def _conform(array: pa.Array, target: pa.DataType) -> pa.Array:
+    import pyarrow as pa
+
+    if pa.types.is_struct(target):
+        children = [
+            _conform(_child(array, target.field(i).name, i), target.field(i).type)
+            for i in range(target.num_fields)
+        ]
+        return pa.StructArray.from_arrays(
+            children, fields=list(target), mask=array.is_null() if array.null_count else None
+        )
+    return array if array.type == target else array.cast(target)
+
+
+class _EventWriter(DataSourceArrowWriter):
+    """Writes each run of rows with equal group columns (partition values, bucket) to one ORC
+    file ``<staging>/<col=value>/.../part-<uuid>.orc``: the layout Spark's partitioned writer
+    gives, which :func:`lakectl.spark.acid_write._move_into_place` turns into bucket files."""
+
+    def __init__(
+        self, storage: Storage, staging: str, group_columns: list[str], compression: str
+    ) -> None:
+        self.storage = storage
+        self.staging = staging
+        self.group_columns = group_columns
+        self.compression = _COMPRESSION.get(compression.lower(), compression.lower())
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFiles:
+        import pyarrow as pa
+        import pyarrow.orc as orc
+
+        written: list[str] = []
+        current: tuple[Any, ...] | None = None
+        handle: Any = None
+        writer: Any = None
+        try:
+            for batch in iterator:
+                for key, rows in _runs(batch, self.group_columns):
+                    if key != current:
+                        if writer is not None:
+                            writer.close()
+                            handle.close()
+                        path = self._file_path(key)
+                        self.storage.makedirs(path.rsplit("/", 1)[0])  # local files need dirs
+                        handle = self.storage.fs.open(path, "wb")
+                        writer = orc.ORCWriter(handle, compression=self.compression)
+                        written.append(path)
+                        current = key
+                    writer.write(pa.Table.from_batches([rows.select(list(_EVENT_COLUMNS))]))
+            if writer is not None:
+                writer.close()
+                handle.close()
+        except BaseException:
+            for path in written:  # a failed task leaves nothing behind
+                self.storage.delete(path)
+            raise
+        return WrittenFiles(written)
+
+    def _file_path(self, key: tuple[Any, ...]) -> str:
+        dirs = [
+            f"{col}={escape_partition_value(None if value is None else str(value))}"
+            for col, value in zip(self.group_columns, key, strict=True)
+        ]
+        return self.storage.join(self.staging, *dirs, f"part-{uuid.uuid4().hex}.orc")
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Remove files of task attempts that failed without cleaning up (a lost executor)."""
+        kept = {p for m in messages if isinstance(m, WrittenFiles) for p in m.paths}
+        for path in self.storage.fs.find(self.staging):
+            if path.rsplit("/", 1)[-1].startswith("part-") and path not in kept:
+                self.storage.delete(path)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        for message in messages:
+            if isinstance(message, WrittenFiles):
+                for path in message.paths:
+                    self.storage.delete(path)
+
+
+def _runs(batch: pa.RecordBatch, columns: list[str]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Consecutive slices of ``batch`` with equal values in ``columns`` (the batch is sorted)."""
+    import pyarrow.compute as pc
+
+    n = batch.num_rows
+    starts = [0] if n else []
+    change = None
+    for name in columns if n > 1 else ():
+        head, tail = batch.column(name).slice(0, n - 1), batch.column(name).slice(1)
+        flip = pc.or_(
+            pc.fill_null(pc.not_equal(head, tail), False),
+            pc.not_equal(pc.is_null(head), pc.is_null(tail)),
+        )
+        change = flip if change is None else pc.or_(change, flip)
+    if change is not None:
+        starts += [i + 1 for i in pc.indices_nonzero(change).to_pylist()]
+    for start, end in itertools.pairwise([*starts, n]):
+        key = tuple(batch.column(c)[start].as_py() for c in columns)
+        yield key, batch.slice(start, end - start)
+
+
+# --- entry points for acid_read / acid_write ---------------------------------------------------
+
+
+def scan_events(
+    spark: SparkSession,
+    storage: Storage,
+    root: str,
+    files: list[str],
+    data_schema: Schema,
+    partition_schema: Schema,
+) -> DataFrame:
+    """Event files as :func:`lakectl.spark.acid_read._scan` returns them (ACID columns, then
+    the partition columns, typed), read through the data source."""
+    depth = len(partition_schema.columns)
+    listed = []
+    for path in files:
+        # Partition directories follow the root; storage paths are not URI-encoded, so only
+        # Hive's escaping is undone (the default partition becomes null).
+        dirs = path[len(root) + 1 :].split("/")[:depth]
+        listed.append([path, [unescape_partition_value(d.partition("=")[2]) for d in dirs]])
+    strings = ", ".join(f"`{c.name}` string" for c in partition_schema.columns)
+    ddl = event_schema_ddl(data_schema, type(partition_schema)(()))
+    df = (
+        spark.read.format(_source_for(spark, storage))
+        .schema(f"{ddl}, {strings}" if strings else ddl)
+        .option("files", json.dumps(listed))
+        .load()
+    )
+    for col in partition_schema.columns:
+        df = df.withColumn(col.name, F.col(f"`{col.name}`").cast(col.type))
+    return df
+
+
+def write_events(
+    ordered: DataFrame, storage: Storage, staging: str, group_columns: list[str], compression: str
+) -> None:
+    """Write ``ordered`` (sorted by ``group_columns`` within partitions) as ORC event files under
+    ``staging``, in the directory layout of Spark's ``partitionBy(*group_columns)``."""
+    (
+        ordered.write.format(_source_for(ordered.sparkSession, storage))
+        .mode("append")
+        .option("staging", staging)
+        .option("group_columns", json.dumps(group_columns))
+        .option("compression", compression)
+        .save()
+    )
+
+
+__all__ = [
+    "IO_CONF",
+    "FsspecOrcSource",
+    "conform_batch",
+    "hadoop_url",
+    "hadoop_urls",
+    "scan_events",
+    "write_events",
+]

@@ -1,0 +1,157 @@
+"""Table properties users can change with ``lakectl set``: what each one means and accepts.
+
+Values are stored as strings (as in Hive's TBLPROPERTIES); every key has a parser that turns the
+string into the value operations use and raises a :class:`UsageError` a user can act on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from lakectl.errors import UsageError
+from lakectl.table.metadata import DEFAULT_PROPERTIES, TableMetadata
+
+_DURATION_UNITS = {
+    "ms": 1,
+    "s": 1000,
+    "m": 60_000,
+    "h": 3_600_000,
+    "d": 86_400_000,
+    "w": 604_800_000,
+}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgt]?b?)$", re.IGNORECASE)
+ORC_CODECS = ("NONE", "ZLIB", "SNAPPY", "LZO", "LZ4", "ZSTD")
+
+
+def parse_duration(text: str) -> int:
+    """``7d``, ``12h``, ``30m``, ``0s``, ``1d12h``, ``500ms`` -> milliseconds."""
+    compact = text.strip().lower().replace(" ", "")
+    pos, total = 0, 0.0
+    for m in _DURATION.finditer(compact):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+        pos = m.end()
+    if not compact or pos != len(compact):
+        raise UsageError(
+            f"{text!r} is not a duration",
+            hint="use a number and a unit: ms, s, m, h, d or w (e.g. 7d, 12h, 30m, 0s)",
+        )
+    return int(total)
+
+
+def parse_size(text: str) -> int:
+    """``128MB``, ``1gb``, ``65536`` -> bytes (binary units: 1 MB = 1024 KB)."""
+    m = _SIZE.match(text.strip())
+    if not m:
+        raise UsageError(f"{text!r} is not a size", hint="e.g. 128MB, 1GB, 512KB or bytes")
+    unit = m.group(2).lower()
+    unit = unit if unit.endswith("b") or not unit else unit + "b"
+    value = int(float(m.group(1)) * _SIZE_UNITS[unit])
+    if value <= 0:
+        raise UsageError(f"{text!r}: a size must be larger than 0")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise UsageError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise UsageError(f"{text!r} must not be negative")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{text!r} is not a number (e.g. 0.1 for 10%)") from None
+    if value < 0 or value != value:
+        raise UsageError(f"{text!r} must not be negative")
+    return value
+
+
+def _codec(text: str) -> str:
+    if text.upper() not in ORC_CODECS:
+        raise UsageError(f"{text!r} is not an ORC codec (use one of {', '.join(ORC_CODECS)})")
+    return text.upper()
+
+
+@dataclass(frozen=True)
+class PropertySpec:
+    """One settable property: how to parse it and what it does."""
+
+    key: str
+    parse: Callable[[str], Any]
+    help: str
+
+
+SPECS: dict[str, PropertySpec] = {
+    s.key: s
+    for s in (
+        PropertySpec(
+            "compactor.delta.num.threshold",
+            _non_negative_int,
+            "compact --auto: minor compaction when a partition has more deltas than this",
+        ),
+        PropertySpec(
+            "compactor.delta.pct.threshold",
+            _non_negative_float,
+            "compact --auto: major compaction when deltas exceed this fraction of the base",
+        ),
+        PropertySpec(
+            "compactor.aborted.threshold",
+            _non_negative_int,
+            "compact --auto: compact when more aborted write ids than this pile up",
+        ),
+        PropertySpec(
+            "clean.retain",
+            parse_duration,
+            "clean: keep every state that was current within this window (e.g. 7d)",
+        ),
+        PropertySpec(
+            "write.target-file-size",
+            parse_size,
+            "compact: aim for output files of about this size (e.g. 128MB)",
+        ),
+        PropertySpec("orc.compress", _codec, "codec of written ORC files"),
+    )
+}
+assert set(SPECS) == set(DEFAULT_PROPERTIES), "every default property needs a spec"
+
+
+def known_keys() -> list[str]:
+    return sorted(SPECS)
+
+
+def validate(key: str, value: str) -> str:
+    """Check ``key=value``; returns the value to store (codecs upper-cased)."""
+    spec = SPECS.get(key)
+    if spec is None:
+        raise UsageError(
+            f"unknown table property {key!r}", hint=f"known properties: {', '.join(known_keys())}"
+        )
+    try:
+        parsed = spec.parse(value)
+    except UsageError as exc:
+        raise UsageError(f"{key}={value}: {exc.message}", hint=exc.hint) from exc
+    return parsed if isinstance(parsed, str) else value.strip()
+
+
+def property_value(meta: TableMetadata, key: str) -> Any:
+    """The parsed value of ``key`` for this table (its setting or the default)."""
+    text = meta.property(key)
+    try:
+        return SPECS[key].parse(text)
+    except UsageError as exc:
+        raise UsageError(
+            f"table property {key}={text!r} is invalid: {exc.message}",
+            hint=f"fix it with `lakectl set TABLE {key}=...`",
+        ) from exc

@@ -1,0 +1,151 @@
+"""Which states of the log can still be read after ``clean``: pure functions of the records.
+
+A state (a set of commit records) reads the directories its records added and no record of it
+made obsolete (:func:`needed_dirs`). ``clean`` records the obsolete directories it deletes in its
+log record (``info["deleted"]``); a state needing any of them can no longer be read, and time
+travel to it fails with a :class:`TimeTravelError` naming the oldest version and time still
+available.
+
+A prefix of the log is followed, in the log, by compactions (and cleans) that change no data: the
+state right after version N is the same table whether or not a compaction committed right after
+N is included. :func:`with_following_compactions` adds them, so ``--version`` of the newest
+version still reads after its deltas were compacted and cleaned.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from lakectl.errors import TimeTravelError
+from lakectl.table.log import CLEAN_OPS, COMPACT_OPS, CommitRecord, TableState
+
+DELETED_KEY = "deleted"
+
+
+def format_time(millis: int) -> str:
+    """``2026-11-22 07:42:59 UTC`` for epoch milliseconds."""
+    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def cleaned_dirs(records: Iterable[CommitRecord]) -> set[str]:
+    """Directories that ``clean`` records say are deleted (or being deleted)."""
+    out: set[str] = set()
+    for record in records:
+        if record.operation in CLEAN_OPS:
+            out.update(record.info.get(DELETED_KEY, ()))
+    return out
+
+
+def needed_dirs(records: Iterable[CommitRecord]) -> set[str]:
+    """Directories a reader of this state may open: added by its records, made obsolete by none.
+
+    A superset of what the read planner picks (it may skip more), never a subset: an obsolete
+    directory is always shadowed by the output of the record that made it obsolete.
+    """
+    added: set[str] = set()
+    obsolete: set[str] = set()
+    for record in records:
+        added.update(record.added)
+        obsolete.update(record.obsolete)
+    return added - obsolete
+
+
+def with_following_compactions(prefix: TableState, full: TableState) -> TableState:
+    """``prefix`` plus the compaction and clean records that directly follow it in ``full``.
+
+    Such a compaction folds only write ids committed before it, all in ``prefix`` (no data
+    commit lies in between), so the rows are the same and fewer directories are needed.
+    """
+    if not prefix.records or len(prefix.records) == len(full.records):
+        return prefix
+    last = prefix.last_seq
+    if [r.seq for r in full.records[: len(prefix.records)]] != [r.seq for r in prefix.records]:
+        return prefix  # not a prefix (a valid-time selection): leave it alone
+    extra = []
+    for record in full.records:
+        if record.seq <= last:
+            continue
+        if record.operation not in COMPACT_OPS | CLEAN_OPS:
+            break
+        extra.append(record)
+    return TableState(prefix.records + tuple(extra)) if extra else prefix
+
+
+@dataclass(frozen=True)
+class Availability:
+    """The oldest point from which every later state of the log is readable."""
+
+    seq: int
+    version: int | None
+    committed_at: int
+
+    def to_json(self) -> dict[str, int | None]:
+        return {"seq": self.seq, "version": self.version, "committed_at": self.committed_at}
+
+    def describe(self) -> str:
+        version = f"version {self.version}" if self.version is not None else "the empty table"
+        return (
+            f"the oldest state available is {version} (committed {format_time(self.committed_at)})"
+        )
+
+
+def availability(full: TableState, deleted: set[str] | None = None) -> Availability | None:
+    """Oldest readable point of ``full`` given the deleted directories (default: recorded ones).
+
+    Every prefix from the returned seq on is readable (with its following compactions);
+    ``version`` is the oldest write id from which every ``--version`` works, ``committed_at`` the
+    oldest ``--known-at`` time from which every later time works.
+    """
+    records = full.records
+    if not records:
+        return None
+    gone = cleaned_dirs(records) if deleted is None else deleted
+    readable = _prefix_readability(records, gone)
+    first = len(records) - 1
+    while first > 0 and readable[first - 1]:
+        first -= 1
+    version_seq = {r.write_id: r.seq for r in reversed(records) if r.write_id is not None}
+    oldest_version = None
+    for write_id, seq in sorted(version_seq.items(), key=lambda kv: kv[1]):
+        index = next(i for i, r in enumerate(records) if r.seq == seq)
+        if all(readable[index:]):
+            oldest_version = write_id
+            break
+    return Availability(records[first].seq, oldest_version, records[first].committed_at)
+
+
+def _prefix_readability(records: tuple[CommitRecord, ...], gone: set[str]) -> list[bool]:
+    """For each prefix (ending at index i, with its following compactions): readable?"""
+    raw: list[bool] = []
+    added: set[str] = set()
+    obsolete: set[str] = set()
+    for record in records:
+        added.update(record.added)
+        obsolete.update(record.obsolete)
+        raw.append(not ((added - obsolete) & gone))
+    out = raw[:]
+    # A run of compactions after a prefix belongs to it: readable if the run's end is.
+    for i in range(len(records) - 2, -1, -1):
+        if records[i + 1].operation in COMPACT_OPS | CLEAN_OPS:
+            out[i] = out[i + 1]
+    return out
+
+
+def require_readable(chosen: TableState, full: TableState, what: str) -> None:
+    """Raise :class:`TimeTravelError` when ``chosen`` needs a directory ``clean`` deleted."""
+    gone = cleaned_dirs(full.records)
+    if not gone:
+        return
+    missing = needed_dirs(chosen.records) & gone
+    if not missing:
+        return
+    oldest = availability(full, gone)
+    hint = oldest.describe() if oldest else None
+    raise TimeTravelError(
+        f"{what} is no longer available: `lakectl clean` deleted {len(missing)} director"
+        f"{'y' if len(missing) == 1 else 'ies'} it needs (e.g. {sorted(missing)[0]}), "
+        "obsolete for longer than the retention window",
+        hint=hint,
+    )

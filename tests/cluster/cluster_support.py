@@ -1,0 +1,219 @@
+"""Real Spark servers on loopback: a standalone master + worker, and a Spark Connect server.
+
+Each fixture starts pyspark's own daemons (``bin/spark-class``, ``bin/spark-submit``) as child
+process groups, waits until they are ready (polling, generous timeouts for slow machines) and
+stops the groups afterwards, also when the test failed. The lakectl commands under test run as
+subprocesses: one process is one SparkContext, and the test process keeps its local session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakectl.spark.daemons import (
+    LOOPBACK,
+    MASTER_CLASS,
+    WORKER_CLASS,
+    SparkDaemon,
+    free_port,
+    port_open,
+    spark_class_argv,
+    start_connect_server,
+    start_daemon,
+)
+
+SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"
+SCHEMA = (
+    "sell_id bigint, acct_id bigint, change_ts string, create_ts string, payment_type_id string, "
+    "status_id string, total_amt double, batch int, store_id string, create_date string"
+)
+CDC = ("--mode", "cdc", "--op-column", "op_code", "--order-by", "change_ts")
+STARTUP_TIMEOUT = 180.0
+COMMAND_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class Standalone:
+    """A running standalone cluster: its ``spark://`` URL and the master's web UI port."""
+
+    master_url: str
+    webui_port: int
+
+
+def _alive_workers(webui_port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://{LOOPBACK}:{webui_port}/json/", timeout=5) as resp:
+            state = json.load(resp)
+    except OSError:
+        return 0
+    return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
+
+
+@pytest.fixture(scope="module")
+def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalone]:
+    """A Spark standalone master and one worker (1 core, 1 GB) on 127.0.0.1."""
+    logs = tmp_path_factory.mktemp("standalone")
+    port, ui_port, worker_ui = free_port(), free_port(), free_port()
+    daemons: list[SparkDaemon] = []
+    try:
+        master = start_daemon(
+            "Spark master",
+            spark_class_argv(
+                MASTER_CLASS, "--host", LOOPBACK, "--port", str(port),
+                "--webui-port", str(ui_port),
+            ),
+            logs / "master.log",
+        )  # fmt: skip
+        daemons.append(master)
+        master.wait_until(lambda: port_open(LOOPBACK, port), "accepting workers", STARTUP_TIMEOUT)
+        url = f"spark://{LOOPBACK}:{port}"
+        worker = start_daemon(
+            "Spark worker",
+            spark_class_argv(
+                WORKER_CLASS, url, "--host", LOOPBACK, "--cores", "1", "--memory", "1g",
+                "--webui-port", str(worker_ui), "--work-dir", str(logs / "work"),
+            ),
+            logs / "worker.log",
+        )  # fmt: skip
+        daemons.append(worker)
+        worker.wait_until(
+            lambda: _alive_workers(ui_port) >= 1, "registered with the master", STARTUP_TIMEOUT
+        )
+        yield Standalone(url, ui_port)
+    finally:
+        for daemon in reversed(daemons):
+            daemon.stop()
+
+
+@pytest.fixture(scope="module")
+def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Spark Connect server (local[2] driver) on 127.0.0.1; yields its ``sc://`` URL.
+
+    Its SQL defaults are not lakectl's (as on a server someone else runs): lakectl's client must
+    set what correctness depends on in its own session.
+    """
+    port = free_port()
+    log = tmp_path_factory.mktemp("connect") / "server.log"
+    foreign_defaults = {
+        "spark.sql.optimizer.nestedSchemaPruning.enabled": "true",
+        "spark.sql.session.timeZone": "America/New_York",
+        "spark.sql.shuffle.partitions": "3",
+    }
+    server = start_connect_server(
+        port, log, master="local[2]", conf=foreign_defaults, timeout=STARTUP_TIMEOUT
+    )
+    try:
+        yield f"sc://{LOOPBACK}:{port}"
+    finally:
+        server.stop()
+
+
+def _process_env(cwd: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKECTL_")}
+    env["XDG_CONFIG_HOME"] = str(cwd / "xdg")  # no user lakectl.toml
+    return env
+
+
+def run_lakectl_process(cwd: Path, *args: object) -> dict[str, Any]:
+    """Run ``python -m lakectl ARGS --json`` in a fresh process; its JSON result, or fail."""
+    done = subprocess.run(
+        [sys.executable, "-m", "lakectl", *map(str, args), "--json"],
+        cwd=cwd,
+        env=_process_env(cwd),
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT,
+    )
+    assert done.returncode == 0, f"lakectl {args}: exit {done.returncode}\n{done.stderr[-3000:]}"
+    return json.loads(done.stdout)
+
+
+# Runs several CLI invocations in one process, so they share one SparkContext (one driver, one
+# set of executors): on a busy 2-core machine a JVM start per command costs minutes.
+_SEQUENCE = """
+import contextlib, io, json, sys
+from lakectl.cli.main import main
+results = []
+for argv in json.loads(sys.argv[1]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(argv + ["--json"])
+    if code:
+        sys.exit(f"lakectl {argv}: exit {code}: {out.getvalue()}")
+    results.append(json.loads(out.getvalue()))
+print(json.dumps(results))
+"""
+
+
+def run_lakectl_sequence(cwd: Path, commands: list[tuple[object, ...]]) -> list[dict[str, Any]]:
+    """Run CLI commands one after another in a single fresh process; their JSON results."""
+    argvs = [[str(a) for a in command] for command in commands]
+    done = subprocess.run(
+        [sys.executable, "-c", _SEQUENCE, json.dumps(argvs)],
+        cwd=cwd,
+        env=_process_env(cwd),
+        capture_output=True,
+        text=True,
+        timeout=COMMAND_TIMEOUT * 2,
+    )
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stderr[-3000:]}"
+    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _rows(snapshot: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return sorted(tuple(row[c] for c in snapshot["columns"]) for row in snapshot["rows"])
+
+
+def _without_timing(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k not in ("seconds", "table")}
+
+
+# The sales workflow: three CDC loads, a snapshot, a major compaction, a snapshot and a time-travel
+# snapshot. (`create` needs no Spark: run it first with `CREATE`.)
+CREATE = ("create", "sales", "--schema", SCHEMA, "--primary-key", "sell_id",
+          "--partition-by", "create_date")  # fmt: skip
+WORKFLOW: list[tuple[object, ...]] = [
+    ("load", "sales", SALES / "base.csv", *CDC),
+    ("load", "sales", SALES / "cdc_batch_1.csv", *CDC),
+    ("load", "sales", SALES / "cdc_batch_2.csv", *CDC),
+    ("snapshot", "sales"),
+    ("compact", "sales", "--major"),
+    ("snapshot", "sales"),
+    ("snapshot", "sales", "--version", "1", "--where", "store_id = 'S01'"),
+]
+
+
+def comparable(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The parts of the workflow's results that must not depend on where Spark runs."""
+    loads, snapshot, compacted, after, version_1 = (
+        results[:3], results[3], results[4], results[5], results[6]
+    )  # fmt: skip
+    return {
+        "loads": [(r["version"], r["counts"], sorted(r["added"])) for r in loads],
+        "snapshot": _rows(snapshot),
+        "compact": _without_timing(compacted),
+        "snapshot_after_compact": _rows(after),
+        "version_1_s01": _rows(version_1),
+    }
+
+
+@pytest.fixture(scope="session")
+def local_reference(tmp_path_factory: pytest.TempPathFactory, lakectl_cli, spark) -> dict:
+    """The workflow's comparable results in local mode (the test session's local[2] Spark)."""
+    warehouse = tmp_path_factory.mktemp("local_reference") / "wh"
+    results = []
+    for command in [CREATE, *WORKFLOW]:
+        result = lakectl_cli(*command, "--warehouse", warehouse, "--json")
+        assert result.code == 0, result.err
+        results.append(result.json)
+    return comparable(results[1:])

@@ -1,0 +1,74 @@
+"""The sales workflow through a real Spark Connect server gives the same results as local mode.
+
+The client process has no JVM and no SparkContext: only the DataFrame API crosses the wire.
+Each command runs in its own client process against one warm server, as a user's commands do.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from functools import partial
+
+import pytest
+from cluster_support import CREATE, WORKFLOW, comparable, run_lakectl_process
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1500)]
+
+
+def test_sales_workflow_over_spark_connect_matches_local_mode(
+    tmp_path, connect_url: str, local_reference
+):
+    run = partial(
+        run_lakectl_process, tmp_path, "--warehouse", tmp_path / "wh", "--remote", connect_url
+    )
+    results = [run(*command) for command in [CREATE, *WORKFLOW]]
+    over_connect = comparable(results[1:])
+    assert len(over_connect["snapshot"]) == 200 + 30 - 11 + 1 - 5
+    assert over_connect["loads"] == local_reference["loads"]
+    assert over_connect == local_reference
+
+
+SESSION_CONF = (
+    "import json, sys\n"
+    "from lakectl.spark.session import SparkSettings, get_session\n"
+    "spark = get_session(SparkSettings(remote=sys.argv[1], conf={sys.argv[2]: sys.argv[3]}))\n"
+    "keys = ['spark.sql.optimizer.nestedSchemaPruning.enabled', 'spark.sql.session.timeZone',\n"
+    "        'spark.sql.shuffle.partitions']\n"
+    "print(json.dumps({k: spark.conf.get(k) for k in keys}))\n"
+)
+
+
+def test_connect_sessions_get_lakectl_sql_settings_and_the_users(connect_url: str):
+    """The server was started without lakectl's SQL settings: each client session sets them
+    (ACID reads are wrong with nested schema pruning on), then the user's --conf on top."""
+    done = subprocess.run(
+        [sys.executable, "-c", SESSION_CONF, connect_url, "spark.sql.shuffle.partitions", "5"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == {
+        "spark.sql.optimizer.nestedSchemaPruning.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "5",
+    }
+
+
+def test_a_server_wide_conf_is_refused_with_a_hint(tmp_path, connect_url: str):
+    wh = ("--warehouse", tmp_path / "wh")
+    run_lakectl_process(tmp_path, *wh, *CREATE)
+    done = subprocess.run(
+        [sys.executable, "-m", "lakectl", *map(str, wh), "--remote", connect_url,
+         "--conf", "spark.executor.memory=2g", "snapshot", "sales", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 69, done.stderr[-2000:]
+    error = json.loads(done.stdout)["error"]
+    assert error["type"] == "spark"
+    assert error["message"].startswith(
+        "the Spark Connect server refused --conf spark.executor.memory=2g: [CANNOT_MODIFY_CONFIG]"
+    )
+    assert "lakectl server start --conf" in error["hint"]

@@ -1,0 +1,98 @@
+"""Which columns of an ORC file carry a bloom filter: the stream lists of its stripe footers.
+
+Neither pyorc nor pyarrow exposes bloom filters, so this reads the file tail itself (protobuf
+wire format, ORC's compression chunks; NONE, ZLIB and SNAPPY) to check what writers produced.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pyarrow as pa
+import pyorc
+
+BLOOM_FILTER_KINDS = {7, 8}  # Stream.Kind BLOOM_FILTER, BLOOM_FILTER_UTF8
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = buf[i]
+        i += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, i
+
+
+def _fields(buf: bytes) -> list[tuple[int, int | bytes]]:
+    out: list[tuple[int, int | bytes]] = []
+    i = 0
+    while i < len(buf):
+        key, i = _varint(buf, i)
+        wire = key & 7
+        value: int | bytes
+        if wire == 0:
+            value, i = _varint(buf, i)
+        elif wire == 2:
+            n, i = _varint(buf, i)
+            value, i = buf[i : i + n], i + n
+        else:
+            size = 8 if wire == 1 else 4
+            value, i = buf[i : i + size], i + size
+        out.append((key >> 3, value))
+    return out
+
+
+def _decompress(buf: bytes, codec: int) -> bytes:
+    if codec == 0:
+        return buf
+    out, i = b"", 0
+    while i < len(buf):
+        header = buf[i] | buf[i + 1] << 8 | buf[i + 2] << 16
+        chunk, i = buf[i + 3 : i + 3 + (header >> 1)], i + 3 + (header >> 1)
+        if header & 1:
+            out += chunk
+        elif codec == 1:
+            out += zlib.decompress(chunk, -15)
+        elif codec == 2:
+            size, _ = _varint(chunk, 0)
+            out += pa.Codec("snappy").decompress(chunk, decompressed_size=size).to_pybytes()
+        else:
+            raise ValueError(f"compression kind {codec} not supported here")
+    return out
+
+
+def bloom_filter_columns(path: Path) -> set[str] | None:
+    """Dotted names (``row.id``) of the columns with a bloom filter in every stripe; ``None``
+    for a file without stripes (no rows)."""
+    data = path.read_bytes()
+    ps_len = data[-1]
+    postscript = dict(_fields(data[-1 - ps_len : -1]))
+    footer_len, codec = int(postscript[1]), int(postscript.get(2, 0))
+    end = len(data) - 1 - ps_len
+    footer = _fields(_decompress(data[end - footer_len : end], codec))
+    per_stripe = []
+    for field, raw in footer:
+        if field != 3:
+            continue
+        stripe = dict(_fields(raw))  # type: ignore[arg-type]
+        start = int(stripe[1]) + int(stripe.get(2, 0)) + int(stripe.get(3, 0))
+        stripe_footer = _fields(_decompress(data[start : start + int(stripe[4])], codec))
+        streams = [dict(_fields(s)) for f, s in stripe_footer if f == 1]  # type: ignore[arg-type]
+        per_stripe.append({int(s.get(2, 0)) for s in streams if s.get(1, 0) in BLOOM_FILTER_KINDS})
+    if not per_stripe:
+        return None
+    with path.open("rb") as handle:
+        schema = pyorc.Reader(handle).schema
+    names = dict(_column_names(schema, ""))
+    common = set.intersection(*per_stripe)
+    return {names[c] for c in common if c in names}
+
+
+def _column_names(schema: pyorc.TypeDescription, prefix: str):
+    for name, child in getattr(schema, "fields", {}).items():
+        full = f"{prefix}{name}"
+        yield child.column_id, full
+        yield from _column_names(child, full + ".")

@@ -1,0 +1,89 @@
+"""The pure parts of the fsspec ORC path (no JVM): shaping ORC stripes into Spark's event schema,
+and splitting sorted write batches into one file per (partition, bucket)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+from lakectl.spark.fsspec_orc import _runs, conform_batch
+
+
+def event_target(*partitions: str) -> pa.Schema:
+    """The Arrow schema Spark hands the reader for the event DDL (timestamps: us, UTC)."""
+    row = StructType.fromJson(
+        {
+            "type": "struct",
+            "fields": [
+                {"name": n, "type": t, "nullable": True, "metadata": {}}
+                for n, t in (("id", "long"), ("name", "string"), ("ts", "timestamp"))
+            ],
+        }
+    )
+    fields = [
+        ("operation", "integer"),
+        ("originalTransaction", "long"),
+        ("bucket", "integer"),
+        ("rowId", "long"),
+        ("currentTransaction", "long"),
+        ("row", row.jsonValue()),
+        *((p, "string") for p in partitions),
+    ]
+    return to_arrow_schema(
+        StructType.fromJson(
+            {
+                "type": "struct",
+                "fields": [
+                    {"name": n, "type": t, "nullable": True, "metadata": {}} for n, t in fields
+                ],
+            }
+        ),
+        timezone="UTC",
+    )
+
+
+def stripe(row_names: tuple[str, str, str] = ("id", "name", "ts")) -> pa.RecordBatch:
+    row = pa.StructArray.from_arrays(
+        [
+            pa.array([1, 2], pa.int64()),
+            pa.array(["a", None], pa.string()),
+            pa.array([dt.datetime(2024, 1, 2, 3, 4, 5)] * 2, pa.timestamp("ns")),
+        ],
+        names=list(row_names),
+        mask=pa.array([False, True]),
+    )
+    return pa.RecordBatch.from_arrays(
+        [pa.array([0, 2], pa.int32()), pa.array([5, 5], pa.int64()), pa.array([536870912] * 2,
+         pa.int32()), pa.array([0, 1], pa.int64()), pa.array([5, 7], pa.int64()), row],
+        names=["operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row"],
+    )  # fmt: skip
+
+
+def test_a_stripe_takes_the_target_shape_with_partition_values():
+    target = event_target("create_date", "store")
+    out = conform_batch(stripe(), target, ["2024-01-02", None])
+    assert out.schema == target
+    assert out.column("row").to_pylist() == [
+        {"id": 1, "name": "a", "ts": dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)},
+        None,  # a delete event's row is null and stays null
+    ]
+    assert out.column("create_date").to_pylist() == ["2024-01-02"] * 2
+    assert out.column("store").to_pylist() == [None, None]
+
+
+def test_hive_positional_row_names_are_matched_by_position():
+    out = conform_batch(stripe(("_col0", "_col1", "_col2")), event_target(), [])
+    assert out.column("row").to_pylist()[0]["id"] == 1
+
+
+def test_sorted_batch_splits_into_runs_of_equal_group_values():
+    batch = pa.RecordBatch.from_pydict(
+        {"p": ["a", "a", None, None, "b"], "bucket": [0, 1, 1, 1, 1], "v": [1, 2, 3, 4, 5]}
+    )
+    runs = [(key, part.column("v").to_pylist()) for key, part in _runs(batch, ["p", "bucket"])]
+    assert runs == [(("a", 0), [1]), (("a", 1), [2]), ((None, 1), [3, 4]), (("b", 1), [5])]
+    assert list(_runs(batch.slice(0, 0), ["p"])) == []
+    assert [k for k, _ in _runs(batch.slice(4), ["p"])] == [("b",)]

@@ -1,0 +1,38 @@
+"""Driver settings: loopback only for local and loopback masters; nothing starts a JVM here."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from lakectl.spark.daemons import connect_server_argv
+from lakectl.spark.session import driver_conf
+
+
+@pytest.mark.parametrize("master", ["local[2]", "spark://127.0.0.1:7077", "spark://localhost:1"])
+def test_local_and_loopback_drivers_bind_to_loopback(master):
+    conf = driver_conf(master)
+    assert conf["spark.driver.host"] == conf["spark.driver.bindAddress"] == "127.0.0.1"
+    assert conf["spark.executorEnv.PYSPARK_PYTHON"] == sys.executable
+
+
+@pytest.mark.parametrize("master", ["yarn", "spark://spark-master:7077", "k8s://https://k:443"])
+def test_cluster_drivers_announce_a_reachable_address(master):
+    conf = driver_conf(master)
+    assert "spark.driver.host" not in conf and "spark.driver.bindAddress" not in conf
+    # The cluster's Python is not this machine's virtualenv.
+    assert "spark.executorEnv.PYSPARK_PYTHON" not in conf
+    assert "-XX:-DontCompileHugeMethods" in conf["spark.driver.extraJavaOptions"]
+
+
+def test_connect_server_listens_on_loopback_with_lakectl_driver_settings():
+    argv = connect_server_argv(15999, master="local[1]", conf={"spark.sql.shuffle.partitions": "3"})
+    pairs = dict(a.split("=", 1) for a in argv[argv.index("--master") + 2 :] if a != "--conf")
+    assert argv[1:3] == ["--class", "org.apache.spark.sql.connect.service.SparkConnectServer"]
+    assert argv[argv.index("--master") + 1] == "local[1]"
+    assert pairs["spark.connect.grpc.binding.address"] == "127.0.0.1"
+    assert pairs["spark.connect.grpc.binding.port"] == "15999"
+    assert pairs["spark.driver.bindAddress"] == "127.0.0.1"
+    assert pairs["spark.sql.shuffle.partitions"] == "3"
+    assert "log4j2.properties" in pairs["spark.driver.extraJavaOptions"]
