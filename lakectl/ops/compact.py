@@ -328,7 +328,6 @@ def _execute(
 
     A major compaction writes the new base split like the old one (list bucketing), or as
     ``layouts`` (partition -> mapping) says when given (``lakectl list-bucket``)."""
-    from pyspark.sql import functions as F
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.spark import acid_read, acid_write, list_bucket
@@ -415,14 +414,7 @@ def _execute(
             delete_files = [f.path for p in minors for d in p.delete_deltas for f in d.files]
             if delete_files:
                 ctx.progress("minor: merging delete deltas")
-                # acid_read.delete_events keeps only identities; a merged delete delta also
-                # keeps each event's currentTransaction, which time travel filters on.
-                guard = acid_read._guard(F.col("row").isNull()) & (F.col("operation") == 2)
-                deletes = (
-                    acid_read._scan(spark, spec, delete_files)
-                    .where(guard & acid_read._valid_filter(valid))
-                    .select(*cols)
-                )
+                deletes = acid_read.delete_event_rows(spark, spec, delete_files).select(*cols)
                 added |= set(
                     acid_write.write_compacted(
                         deletes,

@@ -155,12 +155,16 @@ def delete_events(
     files = [f.path for p in plans for d in p.delete_deltas for f in d.files]
     if not files:
         return None
-    guard = _guard(F.col("row").isNull()) & (F.col("operation") == OP_DELETE)
-    return (
-        _scan(spark, spec, files)
-        .where(guard & _valid_filter(spec.valid))
-        .select(*spec.partition_schema.names, *IDENTITY_COLUMNS)
+    return delete_event_rows(spark, spec, files).select(
+        *spec.partition_schema.names, *IDENTITY_COLUMNS
     )
+
+
+def delete_event_rows(spark: SparkSession, spec: ReadSpec, files: list[str]) -> DataFrame:
+    """The valid delete events of ``files`` with every event column (for merging delete deltas,
+    which must keep each event's currentTransaction: time travel filters on it)."""
+    guard = _guard(F.col("row").isNull()) & (F.col("operation") == OP_DELETE)
+    return _scan(spark, spec, files).where(guard & _valid_filter(spec.valid))
 
 
 def live_events(
@@ -313,6 +317,7 @@ def _original_events(
 __all__ = [
     "ReadSpec",
     "decode_bucket",
+    "delete_event_rows",
     "delete_events",
     "empty_rows",
     "insert_events",
