@@ -5,6 +5,20 @@ Targets: major compaction <= 1.3x the plain rewrite; reading the 10 deltas <= 1.
 compacted base. The table: a base load (append, ``rows`` rows) and 10 CDC batches of
 ``fraction`` of the table each (60% updates, 30% inserts, 10% deletes), all in this process's
 warm session.
+
+What each side of the compaction ratio does (like for like, the reference never weaker):
+
+- ``compact --major`` reads base + 10 deltas + 10 delete deltas per partition (more events than
+  the result holds: old versions, deleted rows, delete events), drops invalid and deleted events,
+  and writes one ``bucket_N`` file per (partition, bucket), ordered by (originalTransaction,
+  bucket, rowId), snappy (the table's ``orc.compress``), with a bloom filter on the key.
+- the reference reads the compacted rows (all six ACID columns, the same files the compaction
+  wrote) with ``spark.read.orc`` and writes them with ``write.orc``, snappy: no ordering, no
+  per-partition or per-bucket files, no bloom filter, no merge. It is the floor for any rewrite.
+
+Wall times are noisy on a shared machine, so each step also records CPU seconds (``/proc`` on
+Linux): the driver, its JVM (all threads), and for the compaction the CPU its Python tasks
+report (their workers' start-up is not counted).
 """
 
 from __future__ import annotations
@@ -22,23 +36,33 @@ LABELS = {
     "compact_base_load": "lakectl: create + base load (append)",
     "compact_cdc_loads": f"lakectl: {DELTAS} CDC loads",
     "compact_read_deltas": f"lakectl: snapshot, base + {DELTAS} deltas (agg over all cols)",
-    "compact_major": "lakectl: compact --major",
+    "compact_major": "lakectl: compact --major (merge, sorted bucket files, bloom)",
     "compact_read_base": "lakectl: snapshot, compacted base (agg over all cols)",
-    "plain_orc_read_write": "ref: plain Spark ORC read + write of the same rows",
+    "plain_orc_read_write": "ref: plain Spark ORC read + write of the same rows (no sort/split)",
 }
 
 
 def _compact(ctx, table: str) -> lb.Timing:
     from lakectl.ops.compact import CompactOptions, compact
 
-    timing, result = lb.timed(
+    timing, result = _cpu_timed(
         "compact_major", lambda: compact(ctx, table, CompactOptions(kind="major"))
     )
-    timing.detail = {
-        "partitions": len(result.chosen),
-        "dirs_in": result.counts.get("dirs_in"),
-        "rows": result.counts.get("rows_written"),
-    }
+    store = ctx.table(table)
+    files = [f for rel in result.added for f in store.storage.fs.find(store.path(rel))]
+    timing.detail.update(
+        {
+            "partitions": len(result.chosen),
+            "dirs_in": result.counts.get("dirs_in"),
+            "rows": result.counts.get("rows_written"),
+            "files_out": sum(1 for f in files if f.rsplit("/", 1)[-1].startswith("bucket_")),
+            "bytes_out": sum(store.storage.fs.size(f) for f in files),
+        }
+    )
+    task_ms = result.counts.get("merge_task_cpu_ms")
+    if task_ms is not None and "cpu_s" in timing.detail:
+        timing.detail["cpu_s"] = round(timing.detail["cpu_s"] + task_ms / 1000, 3)
+        timing.detail["python_task_cpu_s"] = round(task_ms / 1000, 3)
     return timing
 
 
@@ -50,11 +74,57 @@ def _plain_rewrite(spark, store, out: str) -> lb.Timing:
     files = [store.storage.url(f.path) for p in target.plans for d in p.data_dirs for f in d.files]
     if os.path.exists(out):
         shutil.rmtree(out)
-    timing, _ = lb.timed(
+    timing, _ = _cpu_timed(
         "plain_orc_read_write",
         lambda: spark.read.orc(files).write.option("compression", "snappy").orc(out),
     )
-    timing.detail = {"files_in": len(files)}
+    written = [os.path.join(out, f) for f in os.listdir(out) if f.endswith(".orc")]
+    timing.detail.update(
+        {
+            "files_in": len(files),
+            "files_out": len(written),
+            "bytes_out": sum(os.path.getsize(f) for f in written),
+        }
+    )
+    return timing
+
+
+def _process_cpu() -> float | None:
+    """CPU seconds used so far by this process and its JVM (every JVM thread: tasks, GC, JIT),
+    from ``/proc``; ``None`` off Linux. Spark's Python workers are left out: they come and go
+    (an exited worker's time is lost), so the compaction reports its Python tasks' CPU itself.
+    """
+    if not os.path.isdir("/proc/self"):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    total = sum(os.times()[:2])
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as handle:
+                raw = handle.read()
+        except OSError:
+            continue
+        comm, fields = raw.split("(", 1)[1].rsplit(")", 1)[0], raw.rsplit(")", 1)[1].split()
+        if comm == "java" and int(fields[1]) == os.getpid():  # the driver's JVM
+            total += sum(int(x) for x in fields[11:13]) / tick  # utime, stime
+    return total
+
+
+def _cpu_timed(step: str, fn):
+    """:func:`lb.timed` plus the CPU seconds of the driver and its JVM."""
+    before = _process_cpu()
+    timing, result = lb.timed(step, fn)
+    after = _process_cpu()
+    if before is not None and after is not None:
+        timing.detail["cpu_s"] = round(after - before, 3)
+    return timing, result
+
+
+def _snapshot(ctx, table: str, step: str) -> lb.Timing:
+    timing, inner = _cpu_timed(step, lambda: lb.lakectl_snapshot_count(ctx, table))
+    timing.detail.update(inner.detail)
     return timing
 
 
@@ -80,11 +150,9 @@ def run(spark, data_dir: str, rows: int, fraction: float, dates: int, keep: bool
     timings.append(lb.timed("compact_cdc_loads", loads)[0])
     expected = dataset.expected_rows()
     lb.log("compaction bench: snapshot before, major compaction, snapshot after")
-    before = lb.lakectl_snapshot_count(ctx, table)
-    before.step = "compact_read_deltas"
+    before = _snapshot(ctx, table, "compact_read_deltas")
     major = _compact(ctx, table)
-    after = lb.lakectl_snapshot_count(ctx, table)
-    after.step = "compact_read_base"
+    after = _snapshot(ctx, table, "compact_read_base")
     plain = _plain_rewrite(spark, ctx.table(table), os.path.join(root, "plain_orc"))
     timings += [before, major, after, plain]
     checks = {
@@ -114,12 +182,16 @@ def _check(got: int, expected: int) -> str:
 
 def _ratio(name: str, label: str, num: lb.Timing, den: lb.Timing) -> dict[str, Any]:
     value = num.seconds / den.seconds if den.seconds > 0 else float("inf")
+    cpu = (num.detail.get("cpu_s"), den.detail.get("cpu_s"))
     return {
         "name": name,
         "label": label,
         "value": round(value, 3),
         "target": f"<= {TARGETS[name]}",
         "pass": value <= TARGETS[name],
+        # The same ratio in CPU seconds (driver + JVM + Python tasks): steadier when the
+        # machine is shared. The verdict stays on wall time, as the issue states the targets.
+        "cpu_value": round(cpu[0] / cpu[1], 3) if cpu[0] is not None and cpu[1] else None,
     }
 
 
@@ -131,6 +203,16 @@ def render(result: dict[str, Any]) -> list[str]:
         f"{result['batch_rows']:,}",
     ]
     lines += lb.timing_lines(result["timings"], LABELS)
+    cpu = {t["step"]: t["cpu_s"] for t in result["timings"] if t.get("cpu_s") is not None}
+    if cpu:
+        lines.append("  CPU s (driver + JVM + compaction's Python tasks):")
+        width = max(len(v) for v in LABELS.values())
+        lines += [f"    {LABELS.get(step, step):<{width}} {s:>6.2f}" for step, s in cpu.items()]
+        lines += [
+            f"    {'CPU ratio, ' + r['label']:<{width}} {r['cpu_value']:>6.2f}"
+            for r in result["ratios"]
+            if r.get("cpu_value") is not None
+        ]
     bad = {k: v for k, v in result["checks"].items() if v != "ok"}
     lines.append("  checks: " + ("rows equal before and after" if not bad else str(bad)))
     return lines  # the ratios are listed with the others

@@ -6,6 +6,8 @@
     python -m bench.run_all --only compact       # only the compaction bench (issue 4)
     python -m bench.run_all --only skew --quick  # only the skew / list-bucketing bench (issue 5)
     python -m bench.run_all --only updates       # only Type 7 statements on read (issue 3)
+    python -m bench.run_all --only stream        # only `lakectl stream` latency + deltas (issue 7;
+                                                 # not part of the default run: see bench.stream_latency)
 
 Settings (flag / environment variable):
   --sizes / BENCH_SIZES            table sizes, comma separated (default 2000000,10000000)
@@ -71,7 +73,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=["load", "compact", "skew", "updates"],
+        choices=["load", "compact", "skew", "updates", "stream"],
         default=os.environ.get("BENCH_ONLY") or None,
     )
     parser.add_argument("--compact-rows", default=os.environ.get("BENCH_COMPACT_ROWS"))
@@ -362,6 +364,10 @@ def _versions() -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.only == "stream":  # issue 7: streams run in their own processes (bench.stream_latency)
+        from bench import stream_latency
+
+        return stream_latency.main(["--data-dir", args.data_dir] + ["--quick"] * args.quick)
     try:
         import deltalake  # noqa: F401
     except ImportError:

@@ -150,16 +150,27 @@ def _expression_update(rng: random.Random) -> str:
 # --- timed steps -----------------------------------------------------------------------------
 
 
+_PLANNING: dict[str, list[float]] = {"plain": [], "statements": []}
+
+
 def _read(ctx, table: str, raw: bool) -> tuple[int, int]:
-    """Row count and hash of every column of ``lakectl snapshot`` (``--raw``: no statements)."""
+    """Row count and hash of every column of ``lakectl snapshot`` (``--raw``: no statements).
+
+    Records in ``_PLANNING`` how long the driver took before any task ran: building the
+    DataFrame (statements compiled and analyzed) plus optimizing and planning it.
+    """
     from pyspark.sql import functions as F
 
     from lakectl.ops.reading import open_for_read
     from lakectl.ops.snapshot import SnapshotRequest, statements_frame
 
+    started = time.perf_counter()
     request = SnapshotRequest(raw=raw)
     frame = statements_frame(ctx, open_for_read(ctx.table(table)), request)
-    row = frame.agg(F.count(F.lit(1)), F.sum(F.hash(*frame.columns))).collect()[0]
+    agg = frame.agg(F.count(F.lit(1)), F.sum(F.hash(*frame.columns)))
+    agg._jdf.queryExecution().executedPlan()  # planning, before the job runs
+    _PLANNING["plain" if raw else "statements"].append(time.perf_counter() - started)
+    row = agg.collect()[0]
     return int(row[0]), int(row[1] or 0)
 
 
@@ -167,6 +178,8 @@ def time_reads(ctx, table: str, repeats: int) -> dict[str, Any]:
     """Alternate plain and with-statements reads after one warm-up of each; medians."""
     seconds: dict[str, list[float]] = {"plain": [], "statements": []}
     results: dict[str, tuple[int, int]] = {}
+    for recorded in _PLANNING.values():
+        recorded.clear()
     for attempt in range(repeats + 1):
         for kind in ("plain", "statements"):
             timing, result = lb.timed(kind, lambda kind=kind: _read(ctx, table, kind == "plain"))
@@ -174,9 +187,11 @@ def time_reads(ctx, table: str, repeats: int) -> dict[str, Any]:
             if attempt:  # the first round warms the session and the file cache
                 seconds[kind].append(timing.seconds)
             lb.log(f"  {kind:<10} {timing.seconds:6.2f} s  {result[0]:,} rows")
+    planning = {k: v[-repeats:] for k, v in _PLANNING.items()}
     return {
         "seconds": {k: [round(s, 3) for s in v] for k, v in seconds.items()},
         "median_s": {k: round(statistics.median(v), 3) for k, v in seconds.items()},
+        "planning_median_s": {k: round(statistics.median(v), 3) for k, v in planning.items()},
         "rows": {k: v[0] for k, v in results.items()},
         "hash": {k: v[1] for k, v in results.items()},
     }
@@ -267,6 +282,7 @@ def render(result: dict[str, Any]) -> list[str]:
     """Lines for the text summary."""
     reads = result["reads"]
     med, runs = reads["median_s"], reads["seconds"]
+    plan_s = reads.get("planning_median_s", {"plain": 0.0, "statements": 0.0})
     mat = result["materialize"]["counts"]
     bad = {k: v for k, v in result["checks"].items() if v != "ok"}
     ok = "all ok (materialized rows hash as the statements read)"
@@ -276,6 +292,8 @@ def render(result: dict[str, Any]) -> list[str]:
         f"(median of {result['repeats']} warm reads, agg over all columns)",
         f"  plain snapshot                 {med['plain']:>8.2f} s   runs {runs['plain']}",
         f"  snapshot with statements       {med['statements']:>8.2f} s   runs {runs['statements']}",
+        f"  of which driver-side planning  {plan_s['plain']:>8.2f} s plain, "
+        f"{plan_s['statements']:.2f} s with statements (build + optimize + plan, median)",
         f"  rows: plain {reads['rows']['plain']:,}, with statements "
         f"{reads['rows']['statements']:,}; optimized plan: {result['plan']['project_nodes']} "
         f"projections, {result['plan']['filter_nodes']} filters",

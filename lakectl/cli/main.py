@@ -206,35 +206,94 @@ def create(
 # --- load -------------------------------------------------------------------------------------
 
 
+def batch_options(
+    *, format_help: str, mode_help: str, key_help: str, partition_help: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options ``load`` and ``stream`` share: format, mode, key, partitioning, op codes and
+    change order (``fmt``, ``mode``, ``primary_key``, ``partition_by``, ``op_column``,
+    ``op_values``, ``order_by``)."""
+    options = [
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(["csv", "json", "parquet", "orc", "avro"]),
+            help=format_help,
+        ),
+        click.option(
+            "--mode", type=click.Choice(["append", "upsert", "cdc"]), default=None, help=mode_help
+        ),
+        click.option("--primary-key", metavar="COLS", help=key_help),
+        click.option("--partition-by", metavar="COLS", help=partition_help),
+        click.option("--op-column", metavar="COL", help="CDC op code column [default op_code]."),
+        click.option(
+            "--op-values",
+            default="I=insert,U=update,D=delete",
+            show_default=True,
+            help="Op code meanings.",
+        ),
+        click.option(
+            "--order-by",
+            metavar="COL",
+            help="Change-order column: a change older than the stored version is ignored.",
+        ),
+    ]
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def load_options(
+    ctx: Any,
+    table: str,
+    source: str,
+    *,
+    fmt: str | None,
+    mode: str | None,
+    primary_key: str | None,
+    partition_by: str | None,
+    op_column: str | None,
+    op_values: str,
+    order_by: str | None,
+    effective_at: int | None = None,
+) -> Any:
+    """The ``LoadOptions`` of :func:`batch_options`' values. Without ``--mode``: cdc with an op
+    column, upsert when the table (or ``--primary-key``) has a key, else append."""
+    from lakectl.ops.create import split_columns
+    from lakectl.ops.load import LoadOptions
+
+    if mode is None:
+        if op_column:
+            mode = "cdc"
+        else:
+            store = ctx.table(table)
+            has_key = bool(primary_key) or (store.has_log() and store.read_state().metadata.has_key)
+            mode = "upsert" if has_key else "append"
+    return LoadOptions(
+        source=source,
+        format=fmt,
+        mode=mode,
+        primary_key=split_columns(primary_key),
+        partition_by=split_columns(partition_by),
+        op_column=op_column,
+        op_values=op_values,
+        order_by=order_by,
+        effective_at=effective_at,
+    )
+
+
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("table")
 @click.argument("source")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["csv", "json", "parquet", "orc", "avro"]),
-    help="Source format (default: from the file extension).",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(["append", "upsert", "cdc"]),
-    default=None,
-    help="append: insert only; upsert: insert or replace by key; cdc: rows carry an op code. Default: cdc with --op-column, upsert with a key, else append.",
-)
-@click.option(
-    "--primary-key", metavar="COLS", help="Key columns (when the load creates the table)."
-)
-@click.option(
-    "--partition-by", metavar="COLS", help="Partition columns (when the load creates the table)."
-)
-@click.option("--op-column", metavar="COL", help="CDC op code column [default op_code].")
-@click.option(
-    "--op-values", default="I=insert,U=update,D=delete", show_default=True, help="Op code meanings."
-)
-@click.option(
-    "--order-by",
-    metavar="COL",
-    help="Change-order column: a change older than the stored version is ignored.",
+@batch_options(
+    format_help="Source format (default: from the file extension).",
+    mode_help="append: insert only; upsert: insert or replace by key; cdc: rows carry an op "
+    "code. Default: cdc with --op-column, upsert with a key, else append.",
+    key_help="Key columns (when the load creates the table).",
+    partition_help="Partition columns (when the load creates the table).",
 )
 @click.option(
     "--effective-from",
@@ -264,24 +323,17 @@ def load(
       lakectl load sales sample_data/sales/cdc_batch_1.csv --mode cdc \\
           --op-column op_code --order-by change_ts
     """
-    from lakectl.ops.create import split_columns
-    from lakectl.ops.load import LoadOptions
     from lakectl.ops.load import load as run_load
 
     ctx = make_context(settings)
-    if mode is None:
-        if op_column:
-            mode = "cdc"
-        else:
-            store = ctx.table(table)
-            has_key = bool(primary_key) or (store.has_log() and store.read_state().metadata.has_key)
-            mode = "upsert" if has_key else "append"
-    options = LoadOptions(
-        source=source,
-        format=fmt,
+    options = load_options(
+        ctx,
+        table,
+        source,
+        fmt=fmt,
         mode=mode,
-        primary_key=split_columns(primary_key),
-        partition_by=split_columns(partition_by),
+        primary_key=primary_key,
+        partition_by=partition_by,
         op_column=op_column,
         op_values=op_values,
         order_by=order_by,
@@ -938,6 +990,10 @@ cli.add_command(skew_commands.list_bucket)  # type: ignore[has-type]
 from lakectl.cli import server_commands  # noqa: E402
 
 cli.add_command(server_commands.server)  # type: ignore[has-type]
+
+from lakectl.cli import stream_commands  # noqa: E402
+
+cli.add_command(stream_commands.stream)  # type: ignore[has-type]
 
 
 # --- entry point ------------------------------------------------------------------------------

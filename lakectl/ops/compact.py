@@ -330,7 +330,7 @@ def _execute(
     ``layouts`` (partition -> mapping) says when given (``lakectl list-bucket``)."""
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark import acid_read, acid_write, list_bucket
+    from lakectl.spark import acid_read, acid_write, bucket_merge, list_bucket
 
     spark = ctx.spark()
     top = max(p.max_write_id for p in chosen)
@@ -363,12 +363,31 @@ def _execute(
                 )
                 for p in majors
             ]
-            live = acid_read.live_events(spark, plans, spec)
-            if live is not None:
+            out_dirs = {p.relative: p.output_base or "" for p in majors}
+            split = kept_layouts(state.records, majors) if layouts is None else layouts
+            merged = None
+            if not any(p.relative in split for p in majors):
+                # Inputs are already in the output's order: one task per bucket, no shuffle.
+                ctx.progress("major: merging each bucket's files into the new base")
+                merged = bucket_merge.merge_major(
+                    spark,
+                    store.storage,
+                    store.root,
+                    plans,
+                    out_dirs,
+                    meta.data_schema,
+                    valid,
+                    key=key,
+                    compression=meta.property("orc.compress") or "snappy",
+                )
+            live = acid_read.live_events(spark, plans, spec) if merged is None else None
+            if merged is not None:
+                added |= merged.dirs
+                counts["merge_task_cpu_ms"] = merged.task_cpu_ms
+            elif live is not None:
                 # One pass: rows are counted from the written files' footers afterwards.
                 live = live.select(*cols)
                 ctx.progress("major: writing the new base")
-                split = kept_layouts(state.records, majors) if layouts is None else layouts
                 events, subdirs = list_bucket.split_events(
                     spark, live, meta, split, [p.relative for p in majors]
                 )
@@ -377,7 +396,7 @@ def _execute(
                         events,
                         target,
                         tasks,
-                        {p.relative: p.output_base or "" for p in majors},
+                        out_dirs,
                         bloom=True,
                         staging_name="base",
                         subdir_names=subdirs,
@@ -389,8 +408,10 @@ def _execute(
                 if rel not in added:
                     store.storage.makedirs(store.path(rel))
                     added.add(rel)
-            counts["rows_written"] = _rows_under(
-                store, [p.output_path(p.output_base or "") for p in majors]
+            counts["rows_written"] = (
+                merged.rows
+                if merged is not None
+                else _rows_under(store, [p.output_path(p.output_base or "") for p in majors])
             )
         if minors:
             plans = [

@@ -125,7 +125,7 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         scan=scan.to_json(),
     )
     if request.out:
-        return _write_out(df, request, result)
+        return _write_out(df, request, result, ctx.config.storage_options)
     limit = request.limit
     rows = df.limit(limit + 1).collect() if limit else df.collect()
     if limit and len(rows) > limit:
@@ -167,25 +167,37 @@ def _apply_statements(df: DataFrame, target: ReadTarget, request: SnapshotReques
     return apply_statements(df, effective, target.metadata.schema) if effective else df
 
 
-def _write_out(df: DataFrame, request: SnapshotRequest, result: SnapshotResult) -> SnapshotResult:
+def _write_out(
+    df: DataFrame,
+    request: SnapshotRequest,
+    result: SnapshotResult,
+    storage_options: dict[str, Any] | None = None,
+) -> SnapshotResult:
+    from lakectl.spark.fsspec_orc import hadoop_url
     from lakectl.storage.fs import storage_for
 
     fmt = request.out_format.lower()
     if fmt not in OUT_FORMATS:
         raise UsageError(f"--format {fmt!r}: use one of {', '.join(OUT_FORMATS)}")
-    storage, path = storage_for(request.out or "")
+    storage, path = storage_for(request.out or "", storage_options)
     if request.limit:
         df = df.limit(request.limit)
     writer = df.write.mode("errorifexists")
     if storage.exists(path):
         raise BadInputError(f"--out {request.out} already exists; choose a new path")
+    result.out = storage.url(path)
+    url = hadoop_url(df.sparkSession, storage, path)
+    if url is None:  # Spark's Hadoop has no filesystem for the scheme (s3 without hadoop-aws)
+        from lakectl.spark.fsspec_files import write_files
+
+        result.written = write_files(df, storage, path, fmt)
+        return result
     if fmt == "csv":
         writer = writer.option("header", "true")
-    getattr(writer, fmt)(storage.url(path))
-    result.out = storage.url(path)
+    getattr(writer, fmt)(url)
     # Count what was written (Parquet/ORC answer from footers) instead of merging again.
     reader = df.sparkSession.read.format(fmt)
     if fmt == "csv":
         reader = reader.option("header", "true")
-    result.written = reader.load(storage.url(path)).count()
+    result.written = reader.load(url).count()
     return result

@@ -25,6 +25,7 @@ from lakectl.table.layout import (
     bucket_file_name,
 )
 from lakectl.table.metadata import TableMetadata
+from lakectl.table.orc_files import add_acid_metadata
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -223,7 +224,9 @@ def _move_into_place(
         final_dir = storage.join(target.root, rel_dir)
         subdir = subdirs[(partition, int(parts[depth].split("=", 1)[1]))] if subdirs else ""
         file_dir = storage.join(final_dir, subdir) if subdir else final_dir
-        storage.move(path, storage.join(file_dir, bucket_file_name(bucket_id)))
+        final = storage.join(file_dir, bucket_file_name(bucket_id))
+        storage.move(path, final)
+        add_acid_metadata(storage, final)
         created[rel_dir] = final_dir
     for final_dir in created.values():
         storage.write_bytes(storage.join(final_dir, ACID_VERSION_FILE), ACID_VERSION.encode())

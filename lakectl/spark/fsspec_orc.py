@@ -76,17 +76,20 @@ def hadoop_url(spark: SparkSession, storage: Storage, path: str) -> str | None:
     if storage.scheme == "file":
         return storage.url(path)
     key = (id(spark), storage.scheme)
+    url = storage.url(path)
     if key not in _hadoop_schemes:
         candidates = _HADOOP_SCHEMES.get(storage.scheme, (storage.scheme,))
         if mode == "hadoop":
             _hadoop_schemes[key] = candidates[-1]
         else:
-            bucket = path.split("/", 1)[0]
+            # The bucket (S3) or namenode (HDFS) part of the URL: enough for Hadoop to pick a
+            # filesystem class without touching the data.
+            authority = url.split("://", 1)[1].split("/", 1)[0]
             _hadoop_schemes[key] = next(
-                (s for s in candidates if _hadoop_knows(spark, f"{s}://{bucket}")), None
+                (s for s in candidates if _hadoop_knows(spark, f"{s}://{authority}")), None
             )
     scheme = _hadoop_schemes[key]
-    return None if scheme is None else f"{scheme}://{path}"
+    return None if scheme is None else f"{scheme}://{url.split('://', 1)[1]}"
 
 
 def hadoop_urls(spark: SparkSession, storage: Storage, paths: list[str]) -> list[str] | None:
@@ -107,7 +110,9 @@ def _hadoop_knows(spark: SparkSession, url: str) -> bool:
     where the JVM is out of reach.
     """
     try:
-        spark.read.format("text").load(f"{url}/_lakectl_no_such_path_{uuid.uuid4().hex}")
+        probe = f"{url}/_lakectl_no_such_path_{uuid.uuid4().hex}"
+        # ``.schema`` forces analysis: Spark Connect's ``load`` is lazy and would never fail.
+        spark.read.format("text").load(probe).schema  # noqa: B018
     except Exception as exc:
         text = str(exc)
         # Hadoop's defaults name fs.s3a.impl even without hadoop-aws: then the class is missing.
@@ -136,7 +141,7 @@ class WrittenFiles(WriterCommitMessage):
 class FsspecOrcSource(DataSource):
     """Reads and writes ACID event files with pyarrow through :attr:`storage`'s filesystem.
 
-    Not used directly: :func:`_source_for` makes a subclass per storage.
+    Not used directly: :func:`register_source` makes a subclass per storage.
 
     Read options: ``files`` (JSON list of ``[path, [partition dir values]]``). Write options:
     ``staging`` (directory), ``group_columns`` (JSON list: partition columns, then the bucket
@@ -162,8 +167,11 @@ class FsspecOrcSource(DataSource):
         )
 
 
-def _source_for(spark: SparkSession, storage: Storage) -> str:
-    """Register the data source for ``storage``; return its format name.
+def register_source(
+    spark: SparkSession, storage: Storage, base: type[DataSource] = FsspecOrcSource
+) -> str:
+    """Register a subclass of ``base`` carrying ``storage`` (pickled with the class, so it reaches
+    every executor, and the Connect server); return its format name.
 
     Registered on every use (it costs a pickle and one call): registrations belong to a session,
     and a session object cannot be told apart from an earlier one at the same address.
@@ -171,10 +179,9 @@ def _source_for(spark: SparkSession, storage: Storage) -> str:
     digest = hashlib.sha256(
         json.dumps([storage.scheme, storage.options], sort_keys=True, default=str).encode()
     ).hexdigest()[:16]
-    name = f"lakectl_fsspec_orc_{digest}"
-    source = type(
-        f"FsspecOrcSource_{digest}", (FsspecOrcSource,), {"storage": storage, "source_name": name}
-    )
+    prefix = getattr(base, "source_name", base.__name__.lower())
+    name = f"{prefix}_{digest}"
+    source = type(f"{base.__name__}_{digest}", (base,), {"storage": storage, "source_name": name})
     spark.dataSource.register(source)
     return name
 
@@ -360,7 +367,7 @@ def scan_events(
     strings = ", ".join(f"`{c.name}` string" for c in partition_schema.columns)
     ddl = event_schema_ddl(data_schema, type(partition_schema)(()))
     df = (
-        spark.read.format(_source_for(spark, storage))
+        spark.read.format(register_source(spark, storage))
         .schema(f"{ddl}, {strings}" if strings else ddl)
         .option("files", json.dumps(listed))
         .load()
@@ -376,7 +383,7 @@ def write_events(
     """Write ``ordered`` (sorted by ``group_columns`` within partitions) as ORC event files under
     ``staging``, in the directory layout of Spark's ``partitionBy(*group_columns)``."""
     (
-        ordered.write.format(_source_for(ordered.sparkSession, storage))
+        ordered.write.format(register_source(ordered.sparkSession, storage))
         .mode("append")
         .option("staging", staging)
         .option("group_columns", json.dumps(group_columns))
@@ -391,6 +398,7 @@ __all__ = [
     "conform_batch",
     "hadoop_url",
     "hadoop_urls",
+    "register_source",
     "scan_events",
     "write_events",
 ]

@@ -1,15 +1,18 @@
 """Reading a batch to load: CSV (with header), JSON lines, Parquet, ORC and Avro.
 
 pyspark has no Avro reader (spark-avro is not bundled), so Avro files are decoded with fastavro
-on the driver and handed to Spark as Arrow; that suits dimension-sized Avro inputs.
+on the driver (through the source's fsspec filesystem) and handed to Spark as Arrow; that suits
+dimension-sized Avro inputs. The other formats are read by Spark's own readers where its Hadoop
+has a filesystem for the source's scheme, else through fsspec
+(:mod:`lakectl.spark.fsspec_files`: ``s3://`` sources without hadoop-aws).
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from lakectl.errors import BadInputError, TableNotFoundError, UsageError
+from lakectl.errors import BadInputError, LakectlError, TableNotFoundError, UsageError
 from lakectl.storage.fs import storage_for
 
 if TYPE_CHECKING:
@@ -28,9 +31,9 @@ _EXTENSIONS = {
 }
 
 
-def guess_format(source: str) -> str:
+def guess_format(source: str, storage_options: dict[str, Any] | None = None) -> str:
     """The format implied by a file extension (a directory's first file), or a usage error."""
-    storage, path = storage_for(source)
+    storage, path = storage_for(source, storage_options)
     candidates = [path]
     if storage.isdir(path):
         candidates = [e["name"] for e in storage.list_entries(path) if e["type"] == "file"]
@@ -44,19 +47,37 @@ def guess_format(source: str) -> str:
     )
 
 
-def read_source(spark: SparkSession, source: str, fmt: str, infer: bool) -> DataFrame:
-    """Read the batch. With ``infer`` False, CSV columns stay strings (cast later, checked)."""
-    storage, path = storage_for(source)
+def read_source(
+    spark: SparkSession,
+    source: str,
+    fmt: str,
+    infer: bool,
+    storage_options: dict[str, Any] | None = None,
+) -> DataFrame:
+    """Read the batch. With ``infer`` False, CSV columns stay strings (cast later, checked).
+
+    ``storage_options`` are the ``[storage]`` settings (as for tables) for a remote source.
+    """
+    from lakectl.spark.fsspec_orc import hadoop_url
+
+    storage, path = storage_for(source, storage_options)
     if not storage.exists(path):
         raise TableNotFoundError(f"source {source} does not exist")
-    url = storage.url(path)
     if fmt == "avro":
         return _read_avro(spark, storage, path)
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    url = hadoop_url(spark, storage, path)
     try:
         # Schema inference (JSON always, CSV on a first load) parses the file right here.
-        df = _read_spark_source(spark, url, fmt, infer)
+        if url is None:
+            from lakectl.spark.fsspec_files import read_files
+
+            df = read_files(spark, storage, path, fmt, infer)
+        else:
+            df = _read_spark_source(spark, url, fmt, infer)
+    except LakectlError:
+        raise
     except Exception as exc:
         from lakectl.spark.batch import _first_line
 

@@ -90,3 +90,49 @@ def spark_type(orc_type: str) -> str:
     if t.startswith(("varchar", "char")):
         return "string"
     raise FormatError(f"ORC type {orc_type} is not supported")
+
+
+def add_acid_metadata(storage: Storage, path: str) -> dict[str, bytes]:
+    """Write Hive's ``hive.acid.*`` user metadata into a finished ACID file (see orc_tail).
+
+    The key index is the last (originalTransaction, bucket, rowId) of every stripe, as Hive's
+    merge reader uses it to seek: one row per stripe is decoded, through the row index. The
+    stats count the events by operation, from the file's column statistics when the file holds
+    one operation (always, for files lakectl writes). A file that already has the items is
+    left alone. Returns the items (written or found).
+    """
+    import pyorc
+
+    from lakectl.table.layout import ACID_VERSION, OP_DELETE, OP_INSERT, OP_UPDATE
+    from lakectl.table.orc_tail import TAIL_BYTES, acid_key_index, acid_stats, metadata_patch
+
+    identity = ("operation", "originalTransaction", "bucket", "rowId")
+    with storage.fs.open(path, "rb") as handle:
+        reader = pyorc.Reader(handle, column_names=identity)
+        present = dict(reader.user_metadata)
+        if "hive.acid.key.index" in present:
+            return {k: v for k, v in present.items() if k.startswith("hive.acid.")}
+        last_keys: list[tuple[int, int, int]] = []
+        for number in range(reader.num_of_stripes):
+            stripe = reader.read_stripe(number)
+            if len(stripe):
+                reader.seek(stripe.row_offset + len(stripe) - 1)
+                _, transaction, bucket, row_id = next(reader)
+                last_keys.append((transaction, bucket, row_id))
+        by_op = {OP_INSERT: 0, OP_UPDATE: 0, OP_DELETE: 0}
+        stats = reader[1].statistics  # column 1: operation
+        if len(reader) and stats["minimum"] == stats["maximum"]:
+            by_op[stats["minimum"]] = len(reader)
+        elif len(reader):
+            reader.seek(0)
+            for row in reader:
+                by_op[row[0]] = by_op.get(row[0], 0) + 1
+    items = {
+        "hive.acid.key.index": acid_key_index(last_keys),
+        "hive.acid.stats": acid_stats(by_op[OP_INSERT], by_op[OP_UPDATE], by_op[OP_DELETE]),
+        "hive.acid.version": ACID_VERSION.encode(),
+    }
+    tail, size = storage.read_tail(path, TAIL_BYTES)
+    patch = metadata_patch(tail, size, items)
+    storage.replace_tail(path, patch.offset, patch.data)
+    return items

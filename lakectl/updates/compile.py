@@ -1,8 +1,14 @@
-"""Compiling ``.updates`` statements into Spark column expressions: the Spark side of Type 7 SCD.
+"""Compiling ``.updates`` statements into Spark SQL expressions: the Spark side of Type 7 SCD.
 
-Each statement is re-checked (:mod:`lakectl.updates.validate`) and its sqlglot tree is walked into a
-tree of ``pyspark.sql.functions`` calls: SQL text never reaches ``F.expr`` or ``spark.sql``, so
-nothing outside the whitelist can run, and the same code works under Spark Connect.
+Each statement is re-checked (:mod:`lakectl.updates.validate`) and its checked sqlglot tree is
+rendered, node by node, into Spark SQL expression text by this module's own table
+(:data:`COMPILERS`): only whitelisted node types have a rendering, column references are quoted
+identifiers of the schema's columns, operators and function names are fixed text, and literals are
+written from their parsed values (a string outside a plain alphabet becomes hex bytes, so no quote,
+backslash or ``${`` of a statement ever reaches Spark's parser, whose variable substitution would
+otherwise expand ``${...}``). The statement's own text is never handed to Spark. A projection is one
+``selectExpr`` call: the plan for 100 statements takes a few dozen calls into the JVM rather than
+thousands of ``Column`` calls, and the same code works under Spark Connect.
 
 Semantics: statements apply in order, each seeing the result of the ones before. An UPDATE is one
 projection whose SET values are all computed from the row as it was before the statement (so
@@ -12,18 +18,20 @@ Consecutive statements are fused into one projection while no statement reads a 
 earlier one in the group wrote (SET values and WHERE then see the same row either way); a DELETE
 that reads no written column filters before the pending projection. Runs of point statements on
 one key column (:mod:`lakectl.updates.keyed`) become one hash-set test and a map lookup per
-written column. This keeps the plan shallow and the generated code small.
+written column. This keeps the plan shallow; the whole-stage generated code for ~100 statements
+is still one ~24 KB method, which C1 cannot compile, so a cold JVM runs it interpreted for long.
 """
 
 from __future__ import annotations
 
+import math
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
-from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from pyspark.errors import AnalysisException
-from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame
 from sqlglot import exp
 
 from lakectl.errors import BadInputError
@@ -120,15 +128,79 @@ def _first_line(exc: Exception) -> str:
     return text[0][:500] if text else type(exc).__name__
 
 
+# --- SQL text that is safe by construction ---------------------------------------------------
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Characters a string literal may show as they are: nothing the lexer or variable substitution
+# treats specially (quotes, backslash, backtick, ``$``, braces) and nothing outside ASCII.
+_PLAIN_TEXT = re.compile(r"[A-Za-z0-9 _.,:;%@#&|!?=<>()\[\]+\-*/^~]*")
+_NUMBER = re.compile(r"[0-9]+|[0-9]*\.[0-9]+|[0-9]+\.")
+_TYPE = re.compile(r"[a-z]+|decimal\(\d+,\d+\)")
+
+
+def quote_name(name: str) -> str:
+    """A column reference for ``selectExpr``; only for names :data:`_PLAIN_NAME` accepts."""
+    if not _PLAIN_NAME.fullmatch(name):
+        raise AssertionError(f"column name {name!r} must be renamed before it is written as SQL")
+    return f"`{name}`"
+
+
+def string_literal(value: str) -> str:
+    """A Spark SQL expression for the string ``value``, whatever characters it holds."""
+    if _PLAIN_TEXT.fullmatch(value):
+        return f"'{value}'"
+    data = value.encode("utf-8", "surrogatepass").hex().upper()
+    return f"decode(X'{data}', 'UTF-8')"  # folded to a plain literal by the optimizer
+
+
+def number_literal(node: exp.Literal) -> str:
+    """A numeric literal with the type Spark SQL gives it (int, bigint, decimal or double)."""
+    text = str(node.this)
+    if all(c == "." or c.isdecimal() for c in text):  # other scripts' digits: written in ASCII
+        text = "".join(c if c == "." else str(unicodedata.decimal(c, 0)) for c in text)
+    if _NUMBER.fullmatch(text):  # the digits of an int, bigint or decimal literal
+        return text
+    value = float(literal_number(node))  # exponent forms: doubles
+    if math.isnan(value):
+        return "CAST('NaN' AS DOUBLE)"
+    if math.isinf(value):
+        return "CAST('Infinity' AS DOUBLE)"
+    return f"{value!r}D"
+
+
+def type_name(spark_type: str) -> str:
+    """A checked type name (``int``, ``decimal(10,2)``, ...) as SQL text."""
+    if not _TYPE.fullmatch(spark_type):
+        raise AssertionError(f"unexpected type name {spark_type!r}")
+    return spark_type
+
+
+def key_literal(value: int | str, key_type: str) -> str:
+    """A point statement's key value, typed as its column."""
+    text = str(int(value)) if isinstance(value, int) else string_literal(value)
+    return f"CAST({text} AS {type_name(key_type)})"
+
+
+# --- the plan --------------------------------------------------------------------------------
+
+
 class _PlanBuilder:
-    """Accumulates fused projections and filters over ``df``."""
+    """Accumulates fused projections (SQL text per column) and filters over ``df``."""
 
     def __init__(self, df: DataFrame, schema: Schema, deleted_flag: str | None = None) -> None:
-        self.df = df
         self.schema = schema
         self.deleted_flag = deleted_flag
-        self.columns = list(df.columns)  # one schema lookup: the column list never changes
-        self.pending: dict[str, Column] = {}  # lower-cased name -> new value over self.df
+        self.names = list(df.columns)  # one schema lookup: the column list never changes
+        # Columns whose names cannot be written as SQL text are renamed by position for the
+        # duration (toDF: no parsing) and get their names back at the end.
+        safe = [
+            n if _PLAIN_NAME.fullmatch(n) else f"__lakectl_c{i}" for i, n in enumerate(self.names)
+        ]
+        self.renamed = safe != self.names
+        self.df = df.toDF(*safe) if self.renamed else df
+        self.refs = {n.lower(): quote_name(s) for n, s in zip(self.names, safe, strict=True)}
+        self.sql = _ExpressionCompiler(schema, self.refs)
+        self.pending: dict[str, str] = {}  # lower-cased name -> new value over self.df
         self.run: _KeyedRun | None = None  # point statements not yet folded into pending
 
     def add(self, stmt: CheckedStatement, *, fuse: bool) -> None:
@@ -143,76 +215,70 @@ class _PlanBuilder:
                 self.run = _KeyedRun(keyed.key)
             self.run.add(keyed)
             return
-        compiler = _ExpressionCompiler(self.schema)
-        condition = None if stmt.where is None else compiler.compile(stmt.where)
+        condition = None if stmt.where is None else self.sql.compile(stmt.where)
         if stmt.kind == "delete":
-            matched = F.lit(True) if condition is None else F.coalesce(condition, F.lit(False))
-            self._delete(matched)
+            self._delete("TRUE" if condition is None else f"coalesce({condition}, FALSE)")
             return
-        updated: dict[str, Column] = {}
+        updated: dict[str, str] = {}
         for name, value_node in stmt.assignments:
-            value = compiler.compile(value_node).try_cast(self.schema[name].type)
+            value = self._typed(self.sql.compile(value_node), name)
+            lower = name.lower()
             if condition is None:
-                updated[name.lower()] = value
+                updated[lower] = value
             else:  # CASE WHEN treats a NULL condition as false, as SQL's WHERE does
-                current = self.pending.get(name.lower(), _column(name))
-                updated[name.lower()] = F.when(condition, value).otherwise(current)
+                current = self.pending.get(lower, self.refs[lower])
+                updated[lower] = f"CASE WHEN {condition} THEN {value} ELSE {current} END"
         self.pending.update(updated)
 
     def finish(self) -> DataFrame:
         self._end_run()
         self._flush()
-        return self.df
+        return self.df.toDF(*self.names) if self.renamed else self.df
+
+    def _typed(self, value: str, column: str) -> str:
+        return f"try_cast({value} AS {type_name(self.schema[column].type)})"
 
     def _flush(self) -> None:
         if not self.pending:
             return
-        projection = [
-            self.pending[name.lower()].alias(name)
-            if name.lower() in self.pending
-            else _column(name)
-            for name in self.columns
-        ]
-        self.df = self.df.select(*projection)
+        projection = []
+        for name in self.names:
+            ref = self.refs[name.lower()]
+            value = self.pending.get(name.lower())
+            projection.append(ref if value is None else f"{value} AS {ref}")
+        self.df = self.df.selectExpr(*projection)
         self.pending = {}
 
-    def _delete(self, matched: Column) -> None:
+    def _delete(self, matched: str) -> None:
         """Drop the rows ``matched`` (never NULL) selects, as they are before the pending values;
         or, with a deleted flag, set it on them (the pending values do not read it)."""
         if self.deleted_flag is None:
-            self.df = self.df.filter(~matched)
+            self.df = self.df.filter(f"NOT ({matched})")
             return
         lower = self.deleted_flag.lower()
-        self.pending[lower] = self.pending.get(lower, _column(self.deleted_flag)) | matched
+        self.pending[lower] = f"({self.pending.get(lower, self.refs[lower])} OR {matched})"
 
     def _end_run(self) -> None:
         """Fold the point statements of the current run into one filter and the pending values."""
         run, self.run = self.run, None
         if run is None:
             return
-        key = _column(run.key)
+        key = self.refs[run.key.lower()]
         key_type = self.schema[run.key].type
-
-        def key_literal(value: int | str) -> Column:
-            return F.lit(value).cast(key_type)
-
         if run.deleted:
-            doomed = key.isin(*(key_literal(k) for k in run.deleted))
-            self._delete(F.coalesce(doomed, F.lit(False)))
-        compiler = _ExpressionCompiler(self.schema)
+            doomed = ", ".join(key_literal(k, key_type) for k in run.deleted)
+            self._delete(f"coalesce({key} IN ({doomed}), FALSE)")
         for lower, (name, by_key) in run.updated.items():
-            column_type = self.schema[name].type
-            values = {k: compiler.compile(v).try_cast(column_type) for k, v in by_key.items()}
+            values = {k: self._typed(self.sql.compile(v), name) for k, v in by_key.items()}
             if len(values) == 1:
                 ((only_key, value),) = values.items()
-                guard = key == key_literal(only_key)
+                guard = f"{key} = {key_literal(only_key, key_type)}"
             else:
-                guard = key.isin(*(key_literal(k) for k in values))
-                pairs = [c for k, v in values.items() for c in (key_literal(k), v)]
-                value = F.try_element_at(F.create_map(*pairs), key)
-            self.pending[lower] = F.when(guard, value).otherwise(
-                self.pending.get(lower, _column(name))
-            )
+                guard = f"{key} IN ({', '.join(key_literal(k, key_type) for k in values)})"
+                pairs = ", ".join(f"{key_literal(k, key_type)}, {v}" for k, v in values.items())
+                value = f"try_element_at(map({pairs}), {key})"
+            current = self.pending.get(lower, self.refs[lower])
+            self.pending[lower] = f"CASE WHEN {guard} THEN {value} ELSE {current} END"
 
 
 class _KeyedRun:
@@ -236,208 +302,205 @@ class _KeyedRun:
                 by_key[key] = value
 
 
-def _column(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`")
+# --- expressions -----------------------------------------------------------------------------
 
 
 class _ExpressionCompiler:
-    """Turns a checked sqlglot expression into a Spark :class:`Column`, node by node."""
+    """Turns a checked sqlglot expression into Spark SQL text, node by node."""
 
-    def __init__(self, schema: Schema) -> None:
+    def __init__(self, schema: Schema, refs: dict[str, str]) -> None:
         self.schema = schema
+        self.refs = refs  # lower-cased column name -> quoted identifier
 
-    def compile(self, node: exp.Expression) -> Column:
+    def compile(self, node: exp.Expression) -> str:
         handler = COMPILERS.get(type(node))
         if handler is None:  # validate.RULES and COMPILERS disagree: a bug, not bad input
             raise AssertionError(f"no Spark translation for checked node {type(node).__name__}")
         return handler(self, node)
 
-    def args(self, node: exp.Expression) -> list[Column]:
-        """``this`` then ``expressions``, compiled (the layout of variadic functions)."""
+    def args(self, node: exp.Expression) -> str:
+        """``this`` then ``expressions``, compiled and comma-separated (variadic functions)."""
         nodes = [node.this] if node.this is not None else []
-        return [self.compile(n) for n in [*nodes, *node.expressions]]
+        return ", ".join(self.compile(n) for n in [*nodes, *node.expressions])
 
-    def column(self, node: exp.Column) -> Column:
+    def column(self, node: exp.Column) -> str:
         found = self.schema.find(node.name)
-        return _column(found.name if found is not None else node.name)
+        if found is None or found.name.lower() not in self.refs:
+            raise AssertionError(f"checked column {node.name!r} is not in the table")
+        return self.refs[found.name.lower()]
 
-    def literal(self, node: exp.Literal) -> Column:
-        if node.is_string:
-            return F.lit(str(node.this))
-        value = literal_number(node)
-        if isinstance(value, int) and not -(2**63) <= value < 2**63:
-            value = Decimal(value)  # Spark SQL types such literals as decimal(n,0)
-        return F.lit(value)
+    def literal(self, node: exp.Literal) -> str:
+        return string_literal(str(node.this)) if node.is_string else number_literal(node)
 
-    def case(self, node: exp.Case) -> Column:
+    def case(self, node: exp.Case) -> str:
         subject = None if node.this is None else self.compile(node.this)
-        result: Column | None = None
+        parts = ["CASE"]
         for branch in node.args.get("ifs") or []:
             test = self.compile(branch.this)
-            condition = test if subject is None else subject == test
-            value = self.compile(branch.args["true"])
-            result = F.when(condition, value) if result is None else result.when(condition, value)
+            condition = test if subject is None else f"({subject} = {test})"
+            parts.append(f"WHEN {condition} THEN {self.compile(branch.args['true'])}")
         default = node.args.get("default")
-        if result is None:  # CASE without WHEN cannot be parsed; keep the type checker happy
-            return F.lit(None) if default is None else self.compile(default)
-        return result if default is None else result.otherwise(self.compile(default))
+        if len(parts) == 1:  # CASE without WHEN cannot be parsed; keep the type checker happy
+            return "NULL" if default is None else self.compile(default)
+        if default is not None:
+            parts.append(f"ELSE {self.compile(default)}")
+        return " ".join([*parts, "END"])
 
-    def if_(self, node: exp.If) -> Column:
-        result = F.when(self.compile(node.this), self.compile(node.args["true"]))
+    def if_(self, node: exp.If) -> str:
         otherwise = node.args.get("false")
-        return result if otherwise is None else result.otherwise(self.compile(otherwise))
+        tail = "" if otherwise is None else f" ELSE {self.compile(otherwise)}"
+        condition, value = self.compile(node.this), self.compile(node.args["true"])
+        return f"CASE WHEN {condition} THEN {value}{tail} END"
 
-    def cast(self, node: exp.Cast) -> Column:
+    def cast(self, node: exp.Cast) -> str:
         target = cast_target_type(node)
         if target is None:
             raise AssertionError("unchecked CAST target")
-        return self.compile(node.this).try_cast(target)
+        return f"try_cast({self.compile(node.this)} AS {type_name(target)})"
 
-    def trim(self, node: exp.Trim) -> Column:
+    def trim(self, node: exp.Trim) -> str:
         chars = node.args.get("expression")
-        trim_chars = None if chars is None else self.compile(chars)
-        position = node.args.get("position")
-        function = {"LEADING": F.ltrim, "TRAILING": F.rtrim}.get(position or "", F.trim)
-        return function(self.compile(node.this), trim_chars)
+        position = node.args.get("position") or "BOTH"
+        if position not in ("LEADING", "TRAILING", "BOTH"):
+            raise AssertionError(f"unchecked trim position {position!r}")
+        value = self.compile(node.this)
+        if chars is None:
+            function = {"LEADING": "ltrim", "TRAILING": "rtrim", "BOTH": "trim"}[position]
+            return f"{function}({value})"
+        return f"trim({position} {self.compile(chars)} FROM {value})"
 
-    def pad(self, node: exp.Pad) -> Column:
+    def pad(self, node: exp.Pad) -> str:
         fill = node.args.get("fill_pattern")
-        function = F.lpad if node.args.get("is_left") else F.rpad
-        return function(
-            self.compile(node.this),
-            self.compile(node.expression),
-            F.lit(" ") if fill is None else self.compile(fill),
-        )
+        function = "lpad" if node.args.get("is_left") else "rpad"
+        pattern = "' '" if fill is None else self.compile(fill)
+        return f"{function}({self.compile(node.this)}, {self.compile(node.expression)}, {pattern})"
 
-    def locate(self, node: exp.StrPosition) -> Column:
+    def locate(self, node: exp.StrPosition) -> str:
         position = node.args.get("position")
         start = 1 if position is None else integer_literal(position)
-        return F.locate(str(node.args["substr"].this), self.compile(node.this), start or 0)
+        searched = string_literal(str(node.args["substr"].this))
+        return f"locate({searched}, {self.compile(node.this)}, {int(start or 0)})"
 
-    def round(self, node: exp.Round) -> Column:
+    def round(self, node: exp.Round) -> str:
         decimals = node.args.get("decimals")
         scale = 0 if decimals is None else integer_literal(decimals)
-        return F.round(self.compile(node.this), scale or 0)
+        return f"round({self.compile(node.this)}, {int(scale or 0)})"
 
-    def concat_ws(self, node: exp.ConcatWs) -> Column:
+    def concat_ws(self, node: exp.ConcatWs) -> str:
         separator, *values = node.expressions
-        return F.concat_ws(str(separator.this), *(self.compile(v) for v in values))
+        rendered = ", ".join(self.compile(v) for v in values)
+        return f"concat_ws({string_literal(str(separator.this))}, {rendered})"
 
-    def substring(self, node: exp.Substring) -> Column:
+    def substring(self, node: exp.Substring) -> str:
         length = node.args.get("length")
-        return F.substr(
-            self.compile(node.this),
-            self.compile(node.args["start"]),
-            None if length is None else self.compile(length),
-        )
+        tail = "" if length is None else f", {self.compile(length)}"
+        return f"substring({self.compile(node.this)}, {self.compile(node.args['start'])}{tail})"
 
-    def replace(self, node: exp.Replace) -> Column:
+    def replace(self, node: exp.Replace) -> str:
         replacement = node.args.get("replacement")
-        return F.replace(
-            self.compile(node.this),
-            self.compile(node.expression),
-            None if replacement is None else self.compile(replacement),
-        )
+        tail = "" if replacement is None else f", {self.compile(replacement)}"
+        return f"replace({self.compile(node.this)}, {self.compile(node.expression)}{tail})"
 
 
-def _unary(
-    function: Callable[[Column], Column],
-) -> Callable[[_ExpressionCompiler, exp.Expression], Column]:
-    return lambda c, n: function(c.compile(n.this))
+_Compiler = Callable[[_ExpressionCompiler, exp.Expression], str]
 
 
-def _binary(
-    function: Callable[[Column, Column], Column],
-) -> Callable[[_ExpressionCompiler, exp.Expression], Column]:
-    return lambda c, n: function(c.compile(n.this), c.compile(n.expression))
+def _function(name: str) -> _Compiler:
+    """``name(this, expressions...)``: unary and variadic functions."""
+    return lambda c, n: f"{name}({c.args(n)})"
 
 
-def _variadic(
-    function: Callable[..., Column],
-) -> Callable[[_ExpressionCompiler, exp.Expression], Column]:
-    return lambda c, n: function(*c.args(n))
+def _binary_function(name: str) -> _Compiler:
+    return lambda c, n: f"{name}({c.compile(n.this)}, {c.compile(n.expression)})"
 
 
-def _like(
-    function: Callable[[Column, Column], Column],
-) -> Callable[[_ExpressionCompiler, exp.Expression], Column]:
-    def compile_like(c: _ExpressionCompiler, n: exp.Expression) -> Column:
-        result = function(c.compile(n.this), c.compile(n.expression))
-        return ~result if n.args.get("negate") else result
+def _operator(symbol: str) -> _Compiler:
+    return lambda c, n: f"({c.compile(n.this)} {symbol} {c.compile(n.expression)})"
+
+
+def _like(symbol: str) -> _Compiler:
+    def compile_like(c: _ExpressionCompiler, n: exp.Expression) -> str:
+        result = f"({c.compile(n.this)} {symbol} {c.compile(n.expression)})"
+        return f"(NOT {result})" if n.args.get("negate") else result
 
     return compile_like
 
 
-_Compiler = Callable[[_ExpressionCompiler, exp.Expression], Column]
+def _between(c: _ExpressionCompiler, n: exp.Expression) -> str:
+    value = c.compile(n.this)
+    low, high = c.compile(n.args["low"]), c.compile(n.args["high"])
+    return f"(({value} >= {low}) AND ({value} <= {high}))"
+
 
 COMPILERS: dict[type[exp.Expression], _Compiler] = {
     exp.Column: _ExpressionCompiler.column,  # type: ignore[dict-item]
     exp.Literal: _ExpressionCompiler.literal,  # type: ignore[dict-item]
-    exp.Boolean: lambda c, n: F.lit(bool(n.this)),
-    exp.Null: lambda c, n: F.lit(None),
-    exp.Paren: lambda c, n: c.compile(n.this),
-    exp.Neg: _unary(lambda x: -x),
-    exp.Not: _unary(lambda x: ~x),
-    exp.And: _binary(lambda a, b: a & b),
-    exp.Or: _binary(lambda a, b: a | b),
-    exp.Add: _binary(lambda a, b: a + b),
-    exp.Sub: _binary(lambda a, b: a - b),
-    exp.Mul: _binary(lambda a, b: a * b),
-    exp.Div: _binary(lambda a, b: a / b),
-    exp.Mod: _binary(lambda a, b: a % b),
-    exp.EQ: _binary(lambda a, b: a == b),
-    exp.NEQ: _binary(lambda a, b: a != b),
-    exp.LT: _binary(lambda a, b: a < b),
-    exp.LTE: _binary(lambda a, b: a <= b),
-    exp.GT: _binary(lambda a, b: a > b),
-    exp.GTE: _binary(lambda a, b: a >= b),
-    exp.NullSafeEQ: _binary(lambda a, b: a.eqNullSafe(b)),
-    exp.NullSafeNEQ: _binary(lambda a, b: ~a.eqNullSafe(b)),
-    exp.Is: lambda c, n: c.compile(n.this).isNull(),  # the check allows only IS NULL
-    exp.In: lambda c, n: c.compile(n.this).isin(*(c.compile(e) for e in n.expressions)),
-    exp.Between: lambda c, n: c.compile(n.this).between(
-        c.compile(n.args["low"]), c.compile(n.args["high"])
+    exp.Boolean: lambda c, n: "TRUE" if n.this else "FALSE",
+    exp.Null: lambda c, n: "NULL",
+    exp.Paren: lambda c, n: f"({c.compile(n.this)})",
+    # -(2147483648) is a bigint negated; -2147483648 written together would be an int literal
+    exp.Neg: lambda c, n: f"(- ({c.compile(n.this)}))",
+    exp.Not: lambda c, n: f"(NOT {c.compile(n.this)})",
+    exp.And: _operator("AND"),
+    exp.Or: _operator("OR"),
+    exp.Add: _operator("+"),
+    exp.Sub: _operator("-"),
+    exp.Mul: _operator("*"),
+    exp.Div: _operator("/"),
+    exp.Mod: _operator("%"),
+    exp.EQ: _operator("="),
+    exp.NEQ: _operator("<>"),
+    exp.LT: _operator("<"),
+    exp.LTE: _operator("<="),
+    exp.GT: _operator(">"),
+    exp.GTE: _operator(">="),
+    exp.NullSafeEQ: _operator("<=>"),
+    exp.NullSafeNEQ: lambda c, n: f"(NOT ({c.compile(n.this)} <=> {c.compile(n.expression)}))",
+    exp.Is: lambda c, n: f"({c.compile(n.this)} IS NULL)",  # the check allows only IS NULL
+    exp.In: lambda c, n: (
+        f"({c.compile(n.this)} IN ({', '.join(c.compile(e) for e in n.expressions)}))"
     ),
-    exp.Like: _like(F.like),
-    exp.ILike: _like(F.ilike),
+    exp.Between: _between,
+    exp.Like: _like("LIKE"),
+    exp.ILike: _like("ILIKE"),
     exp.Case: _ExpressionCompiler.case,  # type: ignore[dict-item]
     exp.If: _ExpressionCompiler.if_,  # type: ignore[dict-item]
     exp.Cast: _ExpressionCompiler.cast,  # type: ignore[dict-item]
     exp.TryCast: _ExpressionCompiler.cast,  # type: ignore[dict-item]
-    exp.Coalesce: _variadic(F.coalesce),
-    exp.Nullif: _binary(F.nullif),
+    exp.Coalesce: _function("coalesce"),
+    exp.Nullif: _binary_function("nullif"),
     # string functions
-    exp.Upper: _unary(F.upper),
-    exp.Lower: _unary(F.lower),
+    exp.Upper: _function("upper"),
+    exp.Lower: _function("lower"),
     exp.Trim: _ExpressionCompiler.trim,  # type: ignore[dict-item]
-    exp.Length: _unary(F.length),
+    exp.Length: _function("length"),
     exp.Substring: _ExpressionCompiler.substring,  # type: ignore[dict-item]
-    exp.Concat: _variadic(F.concat),
-    exp.DPipe: _binary(lambda a, b: F.concat(a, b)),
+    exp.Concat: _function("concat"),
+    exp.DPipe: _binary_function("concat"),
     exp.ConcatWs: _ExpressionCompiler.concat_ws,  # type: ignore[dict-item]
     exp.Replace: _ExpressionCompiler.replace,  # type: ignore[dict-item]
     exp.Pad: _ExpressionCompiler.pad,  # type: ignore[dict-item]
-    exp.Initcap: _unary(F.initcap),
-    exp.Reverse: _unary(F.reverse),
+    exp.Initcap: lambda c, n: f"initcap({c.compile(n.this)})",  # the check allows no delimiters
+    exp.Reverse: _function("reverse"),
     exp.StrPosition: _ExpressionCompiler.locate,  # type: ignore[dict-item]
     # math functions
-    exp.Abs: _unary(F.abs),
+    exp.Abs: _function("abs"),
     exp.Round: _ExpressionCompiler.round,  # type: ignore[dict-item]
-    exp.Floor: _unary(F.floor),
-    exp.Ceil: _unary(F.ceil),
-    exp.Sqrt: _unary(F.sqrt),
-    exp.Pow: _binary(F.pow),
-    exp.Greatest: _variadic(F.greatest),
-    exp.Least: _variadic(F.least),
-    exp.Sign: _unary(F.signum),
+    exp.Floor: lambda c, n: f"floor({c.compile(n.this)})",
+    exp.Ceil: lambda c, n: f"ceil({c.compile(n.this)})",
+    exp.Sqrt: _function("sqrt"),
+    exp.Pow: _binary_function("power"),
+    exp.Greatest: _function("greatest"),
+    exp.Least: _function("least"),
+    exp.Sign: _function("signum"),
     # date functions
-    exp.Year: _unary(F.year),
-    exp.Month: _unary(F.month),
-    exp.Day: _unary(F.dayofmonth),
-    exp.DayOfMonth: _unary(F.dayofmonth),
-    exp.TsOrDsAdd: _binary(F.date_add),
-    exp.DateDiff: _binary(F.datediff),
-    exp.TsOrDsToDate: _unary(F.to_date),
+    exp.Year: _function("year"),
+    exp.Month: _function("month"),
+    exp.Day: _function("dayofmonth"),
+    exp.DayOfMonth: _function("dayofmonth"),
+    exp.TsOrDsAdd: _binary_function("date_add"),
+    exp.DateDiff: _binary_function("datediff"),
+    exp.TsOrDsToDate: lambda c, n: f"to_date({c.compile(n.this)})",
 }
 
 if set(COMPILERS) != set(RULES):  # pragma: no cover - caught by the test suite too

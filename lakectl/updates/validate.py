@@ -11,6 +11,7 @@ The same check runs when statements are installed and again when they are read b
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterator
@@ -236,8 +237,15 @@ def validate_statement(stmt: Statement, schema: Schema) -> None:
     check_stored_statement(stmt, schema)
 
 
+@functools.lru_cache(maxsize=4096)
 def check_stored_statement(stmt: Statement, schema: Schema) -> CheckedStatement:
-    """Parse ``stmt.sql`` and check it; the result is what the Spark compiler consumes."""
+    """Parse ``stmt.sql`` and check it; the result is what the Spark compiler consumes.
+
+    A read checks every statement when it lists them and again when it compiles them; the check
+    is a pure function of the statement and the schema (both frozen), so the second one and later
+    reads in the same process reuse the first result (sqlglot parsing is ~2 ms a statement).
+    Refusals are not cached: they raise. Callers must not modify the returned trees.
+    """
     location = Location(stmt.source, stmt.line, precise=False)
     return check_statement(parse_statement_sql(stmt.sql, location), location, schema)
 

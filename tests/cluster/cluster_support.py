@@ -118,18 +118,22 @@ def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.stop()
 
 
-def _process_env(cwd: Path) -> dict[str, str]:
+def _process_env(cwd: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKECTL_")}
     env["XDG_CONFIG_HOME"] = str(cwd / "xdg")  # no user lakectl.toml
+    env.update(extra or {})
     return env
 
 
-def run_lakectl_process(cwd: Path, *args: object) -> dict[str, Any]:
-    """Run ``python -m lakectl ARGS --json`` in a fresh process; its JSON result, or fail."""
+def run_lakectl_process(
+    cwd: Path, *args: object, env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run ``python -m lakectl ARGS --json`` in a fresh process (``env`` added to this one's);
+    its JSON result, or fail."""
     done = subprocess.run(
         [sys.executable, "-m", "lakectl", *map(str, args), "--json"],
         cwd=cwd,
-        env=_process_env(cwd),
+        env=_process_env(cwd, env),
         capture_output=True,
         text=True,
         timeout=COMMAND_TIMEOUT,
@@ -155,13 +159,16 @@ print(json.dumps(results))
 """
 
 
-def run_lakectl_sequence(cwd: Path, commands: list[tuple[object, ...]]) -> list[dict[str, Any]]:
-    """Run CLI commands one after another in a single fresh process; their JSON results."""
+def run_lakectl_sequence(
+    cwd: Path, commands: list[tuple[object, ...]], env: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Run CLI commands one after another in a single fresh process (``env`` added to this
+    one's); their JSON results."""
     argvs = [[str(a) for a in command] for command in commands]
     done = subprocess.run(
         [sys.executable, "-c", _SEQUENCE, json.dumps(argvs)],
         cwd=cwd,
-        env=_process_env(cwd),
+        env=_process_env(cwd, env),
         capture_output=True,
         text=True,
         timeout=COMMAND_TIMEOUT * 2,
@@ -174,8 +181,17 @@ def _rows(snapshot: dict[str, Any]) -> list[tuple[Any, ...]]:
     return sorted(tuple(row[c] for c in snapshot["columns"]) for row in snapshot["rows"])
 
 
-def _without_timing(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if k not in ("seconds", "table")}
+def _without_timing(result: Any, top: bool = True) -> Any:
+    """``result`` without the table's name and anything timed (``seconds``, ``*_ms``)."""
+    if isinstance(result, dict):
+        return {
+            k: _without_timing(v, False)
+            for k, v in result.items()
+            if k != "seconds" and not k.endswith("_ms") and not (top and k == "table")
+        }
+    if isinstance(result, list):
+        return [_without_timing(v, False) for v in result]
+    return result
 
 
 # The sales workflow: three CDC loads, a snapshot, a major compaction, a snapshot and a time-travel
@@ -217,3 +233,14 @@ def local_reference(tmp_path_factory: pytest.TempPathFactory, lakectl_cli, spark
         assert result.code == 0, result.err
         results.append(result.json)
     return comparable(results[1:])
+
+
+@pytest.fixture(scope="module")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The SeaweedFS server of tests/s3 (one per run). Its AWS variables are given only to the
+    lakectl processes, never to the Spark daemons: executors must get the endpoint and
+    credentials from lakectl (pickled with the data source), not from their environment."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "s3"))
+    from seaweed_server import shared_server
+
+    return shared_server(tmp_path_factory.mktemp("seaweed"))

@@ -7,41 +7,27 @@ wire format, ORC's compression chunks; NONE, ZLIB and SNAPPY) to check what writ
 from __future__ import annotations
 
 import zlib
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
 import pyorc
 
+from lakectl.table.orc_tail import message_fields, read_varint
+
 BLOOM_FILTER_KINDS = {7, 8}  # Stream.Kind BLOOM_FILTER, BLOOM_FILTER_UTF8
 
 
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = buf[i]
-        i += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, i
-
-
 def _fields(buf: bytes) -> list[tuple[int, int | bytes]]:
+    """(field number, varint value or payload bytes) of a protobuf message."""
     out: list[tuple[int, int | bytes]] = []
-    i = 0
-    while i < len(buf):
-        key, i = _varint(buf, i)
-        wire = key & 7
-        value: int | bytes
-        if wire == 0:
-            value, i = _varint(buf, i)
-        elif wire == 2:
-            n, i = _varint(buf, i)
-            value, i = buf[i : i + n], i + n
+    for number, wire, value, raw in message_fields(buf):
+        if wire == 2:
+            _, pos = read_varint(raw, 0)  # the tag
+            _, pos = read_varint(raw, pos)  # the length
+            out.append((number, raw[pos:]))
         else:
-            size = 8 if wire == 1 else 4
-            value, i = buf[i : i + size], i + size
-        out.append((key >> 3, value))
+            out.append((number, value))
     return out
 
 
@@ -57,7 +43,7 @@ def _decompress(buf: bytes, codec: int) -> bytes:
         elif codec == 1:
             out += zlib.decompress(chunk, -15)
         elif codec == 2:
-            size, _ = _varint(chunk, 0)
+            size, _ = read_varint(chunk, 0)
             out += pa.Codec("snappy").decompress(chunk, decompressed_size=size).to_pybytes()
         else:
             raise ValueError(f"compression kind {codec} not supported here")
@@ -96,3 +82,26 @@ def _column_names(schema: pyorc.TypeDescription, prefix: str):
         full = f"{prefix}{name}"
         yield child.column_id, full
         yield from _column_names(child, full + ".")
+
+
+def acid_metadata_mismatch(path: Path) -> str | None:
+    """How a file's ``hive.acid.*`` user metadata differs from what its rows say (Hive's
+    format: stats ``inserts,updates,deletes``, key index ``txn,bucket,rowId;`` for the last
+    event of each stripe, version 2); ``None`` when they agree. Reads every row with pyorc."""
+    ops: Counter[int] = Counter()
+    keys = []
+    with path.open("rb") as handle:
+        reader = pyorc.Reader(handle)
+        meta = dict(reader.user_metadata)
+        for number in range(reader.num_of_stripes):
+            rows = list(reader.read_stripe(number))
+            ops.update(r[0] for r in rows)
+            if rows:
+                keys.append("{},{},{};".format(*rows[-1][1:4]))
+    expected = {
+        "hive.acid.key.index": "".join(keys).encode(),
+        "hive.acid.stats": f"{ops[0]},{ops[1]},{ops[2]}".encode(),
+        "hive.acid.version": b"2",
+    }
+    got = {name: meta.get(name) for name in expected}
+    return None if got == expected else f"{path}: {got} != {expected}"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from cdc_oracle import CdcOracle
-from orc_streams import bloom_filter_columns
+from orc_streams import acid_metadata_mismatch, bloom_filter_columns
 from test_load_differential import (
     CDC_ARGS,
     COLUMNS,
@@ -108,6 +108,10 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     dry = h.run("compact", "--auto", "--dry-run")["partitions"]
     assert planned == [(p["partition"] or "(table)", p["type"]) for p in dry if p["type"]]
     h.compact("--auto", "--delta-pct-threshold", "0")  # any delta: major
+    # Every file written (loads, minor and major outputs) carries Hive's hive.acid.* metadata.
+    written = list(h.table.glob("region=*/*/bucket_*"))
+    assert {f.parent.name.split("_")[0] for f in written} >= {"base", "delta", "delete"}
+    assert [m for m in map(acid_metadata_mismatch, written) if m] == []
     for version in h.at_version:
         h.check_version(version)
 

@@ -8,18 +8,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from seaweed_server import BUCKET, SeaweedServer
+from seaweed_server import BUCKET, SeaweedServer, shared_server
 
 
 @pytest.fixture(scope="session")
 def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedServer]:
-    """The S3 server shared by the S3 tests; always stopped at the end of the session."""
-    server = SeaweedServer(tmp_path_factory.mktemp("seaweed"))
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
+    """The S3 server shared by the S3 tests (and tests/storage's contract suite); stopped when
+    the test process exits."""
+    yield shared_server(tmp_path_factory.mktemp("seaweed"))
 
 
 @dataclass(frozen=True)

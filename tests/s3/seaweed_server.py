@@ -7,6 +7,7 @@ the AWS SDK at it and turns off instance-metadata and profile lookups, so nothin
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import shutil
@@ -179,3 +180,17 @@ class SeaweedServer:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=grace)
         self.process = None
+
+
+_shared: SeaweedServer | None = None
+
+
+def shared_server(data_dir: Path) -> SeaweedServer:
+    """One server for the whole test run, whichever test directory asks first (tests/s3,
+    tests/storage's contract suite); stopped when the run's process exits."""
+    global _shared
+    if _shared is None or _shared.process is None:
+        _shared = SeaweedServer(data_dir)
+        _shared.start()
+        atexit.register(_shared.stop)
+    return _shared

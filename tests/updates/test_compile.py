@@ -8,9 +8,10 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from sqlglot import exp
 
 from lakectl.errors import BadInputError
-from lakectl.table.schema import parse_schema
+from lakectl.table.schema import Column, Schema, parse_schema
 from lakectl.updates import (
     Statement,
     analyze_statements,
@@ -20,7 +21,7 @@ from lakectl.updates import (
     parse_updates_text,
     statements_effective_at,
 )
-from lakectl.updates.compile import COMPILERS
+from lakectl.updates.compile import COMPILERS, number_literal, string_literal
 from lakectl.updates.validate import RULES
 
 pytestmark = pytest.mark.spark
@@ -357,6 +358,79 @@ def test_type_errors_found_by_spark_name_the_statement(spark) -> None:  # type: 
     assert info.value.message.startswith(
         "fix.updates:4: the statement cannot be applied to the table: "
     ), info.value.message
+
+
+# --- SQL text: literals and names reach Spark only in forms it cannot misread ----------------
+
+AWKWARD_STRINGS = [
+    "it's",
+    'say "hi"',
+    "back\\slash",
+    "${spark.app.name}",
+    "${env:HOME}",
+    "`tick`",
+    "new\nline",
+    "caf\u00e9 \U0001f600",
+    "'; DROP TABLE t; --",
+    "/* comment */",
+    "",
+]
+
+
+@pytest.mark.parametrize("value", AWKWARD_STRINGS)
+def test_string_literals_are_rendered_without_quotes_backslashes_or_variables(value: str) -> None:
+    rendered = string_literal(value)
+    body = rendered[1:-1] if rendered.startswith("'") else rendered
+    for forbidden in ("'", "\\", "${", "`", "\n"):
+        if forbidden != "'" or rendered.startswith("'"):
+            assert forbidden not in body, (value, rendered)
+    assert rendered.startswith(("'", "decode(X'")), rendered
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        ("5", "5"),
+        ("5.", "5."),
+        (".5", ".5"),
+        ("1.10", "1.10"),
+        ("99999999999999999999", "99999999999999999999"),
+        ("1e3", "1000.0D"),
+        ("1e999", "CAST('Infinity' AS DOUBLE)"),
+        ("\u0663", "3"),  # an Arabic-Indic digit: Python reads it, Spark's lexer would not
+    ],
+)
+def test_number_literals_keep_spark_sql_typing(text: str, rendered: str) -> None:
+    assert number_literal(exp.Literal.number(text)) == rendered
+
+
+def test_awkward_strings_survive_as_values(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = parse_schema("id int, s string, out string, joined string, n int")
+    df = spark.createDataFrame(
+        [(i, value, None, None, None) for i, value in enumerate(AWKWARD_STRINGS)],
+        schema.to_ddl(),
+    )
+    for i, value in enumerate(AWKWARD_STRINGS):
+        quoted = "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        text = (
+            f"UPDATE t SET out = {quoted} WHERE s = {quoted};\n"
+            f"UPDATE t SET n = locate({quoted}, s), joined = concat_ws({quoted}, 'a', 'b') "
+            f"WHERE id = {i};\n"
+        )
+        rows = {r[0]: r for r in run(df, text, schema)}
+        assert rows[i][2:] == (value, f"a{value}b", 1), (value, rows[i])
+
+
+def test_column_names_that_are_not_plain_are_kept(spark) -> None:  # type: ignore[no-untyped-def]
+    schema = Schema((Column("id", "int"), Column("my col${x}", "string"), Column("b`q", "int")))
+    df = spark.createDataFrame(
+        [(1, "a", 10), (2, "b", 20)], "id int, `my col${x}` string, `b``q` int"
+    )
+    text = "UPDATE t SET `my col${x}` = 'z', `b``q` = `b``q` + 1 WHERE id = 2;\nDELETE FROM t WHERE `b``q` = 10;"
+    statements = parse_updates_text(text, "odd.updates", schema=schema).statements
+    result = apply_statements(df, statements, schema)
+    assert result.columns == ["id", "my col${x}", "b`q"]
+    assert rows_of(result) == [(2, "z", 21)]
 
 
 # --- plan size ---------------------------------------------------------------------------------

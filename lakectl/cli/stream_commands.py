@@ -1,0 +1,172 @@
+"""``lakectl stream`` (issue 7): parse options, run the stream in the foreground, render.
+
+Registered on the main group by :mod:`lakectl.cli.main`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from lakectl.cli import output
+from lakectl.cli.main import (
+    CONTEXT_SETTINGS,
+    batch_options,
+    common_options,
+    load_options,
+    make_context,
+)
+
+
+def _status_line(status: Any) -> str:
+    from lakectl.cli.output import format_millis
+
+    parts = [
+        status.state,
+        f"batches {status.batches:,}",
+        f"files {status.files:,}",
+        f"rows {status.rows:,}",
+    ]
+    if status.lag_seconds is not None:
+        parts.append(f"lag {status.lag_seconds:.1f}s")
+    if status.last_version is not None:
+        parts.append(
+            f"last commit v{status.last_version} at {format_millis(status.last_commit_ms)}"
+        )
+    if status.compacting:
+        parts.append("compacting")
+    elif status.compactions:
+        parts.append(f"compactions {status.compactions}")
+    if status.bad_files:
+        parts.append(f"bad files {len(status.bad_files)}")
+    return " | ".join(parts)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.argument("source_dir")
+@batch_options(
+    format_help="Format of the landing files (default: from the extension of a file already "
+    "there).",
+    mode_help="As for load. Default: cdc with --op-column, upsert when the table has a key, "
+    "else append.",
+    key_help="Must match the table's key when given.",
+    partition_help="Must match the table's partitioning.",
+)
+@click.option(
+    "--trigger",
+    default="5s",
+    show_default=True,
+    help="How often Spark looks for new files (e.g. 500ms, 5s, 1m).",
+)
+@click.option(
+    "--on-bad-file",
+    type=click.Choice(["fail", "skip"]),
+    default="fail",
+    show_default=True,
+    help="fail: stop, committing nothing of the micro-batch; skip: move the file to "
+    "SOURCE_DIR/_bad/ and load the rest.",
+)
+@click.option(
+    "--max-files-per-batch",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="At most this many files per micro-batch (transaction).",
+)
+@click.option(
+    "--no-compact", is_flag=True, help="Do not run `compact --auto` between micro-batches."
+)
+@click.option("--max-batches", type=int, help="Stop after this many committed micro-batches.")
+@click.option("--stop-after", type=float, metavar="SECONDS", help="Stop after this many seconds.")
+@common_options
+def stream(
+    table: str,
+    source_dir: str,
+    fmt: str | None,
+    mode: str | None,
+    primary_key: str | None,
+    partition_by: str | None,
+    op_column: str | None,
+    op_values: str,
+    order_by: str | None,
+    trigger: str,
+    on_bad_file: str,
+    max_files_per_batch: int,
+    no_compact: bool,
+    max_batches: int | None,
+    stop_after: float | None,
+    settings: dict[str, Any],
+) -> None:
+    """Load files as they land in SOURCE_DIR, one transaction per micro-batch, until stopped.
+
+    Spark Structured Streaming watches SOURCE_DIR; each micro-batch's files are loaded with
+    `load`'s semantics and committed as one version whose log record names the files, so a
+    stream killed at any moment and restarted applies every file exactly once. Producers should
+    write a file under a name starting with `.` or `_` and rename it when complete. Between
+    micro-batches `compact --auto` runs in the background. Ctrl-C or SIGTERM stops after the
+    running micro-batch (a second Ctrl-C abandons it; nothing partial is ever committed).
+
+    \b
+    Example:
+      lakectl stream sales /landing/sales --format csv --mode cdc \\
+          --op-column op_code --order-by change_ts --trigger 5s --on-bad-file skip
+    """
+    from lakectl.ops.stream import StreamOptions
+    from lakectl.ops.stream import stream as run_stream
+    from lakectl.planning.stream_plan import parse_trigger
+
+    ctx = make_context(settings)
+    options = StreamOptions(
+        load=load_options(
+            ctx,
+            table,
+            source_dir,
+            fmt=fmt,
+            mode=mode,
+            primary_key=primary_key,
+            partition_by=partition_by,
+            op_column=op_column,
+            op_values=op_values,
+            order_by=order_by,
+        ),
+        trigger_seconds=parse_trigger(trigger),
+        on_bad_file=on_bad_file,
+        max_batches=max_batches,
+        stop_after=stop_after,
+        max_files_per_batch=max_files_per_batch,
+        compact=not no_compact,
+    )
+    as_json = settings["as_json"]
+    live = not as_json and output.stderr.is_terminal
+    events = (lambda text: None) if as_json else output.note
+    if live:
+        with output.stderr.status("starting Spark") as status_line:
+            last = [0.0]
+
+            def tick(status: Any) -> None:
+                if time.time() - last[0] >= 0.25:
+                    last[0] = time.time()
+                    status_line.update(_status_line(status))
+
+            result = run_stream(ctx, table, options, on_event=events, on_tick=tick)
+    else:
+        result = run_stream(ctx, table, options, on_event=events)
+    if as_json:
+        output.emit_json(result.to_json())
+        return
+    s = result.status
+    output.line(
+        f"stream {result.source} -> {result.table} stopped ({result.stopped_by}) after "
+        f"{result.seconds:.1f}s: {s.batches:,} micro-batches, {s.files:,} files, {s.rows:,} rows"
+    )
+    if s.counts:
+        output.line("  " + ", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in s.counts.items()))
+    if s.bad_files:
+        output.line(f"  bad files moved aside: {', '.join(b['file'] for b in s.bad_files)}")
+    output.line(
+        f"  compactions: {s.compactions}; most deltas in a partition: {s.max_deltas}"
+        + (f"; last compaction error: {s.compaction_error}" if s.compaction_error else "")
+    )
