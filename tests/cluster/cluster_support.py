@@ -244,3 +244,33 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from seaweed_server import shared_server
 
     return shared_server(tmp_path_factory.mktemp("seaweed"))
+
+
+# --- lakectl stream (issue 7) on a cluster ----------------------------------------------------
+
+STREAM_HEADER = "id,ts,v,day,op_code\n"
+STREAM_FILES = {
+    "a.csv": "1,1,a,2024-01-01,I\n2,2,b,2024-01-02,I\n3,3,c,2024-01-01,I\n",
+    "b.csv": "1,4,a2,2024-01-01,U\n2,5,,2024-01-02,D\n4,6,d,2024-01-02,I\n",
+    "c.csv": "3,1,late,2024-01-01,U\n5,7,e,2024-01-01,I\n",  # id 3 at ts 1: older, ignored
+}
+STREAM_EXPECTED = [(1, 4, "a2", "2024-01-01"), (3, 3, "c", "2024-01-01"), (4, 6, "d", "2024-01-02")]
+STREAM_EXPECTED += [(5, 7, "e", "2024-01-01")]
+
+
+def stream_three_files(tmp: Path, *spark_args: str) -> tuple[dict, list[tuple]]:
+    """`lakectl stream` over three CDC files (one micro-batch each) with ``spark_args``
+    (``--master URL`` / ``--remote URL``), then a snapshot: the stream's result and the rows."""
+    table, land = tmp / "t", tmp / "land"
+    land.mkdir(parents=True)
+    for name, body in STREAM_FILES.items():
+        (land / name).write_text(STREAM_HEADER + body)
+    create = ("create", table, "--schema", "id bigint, ts bigint, v string, day string")
+    create += ("--primary-key", "id", "--partition-by", "day")
+    stream = (*spark_args, "stream", table, land, "--op-column", "op_code")
+    stream += ("--order-by", "ts", "--trigger", "500ms", "--max-files-per-batch", "1")
+    stream += ("--max-batches", len(STREAM_FILES), "--no-compact")
+    snapshot = (*spark_args, "snapshot", table, "--limit", "0")
+    _, streamed, shown = run_lakectl_sequence(tmp, [create, stream, snapshot])
+    rows = sorted(tuple(r[c] for c in ("id", "ts", "v", "day")) for r in shown["rows"])
+    return streamed, rows

@@ -12,7 +12,15 @@ import sys
 from functools import partial
 
 import pytest
-from cluster_support import CREATE, WORKFLOW, comparable, run_lakectl_process
+from cluster_support import (
+    CREATE,
+    STREAM_EXPECTED,
+    STREAM_FILES,
+    WORKFLOW,
+    comparable,
+    run_lakectl_process,
+    stream_three_files,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -72,3 +80,12 @@ def test_a_server_wide_conf_is_refused_with_a_hint(tmp_path, connect_url: str):
         "the Spark Connect server refused --conf spark.executor.memory=2g: [CANNOT_MODIFY_CONFIG]"
     )
     assert "lakectl server start --conf" in error["hint"]
+
+
+def test_stream_over_spark_connect_gives_the_table_local_mode_gives(tmp_path, connect_url: str):
+    """Over Connect lakectl lists the landing directory itself each trigger (foreachBatch would
+    run inside the server) and loads through the same micro-batch function."""
+    remote, remote_rows = stream_three_files(tmp_path / "remote", "--remote", connect_url)
+    assert remote_rows == STREAM_EXPECTED
+    assert remote["batches"] == len(STREAM_FILES) and remote["files"] == len(STREAM_FILES)
+    assert remote["counts"]["ignored"] == 1 and remote["counts"]["deleted"] == 1

@@ -8,7 +8,16 @@ APIs) shows up here as a failure or a difference.
 from __future__ import annotations
 
 import pytest
-from cluster_support import CREATE, WORKFLOW, Standalone, comparable, run_lakectl_sequence
+from cluster_support import (
+    CREATE,
+    STREAM_EXPECTED,
+    STREAM_FILES,
+    WORKFLOW,
+    Standalone,
+    comparable,
+    run_lakectl_sequence,
+    stream_three_files,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -24,3 +33,17 @@ def test_sales_workflow_on_a_standalone_cluster_matches_local_mode(
     assert len(on_cluster["snapshot"]) == 200 + 30 - 11 + 1 - 5
     assert on_cluster["loads"] == local_reference["loads"]
     assert on_cluster == local_reference
+
+
+def test_stream_on_a_standalone_cluster_matches_local_mode(
+    tmp_path, standalone_cluster: Standalone
+):
+    """Micro-batches run on the cluster's executors (their own JVM and Python processes)."""
+    on_cluster, cluster_rows = stream_three_files(
+        tmp_path / "cluster", "--master", standalone_cluster.master_url
+    )
+    local, local_rows = stream_three_files(tmp_path / "local", "--master", "local[1]")
+    assert cluster_rows == local_rows == STREAM_EXPECTED
+    for result in (on_cluster, local):
+        assert result["batches"] == len(STREAM_FILES) and result["files"] == len(STREAM_FILES)
+        assert result["counts"]["ignored"] == 1 and result["counts"]["deleted"] == 1
