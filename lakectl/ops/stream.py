@@ -238,6 +238,7 @@ class StreamRunner:
         self, on_tick: Callable[[StreamStatus], None] | None = None, handle_signals: bool = True
     ) -> StreamResult:
         """Catch up with the landing directory, then follow it with Spark until stopped."""
+        from lakectl.spark.fsspec_orc import hadoop_url
         from lakectl.spark.stream_source import start_file_stream
 
         started = self._started = time.time()
@@ -251,8 +252,12 @@ class StreamRunner:
             self._check_limits()
             query = None
             # Over Spark Connect, foreachBatch would run inside the server, away from this
-            # process's log and status: there the trigger loop is lakectl's own listing.
-            polling = bool(self.ctx.config.remote)
+            # process's log and status; and Spark's file source cannot watch a scheme its Hadoop
+            # has no filesystem for (s3:// without hadoop-aws). There the trigger loop is
+            # lakectl's own listing, and the files are read through fsspec.
+            polling = bool(self.ctx.config.remote) or (
+                hadoop_url(spark, self.source_storage, self.source_path) is None
+            )
             if self._stop_reason is None and self._error is None and not polling:
                 query = start_file_stream(
                     spark,
