@@ -63,3 +63,27 @@ def test_loads_snapshot_compact_and_clean_on_s3_match_local(s3, tmp_path, lakect
     assert cleaned.json["deleted"]
     assert {e["state"] for e in lakectl_cli("compactions", on_s3, "--json").json} == {"cleaned"}
     assert rows(lakectl_cli("snapshot", on_s3, "--json")) == snapshots[()]
+
+
+def test_skew_and_list_bucket_on_s3_match_local(s3, tmp_path, lakectl_cli, spark):
+    on_s3, local = s3.url("sales"), str(tmp_path / "sales")
+    load_all(lakectl_cli, on_s3)
+    load_all(lakectl_cli, local)
+    skews = [lakectl_cli("skew", t, "--column", "store_id", "--json") for t in (on_s3, local)]
+    assert all(s.code == 0 for s in skews), [s.err for s in skews]
+    assert skews[0].json["partitions"] == skews[1].json["partitions"]
+    assert skews[0].json["partitions"]  # there is something to compare
+    rewrites = [
+        lakectl_cli("list-bucket", t, "--column", "store_id", "--auto", "--json")
+        for t in (on_s3, local)
+    ]
+    assert all(r.code == 0 for r in rewrites), [r.err for r in rewrites]
+    assert [p["after"] for p in rewrites[0].json["partitions"]] == [
+        p["after"] for p in rewrites[1].json["partitions"]
+    ]
+    hot = next(p["recommended"][0][0] for p in skews[1].json["partitions"] if p["recommended"])
+    where = f"store_id = '{hot}'"
+    reads = [lakectl_cli("snapshot", t, "--where", where, "--json") for t in (on_s3, local)]
+    assert rows(reads[0]) == rows(reads[1]) and rows(reads[0])
+    assert reads[0].json["scan"]["files_read"] == reads[1].json["scan"]["files_read"]
+    assert reads[0].json["scan"]["files_read"] < reads[0].json["scan"]["files"]  # pruned
