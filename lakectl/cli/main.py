@@ -260,7 +260,8 @@ def load_options(
     order_by: str | None,
     effective_at: int | None = None,
 ) -> Any:
-    """The ``LoadOptions`` of :func:`batch_options`' values. Without ``--mode``: cdc with an op
+    """The ``LoadOptions`` of :func:`batch_options`' values (a command takes them as
+    ``**batch`` and passes them on). Without ``--mode``: cdc with an op
     column, upsert when the table (or ``--primary-key``) has a key, else append."""
     from lakectl.ops.create import split_columns
     from lakectl.ops.load import LoadOptions
@@ -304,15 +305,9 @@ def load_options(
 def load(
     table: str,
     source: str,
-    fmt: str | None,
-    mode: str | None,
-    primary_key: str | None,
-    partition_by: str | None,
-    op_column: str | None,
-    op_values: str,
-    order_by: str | None,
     effective_from: str | None,
     settings: dict[str, Any],
+    **batch: Any,
 ) -> None:
     """Load a batch (insert/update/delete) as one transaction.
 
@@ -330,14 +325,8 @@ def load(
         ctx,
         table,
         source,
-        fmt=fmt,
-        mode=mode,
-        primary_key=primary_key,
-        partition_by=partition_by,
-        op_column=op_column,
-        op_values=op_values,
-        order_by=order_by,
         effective_at=parse_time_option(effective_from, "--effective-from"),
+        **batch,
     )
     result = run_operation(settings, ctx, run_load, table, options)
     if result is None:

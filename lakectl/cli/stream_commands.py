@@ -85,13 +85,6 @@ def _status_line(status: Any) -> str:
 def stream(
     table: str,
     source_dir: str,
-    fmt: str | None,
-    mode: str | None,
-    primary_key: str | None,
-    partition_by: str | None,
-    op_column: str | None,
-    op_values: str,
-    order_by: str | None,
     trigger: str,
     on_bad_file: str,
     max_files_per_batch: int,
@@ -99,6 +92,7 @@ def stream(
     max_batches: int | None,
     stop_after: float | None,
     settings: dict[str, Any],
+    **batch: Any,
 ) -> None:
     """Load files as they land in SOURCE_DIR, one transaction per micro-batch, until stopped.
 
@@ -120,18 +114,7 @@ def stream(
 
     ctx = make_context(settings)
     options = StreamOptions(
-        load=load_options(
-            ctx,
-            table,
-            source_dir,
-            fmt=fmt,
-            mode=mode,
-            primary_key=primary_key,
-            partition_by=partition_by,
-            op_column=op_column,
-            op_values=op_values,
-            order_by=order_by,
-        ),
+        load=load_options(ctx, table, source_dir, **batch),
         trigger_seconds=parse_trigger(trigger),
         on_bad_file=on_bad_file,
         max_batches=max_batches,
