@@ -153,10 +153,8 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
         store.mark_aborted(write_id, "clean: " + _note_for(decided, write_id))
     uncommitted = sorted(i.path for i in decided.delete if i.kind not in (OBSOLETE, STATUS))
     if decided.record_deleted or uncommitted or decided.abort_write_ids:
-        record = CommitRecord(
-            seq=-1,
+        record = CommitRecord.draft(
             operation=OPERATION,
-            committed_at=0,
             read_seq=None,
             partitions=tuple(sorted({_partition_of(i.path) for i in decided.delete})),
             counts={

@@ -253,10 +253,8 @@ def _run(
             for p in chosen
         ],
     }
-    record = CommitRecord(
-        seq=-1,
+    record = CommitRecord.draft(
         operation=OPERATION,
-        committed_at=0,
         write_id=None,
         read_seq=state.last_seq,
         partitions=tuple(sorted(p.relative for p in chosen)),

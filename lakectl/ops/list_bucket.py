@@ -177,10 +177,8 @@ def list_bucket(
         added, counts = _execute(
             ctx, store, meta, state, chosen, f"list-bucket-{write_id}", layouts=split
         )
-        record = CommitRecord(
-            seq=-1,
+        record = CommitRecord.draft(
             operation=OPERATION,
-            committed_at=0,
             write_id=write_id,
             read_seq=state.last_seq,
             partitions=tuple(sorted(p.relative for p in chosen)),

@@ -239,10 +239,8 @@ def load_frame(
             failpoint("load.before_commit")
             ctx.progress("committing")
             written_parts = {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}
-            record = CommitRecord(
-                seq=-1,
+            record = CommitRecord.draft(
                 operation=options.mode,
-                committed_at=0,
                 write_id=write_id,
                 read_seq=state.last_seq,
                 effective_at=options.effective_at,

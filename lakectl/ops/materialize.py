@@ -197,10 +197,8 @@ def _record(
     added: list[str],
 ) -> CommitRecord:
     partitions = {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}
-    return CommitRecord(
-        seq=-1,
+    return CommitRecord.draft(
         operation=OPERATION,
-        committed_at=0,
         write_id=write_id,
         read_seq=state.last_seq,
         effective_at=plan.effective_at,

@@ -59,10 +59,8 @@ def set_properties(
     seq = None
     if changed:
         new_meta = meta.with_properties(changed)
-        record = CommitRecord(
-            seq=-1,
+        record = CommitRecord.draft(
             operation=OPERATION,
-            committed_at=0,
             read_seq=state.last_seq,
             metadata=new_meta,
             info={"changed": changed},

@@ -151,10 +151,8 @@ def install(
     for stmt in parsed.statements:
         validate_statement(stmt, schema)
     write_id = store.allocate_write_id(OPERATION)
-    record = CommitRecord(
-        seq=-1,
+    record = CommitRecord.draft(
         operation=OPERATION,
-        committed_at=0,
         write_id=write_id,
         read_seq=state.last_seq,
         counts={"statements": len(parsed.statements)},

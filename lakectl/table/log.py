@@ -48,6 +48,11 @@ class CommitRecord:
     metadata: TableMetadata | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def draft(cls, operation: str, **fields: Any) -> CommitRecord:
+        """A record to commit: ``seq`` and ``committed_at`` are set by the log at commit."""
+        return cls(seq=-1, operation=operation, committed_at=0, **fields)
+
     @property
     def effective_time(self) -> int:
         """When the change takes effect on the valid-time axis (defaults to commit time)."""
