@@ -18,8 +18,8 @@ Consecutive statements are fused into one projection while no statement reads a 
 earlier one in the group wrote (SET values and WHERE then see the same row either way); a DELETE
 that reads no written column filters before the pending projection. Runs of point statements on
 one key column (:mod:`lakectl.updates.keyed`) become one hash-set test and a map lookup per
-written column. This keeps the plan shallow; the whole-stage generated code for ~100 statements
-is still one ~24 KB method, which C1 cannot compile, so a cold JVM runs it interpreted for long.
+written column. Each projection then stays a separate operator with its own small generated
+method (see :meth:`_PlanBuilder._stage`), which the JVM compiles quickly.
 """
 
 from __future__ import annotations
@@ -184,6 +184,10 @@ def key_literal(value: int | str, key_type: str) -> str:
 # --- the plan --------------------------------------------------------------------------------
 
 
+# A column each projection computes and the next one reads (see :meth:`_PlanBuilder._flush`).
+_STAGE = "__lakectl_stage"
+
+
 class _PlanBuilder:
     """Accumulates fused projections (SQL text per column) and filters over ``df``."""
 
@@ -201,6 +205,7 @@ class _PlanBuilder:
         self.refs = {n.lower(): quote_name(s) for n, s in zip(self.names, safe, strict=True)}
         self.sql = _ExpressionCompiler(schema, self.refs)
         self.pending: dict[str, str] = {}  # lower-cased name -> new value over self.df
+        self.staged = False  # does self.df carry the stage column (see _flush)?
         self.run: _KeyedRun | None = None  # point statements not yet folded into pending
 
     def add(self, stmt: CheckedStatement, *, fuse: bool) -> None:
@@ -233,6 +238,9 @@ class _PlanBuilder:
     def finish(self) -> DataFrame:
         self._end_run()
         self._flush()
+        if self.staged:  # the filter keeps the stage columns alive; it never drops a row
+            columns = [self.refs[n.lower()] for n in self.names]
+            self.df = self.df.filter(f"`{_STAGE}` >= 0").selectExpr(*columns)
         return self.df.toDF(*self.names) if self.renamed else self.df
 
     def _typed(self, value: str, column: str) -> str:
@@ -246,8 +254,30 @@ class _PlanBuilder:
             ref = self.refs[name.lower()]
             value = self.pending.get(name.lower())
             projection.append(ref if value is None else f"{value} AS {ref}")
+        projection.append(f"{self._stage()} AS `{_STAGE}`")
+        self.staged = True
         self.df = self.df.selectExpr(*projection)
         self.pending = {}
+
+    def _stage(self) -> str:
+        """The stage column of a new projection: the partition id (never negative), computed so
+        that it is non-deterministic and reads the previous stage column twice and every other
+        column once more (in a branch that never runs).
+
+        That keeps Spark from fusing projections, and whole-stage codegen then gives each its
+        own method: Spark moves an operator's code into a method when its consumer reads every
+        column it outputs (a projection only counts columns it reads twice; a null check would
+        not do, the optimizer folds it away for non-nullable columns). Fused, 100 statements
+        made one ~24-30 KB method, which C1 cannot compile ("out of virtual registers") and C2
+        gave up on at 10M rows ("out of nodes"), so it ran interpreted: 6-7x a plain read.
+        Non-deterministic projections also keep Spark from pushing a DELETE's filter down
+        through them, which would copy every rewritten column's expression into it.
+        """
+        columns = ", ".join(self.refs[n.lower()] for n in self.names)
+        if not self.staged:
+            return f"if(spark_partition_id() < 0, hash({columns}), spark_partition_id())"
+        previous = f"`{_STAGE}`"
+        return f"if(spark_partition_id() < 0 OR {previous} < 0, hash({columns}), {previous})"
 
     def _delete(self, matched: str) -> None:
         """Drop the rows ``matched`` (never NULL) selects, as they are before the pending values;

@@ -7,7 +7,9 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pytest
+from pyspark.sql import functions as F
 from sqlglot import exp
 
 from lakectl.errors import BadInputError
@@ -491,8 +493,9 @@ def test_point_statements_keep_file_order_semantics(spark) -> None:  # type: ign
     assert run(df, text, schema) == [(1, "z1", 11), (2, "x2", 2), (4, "w4", None), (None, "z", 0)]
 
 
-def analyzed_projects(df) -> int:  # type: ignore[no-untyped-def]
-    return str(df._jdf.queryExecution().analyzed().toString()).count("Project [")
+def statement_projections(df) -> int:  # type: ignore[no-untyped-def]
+    """Projections the statements compiled to (each computes the stage column)."""
+    return str(df._jdf.queryExecution().analyzed().toString()).count("AS __lakectl_stage#")
 
 
 def test_hundred_point_statements_make_one_projection(spark) -> None:  # type: ignore[no-untyped-def]
@@ -512,7 +515,7 @@ def test_hundred_point_statements_make_one_projection(spark) -> None:  # type: i
                 expected[key] = (key, f"fix{i}", None)
     statements = parse_updates_text("\n".join(lines), schema=schema).statements
     result = apply_statements(df, statements, schema)
-    assert analyzed_projects(result) == analyzed_projects(df) + 1
+    assert statement_projections(result) == 1
     assert {r["id"]: tuple(r) for r in result.collect()} == expected
 
 
@@ -524,11 +527,48 @@ def test_unrelated_updates_fuse_and_dependent_ones_chain(spark) -> None:  # type
         schema=schema,
     ).statements
     result = apply_statements(df, fused, schema)
-    assert analyzed_projects(result) == analyzed_projects(df) + 1
+    assert statement_projections(result) == 1
     assert rows_of(result) == [(4, 6, 3)]
     chained = parse_updates_text(
         "UPDATE t SET a = a + 1; UPDATE t SET a = a * 10; UPDATE t SET b = a;", schema=schema
     ).statements
     result = apply_statements(df, chained, schema)
-    assert analyzed_projects(result) == analyzed_projects(df) + 3
+    assert statement_projections(result) == 3
     assert rows_of(result) == [(20, 20, 3)]
+
+
+def largest_generated_method(df) -> int:  # type: ignore[no-untyped-def]
+    """Bytes of JVM bytecode in the largest method of ``df``'s whole-stage generated code."""
+    session = df.sparkSession
+    adaptive = session.conf.get("spark.sql.adaptive.enabled")
+    session.conf.set("spark.sql.adaptive.enabled", "false")  # codegen is planned up front
+    try:
+        stages = df._jdf.queryExecution().debug().codegenToSeq()
+        sizes = [stages.apply(i)._3().maxMethodCodeSize() for i in range(stages.size())]
+    finally:
+        session.conf.set("spark.sql.adaptive.enabled", adaptive)
+    assert sizes, "no whole-stage generated code"
+    return max(sizes)
+
+
+def test_a_long_chain_of_statements_compiles_to_small_methods(spark) -> None:  # type: ignore[no-untyped-def]
+    # 60 statements that each read what the one before wrote: 60 projections. Fused into one
+    # generated method they made ~25 KB of bytecode, over the JVM's 8000-byte limit for
+    # compiling a method with C1, so the read ran interpreted.
+    schema = parse_schema("id bigint, a int, s string, d double")
+    columns = ["id", "cast(id % 97 AS int) AS a", "concat('v', id % 13) AS s", "id / 2.0e0 AS d"]
+    df = spark.range(2000).selectExpr(*columns)
+    lines = []
+    for i in range(20):
+        lines.append(f"UPDATE t SET a = a + {i} WHERE s LIKE 'v{i % 13}%' AND d > {i};")
+        lines.append(f"UPDATE t SET s = CASE WHEN a > {50 + i} THEN upper(s) ELSE s END;")
+        lines.append(f"DELETE FROM t WHERE a = {i * 7} AND s = 'V{i % 13}';")
+    statements = parse_updates_text("\n".join(lines), schema=schema).statements
+    result = apply_statements(df, statements, schema)
+    assert statement_projections(result) >= 40
+    assert largest_generated_method(result.agg(F.sum(F.hash(*result.columns)))) < 8000
+    oracle = duckdb.connect()
+    oracle.execute(f"CREATE TABLE t AS SELECT {', '.join(columns)} FROM range(2000) r(id)")
+    for line in lines:
+        oracle.execute(line)
+    assert sorted(rows_of(result)) == sorted(oracle.execute("SELECT * FROM t").fetchall())
