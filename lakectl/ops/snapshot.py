@@ -9,6 +9,7 @@ from lakectl.errors import BadInputError, UsageError
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import ScanStats, prune_target
 from lakectl.ops.reading import ReadTarget, open_for_read
+from lakectl.planning.prune import where_reads_only_unassigned
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -97,17 +98,18 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         valid_write_ids=request.valid_write_ids,
         raw=request.raw,
     )
-    target, scan = _prune(target, request)
+    target, scan, statements = _prune(target, request)
     ctx.progress("reading")
-    df = statements_frame(ctx, target, request)
-    if request.where:
-        try:
-            df = df.where(F.expr(request.where))
-            df.schema  # noqa: B018  (analysis happens here: report bad predicates now)
-        except Exception as exc:
-            raise UsageError(
-                f"--where {request.where!r}: {str(exc).splitlines()[0][:300]}"
-            ) from exc
+    df = snapshot_frame(ctx, target, request)
+    # Statements change rows one at a time, so a predicate on columns none of them sets selects
+    # the same rows before them as after: filtering first lets Spark push it into the scan.
+    where = request.where or None
+    early = where is not None and where_reads_only_unassigned(where, statements)
+    if where is not None and early:
+        df = _filtered(df, where)
+    df = df if request.raw else _apply_statements(df, target, request)
+    if where is not None and not early:
+        df = _filtered(df, where)
     if request.columns:
         unknown = [c for c in request.columns if c not in target.metadata.schema]
         if unknown:
@@ -134,15 +136,30 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
     return result
 
 
-def _prune(target: ReadTarget, request: SnapshotRequest) -> tuple[ReadTarget, ScanStats]:
-    """Skip partitions and list-bucketing directories ``--where`` cannot match."""
+def _filtered(df: DataFrame, where: str) -> DataFrame:
+    """``df`` filtered by the user's ``--where``; a predicate Spark cannot analyze is a usage
+    error, reported now rather than at the first action."""
+    from pyspark.sql import functions as F
+
+    try:
+        out = df.where(F.expr(where))
+        out.schema  # noqa: B018
+    except Exception as exc:
+        raise UsageError(f"--where {where!r}: {str(exc).splitlines()[0][:300]}") from exc
+    return out
+
+
+def _prune(target: ReadTarget, request: SnapshotRequest) -> tuple[ReadTarget, ScanStats, list[str]]:
+    """Skip partitions and list-bucketing directories ``--where`` cannot match; also returns the
+    text of the installed statements (read only when there is a ``--where``)."""
     from lakectl.ops.updates import statements_for_read
 
     statements: list[str] = []
     if request.where and not request.raw:
         found = statements_for_read(target.store, target.state, target.metadata.schema)
         statements = [s.sql for s in found]
-    return prune_target(target, request.where, statements)
+    pruned, scan = prune_target(target, request.where, statements)
+    return pruned, scan, statements
 
 
 def statements_frame(ctx: Context, target: ReadTarget, request: SnapshotRequest) -> DataFrame:

@@ -177,3 +177,25 @@ def assigned_columns(statements: Iterable[str]) -> set[str] | None:
                 return None
             out.add(name)
     return out
+
+
+def where_reads_only_unassigned(where: str, statements: Iterable[str]) -> bool:
+    """Does the predicate ``where`` read only columns no statement of ``statements`` assigns?
+
+    Then it selects the same rows before the statements are applied as after (statements
+    change each row on its own), so a read may filter first. ``False`` when either cannot be
+    parsed.
+    """
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    assigned = assigned_columns(statements)
+    if assigned is None:
+        return False
+    try:
+        tree = sqlglot.parse_one(where, read="spark")
+    except (SqlglotError, ValueError):
+        return False
+    read = {column.name.lower() for column in tree.find_all(exp.Column)}
+    return not read & assigned

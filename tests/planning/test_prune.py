@@ -9,6 +9,7 @@ from lakectl.planning.prune import (
     analyze_where,
     assigned_columns,
     canonical_text,
+    where_reads_only_unassigned,
 )
 
 TYPES = {"x": "int", "y": "string", "ds": "string", "d": "date", "flag": "boolean", "f": "double"}
@@ -99,3 +100,13 @@ def test_assigned_columns_of_type7_statements():
     assert assigned_columns(["UPDATE t SET X = 5, y = 'a' WHERE x = 6"]) == {"x", "y"}
     assert assigned_columns(["SELECT 1"]) is None
     assert assigned_columns(["UPDATE t SET"]) is None
+
+
+def test_a_where_on_columns_no_statement_sets_can_filter_before_the_statements():
+    statements = ["UPDATE t SET price = price * 2 WHERE id = 1", "DELETE FROM t WHERE qty < 0"]
+    assert where_reads_only_unassigned("id = 1 AND qty > 3", statements)
+    assert where_reads_only_unassigned("anything > 0", [])
+    assert not where_reads_only_unassigned("PRICE > 10", statements)  # case-insensitive
+    assert not where_reads_only_unassigned("id = 1 OR coalesce(price, 0) > 1", statements)
+    assert not where_reads_only_unassigned("id = = 1", statements)  # unparsable: filter after
+    assert not where_reads_only_unassigned("id = 1", ["MERGE INTO t"])  # statement not understood
