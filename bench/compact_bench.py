@@ -2,7 +2,9 @@
 and the compaction next to a plain Spark read + write of the same rows as ORC.
 
 Targets: major compaction <= 1.3x the plain rewrite; reading the 10 deltas <= 1.5x reading the
-compacted base. The table: a base load (append, ``rows`` rows) and 10 CDC batches of
+compacted base. Both reads run after the compaction, alternating, after one untimed round:
+the layout with deltas is read from the log state before the compaction (its files are still
+there: no clean runs), so neither side pays for the first, cold read of the process. The table: a base load (append, ``rows`` rows) and 10 CDC batches of
 ``fraction`` of the table each (60% updates, 30% inserts, 10% deletes), all in this process's
 warm session.
 
@@ -25,19 +27,21 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 from typing import Any
 
 from bench import datagen
 from bench import load_bench as lb
 
 DELTAS = 10
+READ_REPEATS = 3  # timed reads of each layout, after one untimed round
 TARGETS = {"major_vs_plain": 1.3, "read_deltas_vs_base": 1.5}
 LABELS = {
     "compact_base_load": "lakectl: create + base load (append)",
     "compact_cdc_loads": f"lakectl: {DELTAS} CDC loads",
-    "compact_read_deltas": f"lakectl: snapshot, base + {DELTAS} deltas (agg over all cols)",
+    "compact_read_deltas": f"lakectl: snapshot, base + {DELTAS} deltas (agg over all cols, median)",
     "compact_major": "lakectl: compact --major (merge, sorted bucket files, bloom)",
-    "compact_read_base": "lakectl: snapshot, compacted base (agg over all cols)",
+    "compact_read_base": "lakectl: snapshot, compacted base (agg over all cols, median)",
     "plain_orc_read_write": "ref: plain Spark ORC read + write of the same rows (no sort/split)",
 }
 
@@ -122,10 +126,63 @@ def _cpu_timed(step: str, fn):
     return timing, result
 
 
-def _snapshot(ctx, table: str, step: str) -> lb.Timing:
-    timing, inner = _cpu_timed(step, lambda: lb.lakectl_snapshot_count(ctx, table))
-    timing.detail.update(inner.detail)
+def _layout(ctx, table: str):
+    """What a snapshot of ``table`` reads now (its state, valid write ids and files), kept so
+    that the same files can be read again after a compaction (no clean runs in between)."""
+    from lakectl.ops.reading import ReadTarget, plan_lakectl
+
+    store = ctx.table(table)
+    state = store.read_state()
+    valid, plans, _ = plan_lakectl(store, state, None)
+    return ReadTarget(store, state.metadata, state, valid, tuple(plans))
+
+
+def _read_layout(ctx, target, step: str) -> lb.Timing:
+    """Merge-on-read of every column of every row of ``target`` (hashed, so nothing is
+    skipped), with wall and CPU time."""
+    from pyspark.sql import functions as F
+
+    from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+
+    def run() -> int:
+        frame = snapshot_frame(ctx, target, SnapshotRequest())
+        return int(frame.agg(F.count(F.lit(1)), F.sum(F.hash(*frame.columns))).collect()[0][0])
+
+    timing, rows = _cpu_timed(step, run)
+    timing.detail["rows"] = rows
     return timing
+
+
+def _median_timing(step: str, runs: list[lb.Timing]) -> lb.Timing:
+    """The median wall and CPU of ``runs``, each run listed in the detail."""
+    cpus = [r.detail["cpu_s"] for r in runs if "cpu_s" in r.detail]
+    out = lb.Timing(
+        step,
+        statistics.median(r.seconds for r in runs),
+        runs[0].load_before,
+        runs[-1].load_after,
+        {"rows": runs[-1].detail["rows"], "runs_s": [round(r.seconds, 3) for r in runs]},
+    )
+    if cpus:
+        out.detail["cpu_s"] = round(statistics.median(cpus), 3)
+        out.detail["runs_cpu_s"] = cpus
+    return out
+
+
+def _compare_reads(ctx, deltas, base, repeats: int) -> tuple[lb.Timing, lb.Timing]:
+    """Read both layouts alternately, after one untimed round (which warms the JIT and the
+    file cache for both alike); medians of ``repeats`` rounds."""
+    runs: dict[str, list[lb.Timing]] = {"deltas": [], "base": []}
+    for attempt in range(repeats + 1):
+        for name, target in (("deltas", deltas), ("base", base)):
+            timing = _read_layout(ctx, target, f"read_{name}")
+            lb.log(f"  read {name:<6} {timing.seconds:6.2f} s  cpu {timing.detail.get('cpu_s')}")
+            if attempt:
+                runs[name].append(timing)
+    return (
+        _median_timing("compact_read_deltas", runs["deltas"]),
+        _median_timing("compact_read_base", runs["base"]),
+    )
 
 
 def run(spark, data_dir: str, rows: int, fraction: float, dates: int, keep: bool) -> dict[str, Any]:
@@ -149,10 +206,10 @@ def run(spark, data_dir: str, rows: int, fraction: float, dates: int, keep: bool
 
     timings.append(lb.timed("compact_cdc_loads", loads)[0])
     expected = dataset.expected_rows()
-    lb.log("compaction bench: snapshot before, major compaction, snapshot after")
-    before = _snapshot(ctx, table, "compact_read_deltas")
+    lb.log("compaction bench: major compaction, then reads of the table before and after it")
+    with_deltas = _layout(ctx, table)
     major = _compact(ctx, table)
-    after = _snapshot(ctx, table, "compact_read_base")
+    before, after = _compare_reads(ctx, with_deltas, _layout(ctx, table), READ_REPEATS)
     plain = _plain_rewrite(spark, ctx.table(table), os.path.join(root, "plain_orc"))
     timings += [before, major, after, plain]
     checks = {

@@ -293,11 +293,21 @@ def _classify(
     (Caching the wide classified rows always was measured: building that cache cost 3.4 s of
     CPU at 500k rows, ten times the broadcasts it saves.)
     """
-    from lakectl.spark import merge
+    from pyspark.sql import functions as F
 
-    unique = not merge.has_repeated_keys(batch, meta)
+    from lakectl.spark import key_lookup, merge
+
+    lookup = key_lookup.lookup_spec(spark, meta.data_schema, meta.primary_key, options.order_by)
+    keys = None
+    if lookup is not None and rows <= BROADCAST_LOOKUP_ROWS:
+        # The keys go to the driver once: the repeated-key check and the lookup both use them.
+        keys = key_lookup.batch_keys(batch.select(F.col(f"`{lookup.key}`")))
+        unique = not key_lookup.has_repeated_keys(keys)
+    else:
+        unique = not merge.has_repeated_keys(batch, meta)
     latest = batch if unique else merge.latest_per_key(batch, meta, options.order_by is not None)
-    existing = _existing_keys(spark, store, state, meta, touched, options.order_by, batch)
+    found = (lookup, keys) if lookup is not None and keys is not None else None
+    existing = _existing_keys(spark, store, state, meta, touched, options.order_by, batch, found)
     if unique:
         existing = existing.persist()
         cached.append(existing)
@@ -323,12 +333,18 @@ def _existing_keys(
     touched: set[str],
     order_by: str | None,
     batch,
+    arrow_lookup: tuple[Any, Any] | None = None,
 ):
-    """Keys, identities (and the order column) of the stored rows with a key of the batch."""
+    """Keys, identities (and the order column) of the stored rows with a key of the batch.
+
+    With ``arrow_lookup`` (a :class:`~lakectl.spark.key_lookup.LookupSpec` and the batch's
+    keys as an Arrow array) the stored files are searched with pyarrow in Spark tasks
+    (:mod:`lakectl.spark.key_lookup`); otherwise through Spark's row engine.
+    """
     from pyspark.sql import functions as F
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark import acid_read
+    from lakectl.spark import acid_read, key_lookup
 
     valid, plans, _ = plan_lakectl(store, state, touched if meta.partition_by else None)
     key_not_null = next((k for k in meta.primary_key if k not in meta.partition_by), None)
@@ -344,12 +360,19 @@ def _existing_keys(
         valid,
         key_not_null,
     )
-    keys = batch.select(*[F.col(f"`{k}`") for k in meta.primary_key])
-    events = acid_read.live_events_for_keys(spark, plans, spec, keys)
-    if events is None:
-        rows = acid_read.empty_rows(spark, spec, with_identity=True)
+    # Hive's original (pre-ACID) files get their synthetic identity from acid_read only.
+    if arrow_lookup is not None and not any(p.originals for p in plans):
+        lookup, batch_keys = arrow_lookup
+        rows = key_lookup.stored_rows_for_keys(
+            spark, store.storage, plans, valid, lookup, spec.partition_schema, batch_keys
+        )
     else:
-        rows = acid_read.to_rows(events, spec, with_identity=True)
+        keys = batch.select(*[F.col(f"`{k}`") for k in meta.primary_key])
+        events = acid_read.live_events_for_keys(spark, plans, spec, keys)
+        if events is None:
+            rows = acid_read.empty_rows(spark, spec, with_identity=True)
+        else:
+            rows = acid_read.to_rows(events, spec, with_identity=True)
     keep = [*meta.primary_key, *meta.partition_by, "originalTransaction", "bucket", "rowId"]
     if order_by:
         keep.append(meta.schema[order_by].name)

@@ -8,7 +8,7 @@ all six columns alive with a cheap guard filter, while still pruning inside ``ro
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from typing import TYPE_CHECKING
@@ -18,6 +18,13 @@ from pyspark.sql import functions as F
 
 from lakectl.errors import FormatError
 from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.spark.file_partitions import (
+    directory_values,
+    files_frame,
+    fits_broadcast,
+    with_file_path,
+    with_partition_values,
+)
 from lakectl.spark.fsspec_orc import hadoop_urls, scan_events
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import (
@@ -68,36 +75,61 @@ def _guard(row_guard: Column) -> Column:
     )
 
 
-def _scan(spark: SparkSession, spec: ReadSpec, files: list[str]) -> DataFrame:
+def _scan(
+    spark: SparkSession,
+    spec: ReadSpec,
+    files: list[str],
+    narrow: Callable[[DataFrame], DataFrame] | None = None,
+) -> DataFrame:
     """Scan event files; partition values come from each file's path.
 
     Spark's own partition discovery cannot be used: appending partition values to rows of ACID
-    files breaks ORC's ACID reader. The directory names are decoded here instead: the URI
-    encoding Spark reports, then Hive's escaping (both are %XX codes).
+    files breaks ORC's ACID reader. The values are decoded once per file and joined to its rows
+    (:mod:`lakectl.spark.file_partitions`), after ``narrow`` (a filter of the events that needs
+    no partition column) has dropped the rows it drops.
     """
+    narrow = narrow or (lambda frame: frame)
     urls = hadoop_urls(spark, spec.storage, files)
     if urls is None:  # no Hadoop filesystem for the scheme (s3:// without hadoop-aws)
-        return scan_events(
-            spark, spec.storage, spec.root, files, spec.data_schema, spec.partition_schema
+        return narrow(
+            scan_events(
+                spark, spec.storage, spec.root, files, spec.data_schema, spec.partition_schema
+            )
         )
     df = spark.read.schema(event_schema_ddl(spec.data_schema, Schema(()))).orc(urls)
-    out = df
-    for col in spec.partition_schema.columns:
-        raw = _raw_partition_value(col.name, spec.partition_schema.names)
-        once = F.url_decode(F.replace(raw, F.lit("+"), F.lit("%2B")))
-        twice = F.url_decode(F.replace(once, F.lit("+"), F.lit("%2B")))
-        # Decoding is costly per row; names without '%' are already the value.
-        value = F.when(~raw.contains("%"), raw).otherwise(twice)
-        value = F.when(raw == F.lit(DEFAULT_PARTITION), F.lit(None)).otherwise(value)
-        out = out.withColumn(col.name, value.cast(col.type))
-    return out
+    depth = len(spec.partition_schema.columns)
+    values = {
+        url: directory_values(spec.root, f, depth) for f, url in zip(files, urls, strict=True)
+    }
+    return with_partition_values(
+        narrow(with_file_path(df)),
+        files_frame(spark, df, values, spec.partition_schema),
+        spec.partition_schema,
+        lambda name, path: _parsed_partition_value(spec, name, path),
+    )
+
+
+def _parsed_partition_value(spec: ReadSpec, name: str, path: Column) -> Column:
+    """Partition column ``name``, typed, parsed from each row's file path (``path``, as
+    ``_metadata.file_path`` reports it).
+
+    The directory name is decoded twice: the URI encoding Spark reports, then Hive's escaping
+    (both are %XX codes).
+    """
+    raw = _raw_partition_value(name, spec.partition_schema.names, path)
+    once = F.url_decode(F.replace(raw, F.lit("+"), F.lit("%2B")))
+    twice = F.url_decode(F.replace(once, F.lit("+"), F.lit("%2B")))
+    # Decoding is costly per row; names without '%' are already the value.
+    value = F.when(~raw.contains("%"), raw).otherwise(twice)
+    value = F.when(raw == F.lit(DEFAULT_PARTITION), F.lit(None)).otherwise(value)
+    return value.cast(spec.partition_schema[name].type)
 
 
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 
 
-def _raw_partition_value(name: str, names: list[str]) -> Column:
-    """The (still escaped) value of partition column ``name`` in ``_metadata.file_path``.
+def _raw_partition_value(name: str, names: list[str], path: Column) -> Column:
+    """The (still escaped) value of partition column ``name`` in the file ``path``.
 
     It is what follows the last ``/name=`` up to the next ``/``: partition directories come
     after the table root, and the directories below them (ACID directories, list-bucketing
@@ -105,7 +137,6 @@ def _raw_partition_value(name: str, names: list[str]) -> Column:
     ``substring_index`` calls per row; a regular expression costs several times the scan.
     Column names that Hive or URI encoding would change take the general (slower) path.
     """
-    path = F.col("_metadata.file_path")
     if _PLAIN_NAME.match(name):
         return F.substring_index(F.substring_index(path, f"/{name}=", -1), "/", 1)
     levels = len(names)
@@ -129,20 +160,29 @@ def _row_guard(spec: ReadSpec) -> Column:
 
 
 def insert_events(
-    spark: SparkSession, plans: Sequence[PartitionReadPlan], spec: ReadSpec
+    spark: SparkSession,
+    plans: Sequence[PartitionReadPlan],
+    spec: ReadSpec,
+    narrow: Callable[[DataFrame], DataFrame] | None = None,
 ) -> DataFrame | None:
-    """Rows of bases and deltas, with identity columns, filtered to valid write ids."""
+    """Rows of bases and deltas, with identity columns, filtered to valid write ids.
+
+    ``narrow`` filters the events of each scan before its partition columns are attached, so
+    it may use the event columns only.
+    """
     base_files = [f.path for p in plans if p.base for f in p.base.files]
     delta_files = [f.path for p in plans for d in p.deltas for f in d.files]
     frames = []
     guard = _guard(_row_guard(spec) & (F.col("operation") != OP_DELETE))
     if base_files:
-        frames.append(_scan(spark, spec, base_files).where(guard))
+        frames.append(_scan(spark, spec, base_files, narrow).where(guard))
     if delta_files:
-        frames.append(_scan(spark, spec, delta_files).where(guard & _valid_filter(spec.valid)))
+        delta_guard = guard & _valid_filter(spec.valid)
+        frames.append(_scan(spark, spec, delta_files, narrow).where(delta_guard))
     originals = [(p, f) for p in plans for f in p.originals]
     if originals:
-        frames.append(_original_events(spark, spec, originals))
+        events = _original_events(spark, spec, originals)
+        frames.append(narrow(events) if narrow else events)
     if not frames:
         return None
     return reduce(lambda a, b: a.unionByName(b), frames)
@@ -152,12 +192,15 @@ def delete_events(
     spark: SparkSession, plans: Sequence[PartitionReadPlan], spec: ReadSpec
 ) -> DataFrame | None:
     """Delete events (partition columns + row identity) of the valid delete deltas."""
-    files = [f.path for p in plans for d in p.delete_deltas for f in d.files]
-    if not files:
+    entries = [f for p in plans for d in p.delete_deltas for f in d.files]
+    if not entries:
         return None
-    return delete_event_rows(spark, spec, files).select(
+    events = delete_event_rows(spark, spec, [f.path for f in entries]).select(
         *spec.partition_schema.names, *IDENTITY_COLUMNS
     )
+    # The anti join broadcasts these events when their files are small, as Spark would decide
+    # from the scan's size if the partition-value join did not hide it.
+    return F.broadcast(events) if fits_broadcast(spark, sum(f.size for f in entries)) else events
 
 
 def delete_event_rows(spark: SparkSession, spec: ReadSpec, files: list[str]) -> DataFrame:
@@ -189,29 +232,56 @@ def live_events_for_keys(
     delete events are matched against the few candidates only: the cost follows the number of
     keys, the scan of the key prefix aside, instead of shuffling every stored row.
     """
-    inserts = insert_events(spark, plans, spec)
+    data_names = {c.lower() for c in spec.data_schema.names}
+
+    def with_keys(events: DataFrame) -> DataFrame:
+        conds = [
+            (F.col(f"e.row.`{k}`") if k.lower() in data_names else F.col(f"e.`{k}`"))
+            == F.col(f"k.`{k}`")
+            for k in keys.columns
+        ]
+        return events.alias("e").join(
+            F.broadcast(keys.alias("k")), reduce(lambda a, b: a & b, conds), "left_semi"
+        )
+
+    # Keys in data columns filter the scans before partition values are attached.
+    early = all(k.lower() in data_names for k in keys.columns)
+    inserts = insert_events(spark, plans, spec, with_keys if early else None)
     if inserts is None:
         return None
-    data_names = {c.lower() for c in spec.data_schema.names}
-    conds = [
-        (F.col(f"e.row.`{k}`") if k.lower() in data_names else F.col(f"e.`{k}`"))
-        == F.col(f"k.`{k}`")
-        for k in keys.columns
-    ]
-    candidates = inserts.alias("e").join(
-        F.broadcast(keys.alias("k")), reduce(lambda a, b: a & b, conds), "left_semi"
-    )
+    candidates = inserts if early else with_keys(inserts)
     return _minus_deletes(candidates, delete_events(spark, plans, spec), spec)
 
 
-def _minus_deletes(inserts: DataFrame, deletes: DataFrame | None, spec: ReadSpec) -> DataFrame:
+def _event_key(columns: list[Column]) -> Column:
+    """The anti join's key: one long per (partition values, row identity)."""
+    return F.xxhash64(*columns)
+
+
+def _minus_deletes(
+    inserts: DataFrame,
+    deletes: DataFrame | None,
+    spec: ReadSpec,
+    key: Callable[[list[Column]], Column] = _event_key,
+) -> DataFrame:
+    """Insert events that no delete event names (same partition values and row identity).
+
+    The join key is one long (``key``, a hash), so Spark builds a LongHashedRelation instead of
+    hashing and comparing multi-column UnsafeRow keys for every probed row. The exact null-safe
+    equality of every column stays in the join's condition, so a hash collision can never drop
+    a live row (tests pass a weak ``key`` to check this). It is written as ``<=`` and ``>=`` of
+    two structs (struct ordering compares fields null-safely): an equality would be pulled back
+    into the join key by Spark's planner.
+    """
     if deletes is None:
         return inserts
     # No dropDuplicates: an anti join needs none, and it would cost a shuffle of every event.
-    left, right = inserts.alias("i"), deletes.alias("d")
-    conds = [F.col(f"i.`{c}`").eqNullSafe(F.col(f"d.`{c}`")) for c in spec.partition_schema.names]
-    conds += [F.col(f"i.{c}") == F.col(f"d.{c}") for c in IDENTITY_COLUMNS]
-    return left.join(right, reduce(lambda a, b: a & b, conds), "left_anti")
+    names = [*spec.partition_schema.names, *IDENTITY_COLUMNS]
+    mine = [F.col(f"i.`{c}`") for c in names]
+    theirs = [F.col(f"d.`{c}`") for c in names]
+    exact = (F.struct(*mine) <= F.struct(*theirs)) & (F.struct(*mine) >= F.struct(*theirs))
+    cond = (key(mine) == key(theirs)) & exact
+    return inserts.alias("i").join(deletes.alias("d"), cond, "left_anti")
 
 
 def to_rows(events: DataFrame, spec: ReadSpec, with_identity: bool = False) -> DataFrame:

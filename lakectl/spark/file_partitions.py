@@ -1,0 +1,132 @@
+"""Partition values of ACID event files, attached once per file instead of parsed per row.
+
+Spark's partition discovery cannot be used on ACID directories (see :mod:`acid_read`), so the
+values come from each file's path. Parsing ``_metadata.file_path`` in every row costs about half
+of a compacted table's read: a string search over the whole path, URL decoding, a cast. Here the
+driver decodes each file's directory names once (as the planner does), and a broadcast join on
+the path Spark reports for the file attaches the typed values to its rows.
+
+A file whose reported path is not among the join's keys (an unexpected spelling) takes the
+per-row parse instead, so a spelling mismatch costs speed, never rows or values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import unquote
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from lakectl.errors import UsageError
+from lakectl.table.layout import unescape_partition_value
+from lakectl.table.properties import parse_size
+from lakectl.table.schema import Schema
+
+FILE_COLUMN = "__lakectl_file"
+PATH_COLUMN = "__lakectl_path"
+_THRESHOLD_CONF = "spark.sql.autoBroadcastJoinThreshold"
+
+
+def directory_values(root: str, path: str, depth: int) -> list[str | None]:
+    """The unescaped values of the ``depth`` partition directories of ``path`` below ``root``
+    (``None`` for the default partition)."""
+    dirs = path[len(root) + 1 :].split("/")[:depth]
+    return [unescape_partition_value(d.partition("=")[2]) for d in dirs]
+
+
+def reported_spellings(reported: str) -> list[str]:
+    """The spellings of a file's path that ``_metadata.file_path`` may use.
+
+    ``DataFrame.inputFiles`` gives the URI-encoded path as listed (``file:///a/b``), while the
+    rows of a local file report ``file:/a/b``: both are keys.
+    """
+    scheme, sep, rest = reported.partition(":///")
+    if sep and "/" not in scheme:
+        return [reported, f"{scheme}:/{rest}"]
+    return [reported]
+
+
+def files_frame(
+    spark: SparkSession,
+    scan: DataFrame,
+    values_by_url: dict[str, list[str | None]],
+    partition_schema: Schema,
+) -> DataFrame:
+    """One row per spelling of each file ``scan`` reads: the spelling and the typed values.
+
+    ``values_by_url`` maps the URL each file was read under to its directory values.
+    """
+    rows = []
+    for reported in scan.inputFiles():
+        values = values_by_url.get(unquote(reported))
+        if values is not None:
+            rows += [(s, *values) for s in reported_spellings(reported)]
+    ddl = ", ".join([f"`{FILE_COLUMN}` string", *(f"`{n}` string" for n in partition_schema.names)])
+    typed = [F.col(f"`{c.name}`").cast(c.type).alias(c.name) for c in partition_schema.columns]
+    return spark.createDataFrame(rows, ddl).select(FILE_COLUMN, *typed)
+
+
+def with_file_path(scan: DataFrame) -> DataFrame:
+    """``scan`` plus each row's file path as Spark reports it, for :func:`with_partition_values`.
+
+    Only the path leaves the scan: a reference to the whole ``_metadata`` struct (kept through
+    later filters or joins) would build it for every row.
+    """
+    return scan.withColumn(PATH_COLUMN, F.col("_metadata.file_path"))
+
+
+def with_partition_values(
+    events: DataFrame,
+    files: DataFrame,
+    partition_schema: Schema,
+    parse_from_path: Callable[[str, Column], Column],
+) -> DataFrame:
+    """``events`` (rows of a :func:`with_file_path` scan, maybe filtered) with the partition
+    columns appended instead of the path.
+
+    ``files`` is the scan's :func:`files_frame`; ``parse_from_path(name, path)`` parses column
+    ``name`` from the ``path`` column (as ``_metadata.file_path`` reports it), for rows of a
+    file whose path is not among its keys.
+    """
+    if not partition_schema.columns:
+        return events.drop(PATH_COLUMN)
+    path = F.col(f"e.{PATH_COLUMN}")
+    joined = events.alias("e").join(
+        F.broadcast(files.alias("f")), path == F.col(f"f.{FILE_COLUMN}"), "left"
+    )
+    unmatched = F.col(f"f.{FILE_COLUMN}").isNull()
+    values = [
+        F.when(unmatched, parse_from_path(c.name, path))
+        .otherwise(F.col(f"f.`{c.name}`"))
+        .alias(c.name)
+        for c in partition_schema.columns
+    ]
+    kept = [F.col(f"e.`{n}`") for n in events.columns if n != PATH_COLUMN]
+    return joined.select(*kept, *values)
+
+
+def fits_broadcast(spark: SparkSession, size: int) -> bool:
+    """Whether ``size`` bytes of files are under Spark's broadcast threshold.
+
+    A frame built by :func:`with_partition_values` hides its scan's size from the planner (a
+    join's estimate is the product of its sides), so callers hint a broadcast themselves where
+    Spark would have chosen one from the files' size.
+    """
+    text = (spark.conf.get(_THRESHOLD_CONF, "10m") or "10m").strip()
+    try:
+        threshold = int(text) if text.lstrip("-").isdigit() else parse_size(text)
+    except UsageError:
+        return False
+    return 0 < size <= threshold
+
+
+__all__ = [
+    "FILE_COLUMN",
+    "directory_values",
+    "files_frame",
+    "fits_broadcast",
+    "reported_spellings",
+    "with_file_path",
+    "with_partition_values",
+]
