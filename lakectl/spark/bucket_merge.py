@@ -36,6 +36,7 @@ from lakectl.table.orc_files import add_acid_metadata
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
+from .arrow_events import all_event_columns_set, of_valid_write_ids, orc_source
 from .types import event_schema_ddl
 
 if TYPE_CHECKING:
@@ -290,7 +291,7 @@ class _MergeTask:
         for path, is_delta in files:
             for batch in self._read(path, target):
                 keep = pc.and_(
-                    _identity_valid(batch), pc.not_equal(batch.column("operation"), OP_DELETE)
+                    all_event_columns_set(batch), pc.not_equal(batch.column("operation"), OP_DELETE)
                 )
                 row = batch.column("row")
                 keep = pc.and_(keep, row.is_valid())
@@ -312,21 +313,16 @@ class _MergeTask:
         for path in group.delete_files:
             for batch in self._read(path, target):
                 keep = pc.and_(pc.equal(batch.column("operation"), OP_DELETE), self._valid(batch))
-                keep = pc.and_(pc.and_(keep, batch.column("row").is_null()), _identity_valid(batch))
+                keep = pc.and_(
+                    pc.and_(keep, batch.column("row").is_null()), all_event_columns_set(batch)
+                )
                 chosen = batch.filter(pc.fill_null(keep, False))
                 for i, k in enumerate(_SORT_KEYS):
                     keys[i] += chosen.column(k).to_pylist()
         return _Deletes(set(zip(*keys, strict=True))) if keys[0] else None
 
     def _valid(self, batch: pa.RecordBatch) -> pa.Array:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        txn = batch.column("currentTransaction")
-        ok = pc.less_equal(txn, self.high_watermark)
-        if self.exceptions:
-            ok = pc.and_(ok, pc.invert(pc.is_in(txn, pa.array(self.exceptions, pa.int64()))))
-        return ok
+        return of_valid_write_ids(batch, self.high_watermark, self.exceptions)
 
     def _key_index(self, target: pa.Schema) -> int:
         row_type = target.field("row").type
@@ -334,22 +330,14 @@ class _MergeTask:
         return names.index(str(self.key).lower())
 
     def _read(self, path: str, target: pa.Schema) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
         import pyarrow.orc as orc
 
         from .fsspec_orc import conform_batch
 
-        if self.storage.scheme == "file":
-            source: Any = self.storage.fs.open(path, "rb")
-        else:
-            source = pa.BufferReader(self.storage.fs.cat_file(path))  # one GET
-        try:
+        with orc_source(self.storage, path) as source:
             reader = orc.ORCFile(source)
             for stripe in range(reader.nstripes):
                 yield conform_batch(reader.read_stripe(stripe), target, [])
-        finally:
-            if hasattr(source, "close"):
-                source.close()
 
 
 class _Deletes:
@@ -382,20 +370,6 @@ class _Deletes:
         hit = np.zeros(batch.num_rows, dtype=bool)
         hit[found] = True
         return hit
-
-
-def _identity_valid(batch: pa.RecordBatch) -> pa.Array:
-    """Rows whose event columns are all set (the Spark path's guard filter)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    keep = pa.array(np.ones(batch.num_rows, dtype=bool))
-    for name in ("operation", *_SORT_KEYS, "currentTransaction"):
-        column = batch.column(name)
-        if column.null_count:
-            keep = pc.and_(keep, column.is_valid())
-    return keep
 
 
 def _ordered(np: Any, keys: list[Any]) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
@@ -32,6 +32,7 @@ from lakectl.table.layout import OP_DELETE
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
+from .arrow_events import EVENT_COLUMNS, all_event_columns_set, of_valid_write_ids, orc_source
 from .bucket_merge import eligible
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 # an escape hatch): ``lakectl --conf spark.lakectl.load.arrowLookup=false load ...``.
 ENABLED_CONF = "spark.lakectl.load.arrowLookup"
 _IDENTITY = ("originalTransaction", "bucket", "rowId")
-_EVENT_COLUMNS = ("operation", *_IDENTITY, "currentTransaction")
+_EVENT_COLUMNS = EVENT_COLUMNS
 _MAX_TASKS = 1000
 _TASK_BYTES = 256 << 20  # of event files per task, at most (above two tasks per core)
 # Events probed against the batch's keys in one call: each call hashes every key of the batch.
@@ -219,7 +220,9 @@ class _LookupTask:
         files += [(f.path, True) for d in plan.deltas for f in d.files]
         for path, is_delta in files:
             events = self._read(path, with_data=True)
-            keep = pc.and_(_all_set(events), pc.not_equal(events.column("operation"), OP_DELETE))
+            keep = pc.and_(
+                all_event_columns_set(events), pc.not_equal(events.column("operation"), OP_DELETE)
+            )
             if is_delta:
                 keep = pc.and_(keep, self._valid(events))
             tables.append(events)
@@ -270,7 +273,8 @@ class _LookupTask:
         parts = []
         for path in (f.path for d in plan.delete_deltas for f in d.files):
             events = self._read(path, with_data=False)
-            keep = pc.and_(_all_set(events), pc.equal(events.column("operation"), OP_DELETE))
+            keep = all_event_columns_set(events)
+            keep = pc.and_(keep, pc.equal(events.column("operation"), OP_DELETE))
             keep = pc.and_(keep, self._valid(events))
             parts.append(events.filter(pc.fill_null(keep, False)).select(list(_IDENTITY)))
         if not parts:
@@ -278,14 +282,7 @@ class _LookupTask:
         return pa.concat_tables(parts)
 
     def _valid(self, events: pa.Table) -> pa.Array:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        txn = events.column("currentTransaction")
-        ok = pc.less_equal(txn, self.high_watermark)
-        if self.exceptions:
-            ok = pc.and_(ok, pc.invert(pc.is_in(txn, pa.array(self.exceptions, pa.int64()))))
-        return ok
+        return of_valid_write_ids(events, self.high_watermark, self.exceptions)
 
     def _read(self, path: str, *, with_data: bool) -> pa.Table:
         """The event columns of one file (and, ``with_data``, the key and order columns of
@@ -293,20 +290,13 @@ class _LookupTask:
         import pyarrow as pa
         import pyarrow.orc as orc
 
-        if self.storage.scheme == "file":
-            source: Any = self.storage.fs.open(path, "rb")
-        else:
-            source = pa.BufferReader(self.storage.fs.cat_file(path))  # one GET
-        try:
+        with orc_source(self.storage, path) as source:
             reader = orc.ORCFile(source)
             fields: list[str] = []
             if with_data:
                 row_names = [f.name for f in reader.schema.field("row").type]
                 fields = [_file_field(row_names, c, self.spec) for c in self.spec.columns.names]
             table = reader.read(columns=[*_EVENT_COLUMNS, *(f"row.{f}" for f in fields)])
-        finally:
-            if hasattr(source, "close"):
-                source.close()
         out = [table.column(c) for c in _EVENT_COLUMNS]
         if with_data:
             row = table.column("row").combine_chunks()
@@ -340,20 +330,6 @@ def _arrow_type(type_text: str) -> pa.DataType:
     from pyspark.sql.types import _parse_datatype_string
 
     return to_arrow_type(_parse_datatype_string(type_text))
-
-
-def _all_set(events: pa.Table) -> pa.Array:
-    """Rows whose event columns are all set (acid_read's guard filter)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    keep = pa.array(np.ones(events.num_rows, dtype=bool))
-    for name in _EVENT_COLUMNS:
-        column = events.column(name)
-        if column.null_count:
-            keep = pc.and_(keep, column.is_valid())
-    return keep
 
 
 __all__ = [
