@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,9 @@ SCHEMA = (
     "number int, first_name string, last_name string, "
     "extra_field string default 'fishfingers and custard'"
 )
-SEED = REPO.parent / "shared" / "seeds" / "000_526cb4c26e8ceed3.txt"
+# The shared material sits beside the clone, or where LAKECTL_SHARED says (as in conftest.py).
+SHARED = Path(os.environ.get("LAKECTL_SHARED", REPO.parent / "shared"))
+SEED = SHARED / "seeds" / "000_526cb4c26e8ceed3.txt"
 
 Doctor = tuple[int, str, str, str]
 
