@@ -34,6 +34,7 @@ from lakectl.table.validity import ValidWriteIds
 
 from .arrow_events import EVENT_COLUMNS, all_event_columns_set, of_valid_write_ids, orc_source
 from .bucket_merge import eligible
+from .types import IDENTITY_COLUMNS
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
 # ``false`` sends every load's key lookup through Spark's row engine (to compare the two, or as
 # an escape hatch): ``lakectl --conf spark.lakectl.load.arrowLookup=false load ...``.
 ENABLED_CONF = "spark.lakectl.load.arrowLookup"
-_IDENTITY = ("originalTransaction", "bucket", "rowId")
-_EVENT_COLUMNS = EVENT_COLUMNS
 _MAX_TASKS = 1000
 _TASK_BYTES = 256 << 20  # of event files per task, at most (above two tasks per core)
 # Events probed against the batch's keys in one call: each call hashes every key of the batch.
@@ -128,7 +127,7 @@ def stored_rows_for_keys(
     return found.select(
         *[F.col(f"`{c}`") for c in (spec.key, *_order_names(spec))],
         *[F.col(f"`{c.name}`").cast(c.type) for c in partition_schema.columns],
-        *[F.col(c) for c in _IDENTITY],
+        *[F.col(c) for c in IDENTITY_COLUMNS],
     )
 
 
@@ -257,13 +256,15 @@ class _LookupTask:
 
         deletes = self._deletes(plan)
         if deletes is not None:
-            found = found.join(deletes, list(_IDENTITY), join_type="left anti")
+            found = found.join(deletes, list(IDENTITY_COLUMNS), join_type="left anti")
         n = found.num_rows
         names = [self.spec.key, *_order_names(self.spec)]
         arrays = [found.column(c) for c in names]
         arrays += [pa.array([v] * n, pa.string()) for v in plan.values]
-        arrays += [found.column(c) for c in _IDENTITY]
-        return pa.Table.from_arrays(arrays, names=[*names, *self.partition_names, *_IDENTITY])
+        arrays += [found.column(c) for c in IDENTITY_COLUMNS]
+        return pa.Table.from_arrays(
+            arrays, names=[*names, *self.partition_names, *IDENTITY_COLUMNS]
+        )
 
     def _deletes(self, plan: PartitionReadPlan) -> pa.Table | None:
         """The identities named by the partition's valid delete events."""
@@ -276,7 +277,7 @@ class _LookupTask:
             keep = all_event_columns_set(events)
             keep = pc.and_(keep, pc.equal(events.column("operation"), OP_DELETE))
             keep = pc.and_(keep, self._valid(events))
-            parts.append(events.filter(pc.fill_null(keep, False)).select(list(_IDENTITY)))
+            parts.append(events.filter(pc.fill_null(keep, False)).select(list(IDENTITY_COLUMNS)))
         if not parts:
             return None
         return pa.concat_tables(parts)
@@ -296,8 +297,8 @@ class _LookupTask:
             if with_data:
                 row_names = [f.name for f in reader.schema.field("row").type]
                 fields = [_file_field(row_names, c, self.spec) for c in self.spec.columns.names]
-            table = reader.read(columns=[*_EVENT_COLUMNS, *(f"row.{f}" for f in fields)])
-        out = [table.column(c) for c in _EVENT_COLUMNS]
+            table = reader.read(columns=[*EVENT_COLUMNS, *(f"row.{f}" for f in fields)])
+        out = [table.column(c) for c in EVENT_COLUMNS]
         if with_data:
             row = table.column("row").combine_chunks()
             for i, name in enumerate(fields):
@@ -305,7 +306,7 @@ class _LookupTask:
                 if row.null_count:  # a null row: its fields are null too
                     values = _null_where(values, row.is_null())
                 out.append(values.cast(self.types[i]))
-        names = [*_EVENT_COLUMNS, *(self.spec.columns.names if with_data else ())]
+        names = [*EVENT_COLUMNS, *(self.spec.columns.names if with_data else ())]
         return pa.Table.from_arrays(out, names=names)
 
 
