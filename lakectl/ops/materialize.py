@@ -165,16 +165,15 @@ def _fold_and_commit(
         tasks = _num_tasks(sum(by_kind.values()), 0, parallelism)
         write = acid_write.WriteTarget(store.storage, store.root, staging, meta)
         ctx.progress("writing deltas")
-        if counts["rewritten"]:
-            inserts = statement_fold.rows_to_write(changes, meta)
-            added += acid_write.write_inserts(
-                inserts, write, write_id, tasks, dir_name=delta_dir_name(write_id)
-            )
         if by_kind:
-            deletes = statement_fold.identities_to_delete(changes, meta)
-            added += acid_write.write_deletes(
-                deletes, write, write_id, tasks, dir_name=delta_dir_name(write_id, delete=True)
-            )
+            added += acid_write.write_changes(
+                statement_fold.changes_to_write(changes, meta),
+                write,
+                write_id,
+                tasks,
+                delta_dir=delta_dir_name(write_id),
+                delete_dir=delta_dir_name(write_id, delete=True),
+            ).directories
         failpoint("materialize.before_commit")
         ctx.progress("committing")
         store.commit(_record(state, plan, write_id, counts, added))

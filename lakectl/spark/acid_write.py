@@ -1,20 +1,22 @@
 """Writing ACID event files with Spark's native ORC writer, then moving them into place.
 
-Spark writes to a staging directory partitioned by the table's partition columns and a bucket
-column; each output file then becomes ``<partition>/delta_N_N_0000/bucket_0000K`` (or
-``delete_delta_...``), next to an ``_orc_acid_version`` file. Nothing is visible until the
+Spark writes to a staging directory partitioned by the table's partition columns, the event kind
+and a bucket column; each output file then becomes ``<partition>/delta_N_N_0000/bucket_0000K``
+(or ``delete_delta_...``), next to an ``_orc_acid_version`` file. A transaction's new rows and
+delete events are written by one Spark job. Nothing is visible until the
 transaction commits in the log.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
+from lakectl.failpoints import failpoint
 from lakectl.spark.fsspec_orc import hadoop_url, write_events
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import (
@@ -26,6 +28,7 @@ from lakectl.table.layout import (
 )
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import add_acid_metadata
+from lakectl.table.orc_tail import parse_acid_stats
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -34,6 +37,11 @@ _BUCKET_COL = "__lakectl_bucket"
 # A compactor output split into list-bucketing directories carries each event's directory number.
 SUBDIR_COL = "__lakectl_subdir"
 _CODEC_V1 = 1 << 29
+# The events of one transaction (write_changes) carry their kind: a new row or a delete event.
+KIND_COL = "__lakectl_kind"
+KIND_INSERT = 0
+KIND_DELETE = 1
+_IDENTITY_TYPES = {"originalTransaction": "bigint", "bucket": "int", "rowId": "bigint"}
 
 
 @dataclass(frozen=True)
@@ -56,10 +64,11 @@ def _write_events(
     staging: str,
     sort_cols: list[str],
     bloom: bool,
-    subdirs: bool = False,
+    levels: Sequence[str] = (),
 ) -> None:
-    """Write ``df`` to ``staging`` partitioned by partition columns (and subdir) and bucket."""
-    part_cols = list(target.metadata.partition_by) + ([SUBDIR_COL] if subdirs else [])
+    """Write ``df`` to ``staging`` partitioned by the partition columns, then the ``levels``
+    columns (event kind, list-bucketing directory), then the bucket column."""
+    part_cols = [*target.metadata.partition_by, *levels]
     ordered = df.sortWithinPartitions(
         *[F.col(f"`{c}`") for c in part_cols], _BUCKET_COL, *sort_cols
     )
@@ -68,7 +77,13 @@ def _write_events(
     if url is None:  # no Hadoop filesystem for the scheme (s3:// without hadoop-aws)
         write_events(ordered, target.storage, staging, [*part_cols, _BUCKET_COL], compression)
         return
-    writer = ordered.write.mode("overwrite").option("compression", compression)
+    # A static overwrite of the (new, private) staging directory: Spark's dynamic partition
+    # overwrite would stage every file once more and rename each partition directory.
+    writer = (
+        ordered.write.mode("overwrite")
+        .option("partitionOverwriteMode", "static")
+        .option("compression", compression)
+    )
     if bloom and target.metadata.primary_key:
         # ORC resolves these names inside the `row` struct of an ACID schema (OrcUtils.
         # includeColumns), so the plain key name is right; `row.id` would match nothing.
@@ -78,74 +93,116 @@ def _write_events(
     writer.partitionBy(*part_cols, _BUCKET_COL).orc(url)
 
 
-def write_inserts(
-    rows: DataFrame, target: WriteTarget, write_id: int, num_tasks: int, *, dir_name: str
-) -> list[str]:
-    """Write insert events for ``rows`` (the table's columns) into ``dir_name`` directories.
+def change_events(
+    frame: DataFrame,
+    metadata: TableMetadata,
+    *,
+    insert: Column,
+    delete: Column,
+    old: Callable[[str], Column],
+) -> DataFrame:
+    """The events one transaction writes, as input for :func:`write_changes`.
 
-    Returns the relative paths of the directories created. Each (partition, bucket) is written by
-    one task, so identities (write id, bucket, rowId) are unique.
+    Every row of ``frame`` (which has the table's columns) gives up to two events: its values
+    as a new row where ``insert`` holds, and a delete event for the stored row it replaces or
+    deletes where ``delete`` holds. ``old(name)`` is that stored row's partition column or
+    identity column ``name`` (originalTransaction, bucket, rowId). An update gives both.
+    """
+    kinds = F.filter(
+        F.array(F.when(insert, F.lit(KIND_INSERT)), F.when(delete, F.lit(KIND_DELETE))),
+        lambda kind: kind.isNotNull(),
+    )
+    exploded = frame.select("*", F.explode(kinds).alias(KIND_COL))
+    is_delete = F.col(KIND_COL) == KIND_DELETE
+    row = F.struct(*[F.col(f"`{c}`") for c in metadata.data_schema.names])
+    partition_values = [
+        F.when(is_delete, old(c)).otherwise(F.col(f"`{c}`")).alias(c) for c in metadata.partition_by
+    ]
+    identity = [F.when(is_delete, old(c)).cast(t).alias(c) for c, t in _IDENTITY_TYPES.items()]
+    return exploded.select(
+        F.col(KIND_COL),
+        F.when(is_delete, F.lit(None)).otherwise(row).alias("row"),
+        *partition_values,
+        *identity,
+    )
+
+
+@dataclass(frozen=True)
+class WrittenChanges:
+    """What :func:`write_changes` created: directories (relative to the table) and how many
+    events its files hold, per kind (read back from the files' ACID statistics)."""
+
+    directories: list[str]
+    inserts: int
+    deletes: int
+
+
+def write_changes(
+    changes: DataFrame,
+    target: WriteTarget,
+    write_id: int,
+    num_tasks: int,
+    *,
+    delta_dir: str,
+    delete_dir: str,
+) -> WrittenChanges:
+    """Write :func:`change_events` as one Spark job: insert events into ``delta_dir`` and delete
+    events into ``delete_dir`` directories of the partitions they belong to.
+
+    New rows get the identity (write id, bucket, rowId): bucket from the key's hash in a
+    bucketed table, else the writing task; each (partition, bucket) is written by one task, so
+    identities are unique. A delete event goes to the bucket file of the row it deletes, as
+    Hive's readers expect, ordered by (originalTransaction, bucket, rowId).
     """
     meta = target.metadata
-    part_cols = list(meta.partition_by)
+    part_cols = [F.col(f"`{c}`") for c in meta.partition_by]
+    is_delete = F.col(KIND_COL) == KIND_DELETE
+    stored_bucket = F.shiftright(F.col("bucket"), 16).bitwiseAND(F.lit(0xFFF))
     if meta.buckets:
-        key_cols = [F.col(f"`{k}`") for k in meta.primary_key] or [
-            F.col(f"`{meta.data_schema.names[0]}`")
+        data = {c.lower() for c in meta.data_schema.names}
+        keys = [
+            F.col(f"row.`{k}`") if k.lower() in data else F.col(f"`{k}`")
+            for k in meta.primary_key or meta.data_schema.names[:1]
         ]
-        bucket_expr = F.pmod(F.hash(*key_cols), F.lit(meta.buckets))
-        staged = rows.withColumn(_BUCKET_COL, bucket_expr).repartition(
-            num_tasks, *[F.col(f"`{c}`") for c in part_cols], F.col(_BUCKET_COL)
-        )
-    else:
-        staged = (
-            rows.repartition(num_tasks, *[F.col(f"`{c}`") for c in part_cols])
-            if part_cols
-            else rows.repartition(num_tasks)
-        )
-        staged = staged.withColumn(_BUCKET_COL, F.spark_partition_id())
-    row_struct = F.struct(*[F.col(f"`{c}`") for c in meta.data_schema.names])
-    events = staged.select(
-        F.lit(OP_INSERT).alias("operation"),
-        F.lit(write_id).cast("bigint").alias("originalTransaction"),
-        _encode_bucket(F.col(_BUCKET_COL)).alias("bucket"),
-        (
-            F.monotonically_increasing_id() - F.shiftleft(F.spark_partition_id().cast("bigint"), 33)
-        ).alias("rowId"),
-        F.lit(write_id).cast("bigint").alias("currentTransaction"),
-        row_struct.alias("row"),
-        *[F.col(f"`{c}`") for c in part_cols],
-        F.col(_BUCKET_COL),
-    )
-    staging = posixpath.join(target.staging, dir_name)
-    _write_events(events, target, staging, ["rowId"], bloom=True)
-    return _move_into_place(target, staging, dir_name)
-
-
-def write_deletes(
-    identities: DataFrame, target: WriteTarget, write_id: int, num_tasks: int, *, dir_name: str
-) -> list[str]:
-    """Write delete events for rows given by partition columns + (originalTransaction, bucket,
-    rowId); each event goes to the bucket file of the row it deletes, as Hive's readers expect."""
-    meta = target.metadata
-    part_cols = list(meta.partition_by)
-    row_type = "struct<" + ",".join(f"`{c.name}`:{c.type}" for c in meta.data_schema.columns) + ">"
-    bucket_id = F.shiftright(F.col("bucket"), 16).bitwiseAND(F.lit(0xFFF))
-    staged = identities.withColumn(_BUCKET_COL, bucket_id).repartition(
-        num_tasks, *[F.col(f"`{c}`") for c in part_cols], F.col(_BUCKET_COL)
+        new_bucket = F.pmod(F.hash(*keys), F.lit(meta.buckets))
+    else:  # the writing task's number, known after the shuffle
+        new_bucket = F.lit(None).cast("int")
+    staged = changes.withColumn(
+        _BUCKET_COL, F.when(is_delete, stored_bucket).otherwise(new_bucket)
+    ).repartition(num_tasks, *part_cols, F.col(_BUCKET_COL))
+    bucket_id = F.coalesce(F.col(_BUCKET_COL), F.spark_partition_id())
+    new_row_id = F.monotonically_increasing_id() - F.shiftleft(
+        F.spark_partition_id().cast("bigint"), 33
     )
     events = staged.select(
-        F.lit(OP_DELETE).alias("operation"),
-        F.col("originalTransaction").cast("bigint"),
-        F.col("bucket").cast("int"),
-        F.col("rowId").cast("bigint"),
+        F.when(is_delete, F.lit(OP_DELETE)).otherwise(F.lit(OP_INSERT)).alias("operation"),
+        F.when(is_delete, F.col("originalTransaction"))
+        .otherwise(F.lit(write_id))
+        .cast("bigint")
+        .alias("originalTransaction"),
+        F.when(is_delete, F.col("bucket"))
+        .otherwise(_encode_bucket(bucket_id))
+        .cast("int")
+        .alias("bucket"),
+        F.when(is_delete, F.col("rowId")).otherwise(new_row_id).cast("bigint").alias("rowId"),
         F.lit(write_id).cast("bigint").alias("currentTransaction"),
-        F.lit(None).cast(row_type).alias("row"),
-        *[F.col(f"`{c}`") for c in part_cols],
-        F.col(_BUCKET_COL),
+        F.col("row"),
+        *part_cols,
+        F.col(KIND_COL),
+        bucket_id.alias(_BUCKET_COL),
     )
-    staging = posixpath.join(target.staging, dir_name)
-    _write_events(events, target, staging, ["originalTransaction", "bucket", "rowId"], bloom=False)
-    return _move_into_place(target, staging, dir_name)
+    staging = posixpath.join(target.staging, "changes")
+    sort_cols = ["originalTransaction", "bucket", "rowId"]
+    _write_events(events, target, staging, sort_cols, bloom=True, levels=[KIND_COL])
+    names = {KIND_INSERT: delta_dir, KIND_DELETE: delete_dir}
+    moved = _move_into_place(
+        target, staging, [KIND_COL], lambda _, levels: (names[levels[KIND_COL]], "")
+    )
+    return WrittenChanges(
+        sorted(moved),
+        sum(n for rel, n in moved.items() if posixpath.basename(rel) == delta_dir),
+        sum(n for rel, n in moved.items() if posixpath.basename(rel) == delete_dir),
+    )
 
 
 def write_compacted(
@@ -192,49 +249,58 @@ def write_compacted(
     )
     staging = posixpath.join(target.staging, staging_name)
     sort_cols = ["originalTransaction", "bucket", "rowId"]
-    _write_events(
-        ordered, target, staging, sort_cols, bloom=bloom, subdirs=subdir_names is not None
-    )
-    return _move_into_place(
-        target, staging, dir_for=lambda partition: dir_names[partition], subdirs=subdir_names
-    )
+    levels = [SUBDIR_COL] if subdir_names is not None else []
+    _write_events(ordered, target, staging, sort_cols, bloom=bloom, levels=levels)
+
+    def place(partition: str, values: Mapping[str, int]) -> tuple[str, str]:
+        subdir = subdir_names[(partition, values[SUBDIR_COL])] if subdir_names else ""
+        return dir_names[partition], subdir
+
+    return sorted(_move_into_place(target, staging, levels, place))
 
 
 def _move_into_place(
     target: WriteTarget,
     staging: str,
-    dir_name: str = "",
-    *,
-    dir_for: Callable[[str], str] | None = None,
-    subdirs: Mapping[tuple[str, int], str] | None = None,
-) -> list[str]:
+    levels: Sequence[str],
+    place: Callable[[str, Mapping[str, int]], tuple[str, str]],
+) -> dict[str, int]:
+    """Move the files Spark wrote under ``staging`` to their bucket files in the table.
+
+    Spark's layout is ``<partition dirs>/<level>=N/.../__lakectl_bucket=K/part-...``;
+    ``place(partition, {level: N})`` names the ACID directory in the partition and a
+    subdirectory of it (or ``""``). Each file gets Hive's ACID metadata and each directory an
+    ``_orc_acid_version``. Returns each created ACID directory (relative to the table) with the
+    number of events its files hold.
+    """
     storage = target.storage
     depth = len(target.metadata.partition_by)
-    extra = 1 if subdirs is not None else 0
     created: dict[str, str] = {}
-    for path in _files_under(storage, staging):
-        relative = path[len(staging) + 1 :]
-        parts = relative.split("/")
-        if len(parts) != depth + 2 + extra or not parts[-1].startswith("part-"):
+    events: dict[str, int] = {}
+    for path in sorted(_files_under(storage, staging)):
+        parts = path[len(staging) + 1 :].split("/")
+        if len(parts) != depth + len(levels) + 2 or not parts[-1].startswith("part-"):
             continue
         partition = "/".join(parts[:depth])
-        bucket_id = int(parts[depth + extra].split("=", 1)[1])
-        name = dir_for(partition) if dir_for is not None else dir_name
+        values = {name: int(parts[depth + i].split("=", 1)[1]) for i, name in enumerate(levels)}
+        bucket_id = int(parts[-2].split("=", 1)[1])
+        name, subdir = place(partition, values)
         rel_dir = f"{partition}/{name}" if partition else name
         final_dir = storage.join(target.root, rel_dir)
-        subdir = subdirs[(partition, int(parts[depth].split("=", 1)[1]))] if subdirs else ""
         file_dir = storage.join(final_dir, subdir) if subdir else final_dir
         final = storage.join(file_dir, bucket_file_name(bucket_id))
         storage.move(path, final)
-        add_acid_metadata(storage, final)
+        stats = add_acid_metadata(storage, final).get("hive.acid.stats")
+        events[rel_dir] = events.get(rel_dir, 0) + (sum(parse_acid_stats(stats)) if stats else 0)
         created[rel_dir] = final_dir
+        failpoint("write.after_first_move")
     for final_dir in created.values():
         storage.write_bytes(storage.join(final_dir, ACID_VERSION_FILE), ACID_VERSION.encode())
     storage.delete(staging, recursive=True)
     storage.delete(target.staging, recursive=True) if not storage.list_names(
         target.staging
     ) else None
-    return sorted(created)
+    return events
 
 
 def _files_under(storage: Storage, path: str) -> list[str]:

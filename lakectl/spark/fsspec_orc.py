@@ -292,7 +292,7 @@ class _EventWriter(DataSourceArrowWriter):
                         writer = orc.ORCWriter(handle, compression=self.compression)
                         written.append(path)
                         current = key
-                    writer.write(pa.Table.from_batches([rows.select(list(_EVENT_COLUMNS))]))
+                    writer.write(pa.Table.from_batches([_unsliced(rows.select(_EVENT_COLUMNS))]))
             if writer is not None:
                 writer.close()
                 handle.close()
@@ -321,6 +321,20 @@ class _EventWriter(DataSourceArrowWriter):
             if isinstance(message, WrittenFiles):
                 for path in message.paths:
                     self.storage.delete(path)
+
+
+def _unsliced(rows: pa.RecordBatch) -> pa.RecordBatch:
+    """``rows`` copied to start at offset 0 if it is a slice.
+
+    pyarrow's ORC writer (26.0) ignores a slice's offset in a struct column that has nulls: the
+    file would get the values of the rows before the slice. A run of one kind of events (new
+    rows, then delete events with a null ``row``) is such a slice.
+    """
+    import pyarrow as pa
+
+    if all(column.offset == 0 for column in rows.columns):
+        return rows
+    return rows.take(pa.array(range(rows.num_rows), pa.int64()))
 
 
 def _runs(batch: pa.RecordBatch, columns: list[str]) -> Iterator[tuple[tuple[Any, ...], Any]]:

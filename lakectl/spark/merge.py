@@ -8,20 +8,24 @@ never overwrites a newer one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Window
+from pyspark.sql import Observation, Window
 from pyspark.sql import functions as F
 
 from lakectl.table.metadata import TableMetadata
 
+from . import acid_write
 from .batch import ACTION_COL, ORDER_COL, POSITION_COL
 from .types import IDENTITY_COLUMNS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from .acid_write import WrittenChanges
+
 RESULT_COL = "__lakectl_result"
+RESULTS = ("insert", "update", "delete", "ignored")
 OLD = "__old_"
 
 
@@ -88,14 +92,46 @@ def classify(
     return joined.withColumn(RESULT_COL, result)
 
 
-def rows_to_insert(classified: DataFrame, meta: TableMetadata) -> DataFrame:
-    return classified.where(F.col(RESULT_COL).isin("insert", "update")).select(
-        *[F.col(f"`{c}`") for c in meta.schema.names]
+def changes_to_write(classified: DataFrame, meta: TableMetadata) -> DataFrame:
+    """The events a load writes (:func:`lakectl.spark.acid_write.change_events`): the new
+    version of inserted and updated keys, a delete event for each updated or deleted row."""
+    result = F.col(RESULT_COL)
+    return acid_write.change_events(
+        classified,
+        meta,
+        insert=result.isin("insert", "update"),
+        delete=result.isin("update", "delete"),
+        old=lambda c: F.col(f"`{OLD + c}`"),
     )
 
 
-def identities_to_delete(classified: DataFrame, meta: TableMetadata) -> DataFrame:
-    return classified.where(F.col(RESULT_COL).isin("update", "delete")).select(
-        *[F.col(f"`{OLD + c}`").alias(c) for c in meta.partition_by],
-        *[F.col(f"`{OLD + c}`").alias(c) for c in IDENTITY_COLUMNS],
+def observe_results(classified: DataFrame, name: str) -> tuple[DataFrame, Observation]:
+    """``classified``, counting its rows by result while the next action runs (no extra job)."""
+    observation = Observation(name)
+    metrics = [F.count(F.when(F.col(RESULT_COL) == r, True)).alias(r) for r in RESULTS]
+    return classified.observe(observation, *metrics), observation
+
+
+def count_results(classified: DataFrame) -> dict[str, int]:
+    """Rows of ``classified`` by result, counted by a job of their own."""
+    found = {r[0]: r[1] for r in classified.groupBy(RESULT_COL).count().collect()}
+    return {r: int(found.get(r, 0)) for r in RESULTS}
+
+
+def checked_counts(
+    observed: dict[str, Any], written: WrittenChanges, rows: int
+) -> dict[str, int] | None:
+    """The observed counts (:func:`observe_results`) if the written files confirm them.
+
+    Spark's observed metrics can count a task twice when it is recomputed (a lost shuffle, a
+    cancelled stage), so they are only taken when they agree with the events in the files:
+    inserts + updates new rows, updates + deletes delete events, no more than ``rows`` in all.
+    ``None`` means: count again (:func:`count_results`).
+    """
+    counts = {r: int(observed.get(r) or 0) for r in RESULTS}
+    agrees = (
+        counts["insert"] + counts["update"] == written.inserts
+        and counts["update"] + counts["delete"] == written.deletes
+        and sum(counts.values()) <= rows
     )
+    return counts if agrees else None

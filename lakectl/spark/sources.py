@@ -89,6 +89,21 @@ def read_source(
     return df
 
 
+def source_stamp(
+    source: str, storage_options: dict[str, Any] | None = None
+) -> dict[str, tuple[Any, Any]]:
+    """Size and modification stamp of every file of ``source``: equal stamps before and after
+    a load mean it read the same files each time it passed over them."""
+    storage, path = storage_for(source, storage_options)
+    found = storage.fs.find(path, detail=True) if storage.isdir(path) else {}
+    entries = found or {path: storage.fs.info(path)}
+    keys = ("mtime", "LastModified", "ETag", "modificationTime", "last_modified")
+    return {
+        name: (info.get("size"), next((info[k] for k in keys if info.get(k) is not None), None))
+        for name, info in entries.items()
+    }
+
+
 def _read_spark_source(spark: SparkSession, url: str, fmt: str, infer: bool) -> DataFrame:
     reader = spark.read
     if fmt == "csv":

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from lakectl.table.metadata import TableMetadata
 from lakectl.updates.compile import apply_statements
 
+from . import acid_write
 from .types import IDENTITY_COLUMNS
 
 if TYPE_CHECKING:
@@ -75,16 +76,14 @@ def fold_changes(
     return labelled.where(keep).drop(_BARRIER)
 
 
-def rows_to_write(changes: DataFrame, meta: TableMetadata) -> DataFrame:
-    """The new versions of updated rows, as a load's inserts (the table's columns)."""
-    return changes.where(F.col(CHANGE_COL) == "update").select(
-        *[_col(c) for c in meta.schema.names]
-    )
-
-
-def identities_to_delete(changes: DataFrame, meta: TableMetadata) -> DataFrame:
-    """Partition values and identity of every stored row changed or deleted (delete events)."""
-    return changes.select(
-        *[_col(OLD + p).alias(p) for p in meta.partition_by],
-        *[F.col(c) for c in IDENTITY_COLUMNS],
+def changes_to_write(changes: DataFrame, meta: TableMetadata) -> DataFrame:
+    """The events that materialize the changes (:func:`lakectl.spark.acid_write.change_events`):
+    the new version of each updated row, a delete event for every changed or deleted one."""
+    partitions = set(meta.partition_by)
+    return acid_write.change_events(
+        changes,
+        meta,
+        insert=F.col(CHANGE_COL) == "update",
+        delete=F.lit(True),
+        old=lambda c: _col(OLD + c) if c in partitions else _col(c),
     )

@@ -151,3 +151,12 @@ def acid_key_index(stripe_last_keys: list[tuple[int, int, int]]) -> bytes:
 def acid_stats(inserts: int, updates: int, deletes: int) -> bytes:
     """Hive's ``hive.acid.stats``: ``inserts,updates,deletes``."""
     return f"{inserts},{updates},{deletes}".encode()
+
+
+def parse_acid_stats(value: bytes) -> tuple[int, int, int]:
+    """(inserts, updates, deletes) from a ``hive.acid.stats`` value (see :func:`acid_stats`)."""
+    try:
+        inserts, updates, deletes = (int(n) for n in value.decode().strip().split(","))
+    except ValueError as exc:
+        raise ValueError(f"not a hive.acid.stats value: {value!r}") from exc
+    return inserts, updates, deletes

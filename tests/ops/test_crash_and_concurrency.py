@@ -119,7 +119,7 @@ BATCHES = {
 # the table (a wide margin either way), so exactly one must fail, whichever it is.
 PROCESSES = {
     "crash_before_commit": ("crash_before_commit", "changes", "load.before_commit=crash"),
-    "crash_between_writes": ("crash_between_writes", "changes", "load.between_writes=crash"),
+    "crash_mid_move": ("crash_mid_move", "changes", "write.after_first_move=crash"),
     "slow": ("same_keys", "slow", "load.before_commit=sleep:15"),
     "fast": ("same_keys", "fast", "load.before_commit=sleep:6"),
     "p1": ("disjoint", "p1", "load.before_commit=sleep:5"),
@@ -150,7 +150,7 @@ def runs(tmp_path_factory, lakectl_cli, spark):
     ("point", "written"),
     [
         ("before_commit", {"delta_0000002_0000002_0000", "delete_delta_0000002_0000002_0000"}),
-        ("between_writes", {"delta_0000002_0000002_0000"}),
+        ("mid_move", {"delta_0000002_0000002_0000"}),
     ],
 )
 def test_crash_leaves_the_table_as_it_was(runs, lakectl_cli, point, written):
@@ -216,3 +216,50 @@ def test_concurrent_loads_on_disjoint_partitions_both_commit(runs):
     records = table.log_records()
     assert [r["seq"] for r in records] == [0, 1, 2, 3]
     assert records[3]["read_seq"] < records[2]["seq"]
+
+
+def test_a_parquet_source_that_changes_during_the_load_is_refused(tmp_path, lakectl_cli, spark):
+    """Parquet and ORC sources are read once per pass (not cached): a source rewritten between
+    the checks and the write must not be loaded half-checked."""
+    import time
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = Table(tmp_path / "t", lakectl_cli)
+    table.load(_csv(tmp_path / "base.csv", BASE))
+    before = (table.rows(), table.history())
+
+    def batch(rows: list[tuple[str, int, str, str]]) -> pa.Table:
+        return pa.table(
+            {
+                "op_code": [r[0] for r in rows],
+                "id": pa.array([r[1] for r in rows], pa.int64()),
+                "change_ts": pa.array([r[2] for r in rows]).cast(pa.timestamp("us")),
+                "val": [r[3] for r in rows],
+                "part": [_part(r[1]) for r in rows],
+            }
+        )
+
+    source = tmp_path / "changes.parquet"
+    pq.write_table(batch(list(CHANGES)), source)
+    reached, resume = tmp_path / "reached", tmp_path / "resume"
+    process = _start(
+        "load", table.path, source, *CDC,
+        failpoints=f"load.before_write=touch:{reached},load.before_write=wait:{resume}",
+        cwd=tmp_path,
+    )  # fmt: skip
+    deadline = time.time() + PROCESS_TIMEOUT
+    while not reached.exists() and process.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert reached.exists(), process.communicate()[1][-2000:]
+    # Checked, not yet written: the file now holds other changes, which no check has seen.
+    pq.write_table(batch([("U", 1, "2024-01-03 00:00:00", "sneaky")] * 2), source)
+    resume.touch()
+    code, out, err = _finish(process)
+
+    assert code == 65, err[-2000:]
+    error = json.loads(out)["error"]
+    assert error["type"] == "bad_input"
+    assert "changed while it was being loaded" in error["message"]
+    assert (table.rows(), table.history()) == before

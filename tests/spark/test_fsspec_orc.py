@@ -9,7 +9,7 @@ import pyarrow as pa
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from lakectl.spark.fsspec_orc import _runs, conform_batch
+from lakectl.spark.fsspec_orc import _runs, _unsliced, conform_batch
 
 
 def event_target(*partitions: str) -> pa.Schema:
@@ -87,3 +87,26 @@ def test_sorted_batch_splits_into_runs_of_equal_group_values():
     assert runs == [(("a", 0), [1]), (("a", 1), [2]), ((None, 1), [3, 4]), (("b", 1), [5])]
     assert list(_runs(batch.slice(0, 0), ["p"])) == []
     assert [k for k, _ in _runs(batch.slice(4), ["p"])] == [("b",)]
+
+
+def test_a_run_with_null_rows_is_written_with_its_own_values():
+    """New rows then delete events (null ``row``) in one sorted batch: the delete run is a slice
+    whose struct has nulls, which pyarrow's ORC writer would write with the new rows' values."""
+    import io
+
+    import pyarrow.orc as orc
+
+    row = pa.StructArray.from_arrays(
+        [pa.array([1, 2, 1, 3]), pa.array(["new1", "new2", "old1", "old3"])],
+        names=["id", "name"],
+        mask=pa.array([False, False, True, True]),
+    )
+    batch = pa.RecordBatch.from_arrays([pa.array([0, 0, 1, 1]), row], names=["kind", "row"])
+    written = {}
+    for (kind,), rows in _runs(batch, ["kind"]):
+        buffer = io.BytesIO()
+        writer = orc.ORCWriter(buffer)
+        writer.write(pa.Table.from_batches([_unsliced(rows)]))
+        writer.close()
+        written[kind] = orc.ORCFile(io.BytesIO(buffer.getvalue())).read().column("row").to_pylist()
+    assert written == {0: [{"id": 1, "name": "new1"}, {"id": 2, "name": "new2"}], 1: [None, None]}
