@@ -1,4 +1,4 @@
-"""Which columns of an ORC file carry a bloom filter: the stream lists of its stripe footers.
+"""Which columns of an ORC file carry a bloom filter or a dictionary: its stripe footers.
 
 Neither pyorc nor pyarrow exposes bloom filters, so this reads the file tail itself (protobuf
 wire format, ORC's compression chunks; NONE, ZLIB and SNAPPY) to check what writers produced.
@@ -16,6 +16,7 @@ import pyorc
 from lakectl.table.orc_tail import message_fields, read_varint
 
 BLOOM_FILTER_KINDS = {7, 8}  # Stream.Kind BLOOM_FILTER, BLOOM_FILTER_UTF8
+DICTIONARY_KINDS = {1, 3}  # ColumnEncoding.Kind DICTIONARY, DICTIONARY_V2
 
 
 def _fields(buf: bytes) -> list[tuple[int, int | bytes]]:
@@ -50,31 +51,53 @@ def _decompress(buf: bytes, codec: int) -> bytes:
     return out
 
 
-def bloom_filter_columns(path: Path) -> set[str] | None:
-    """Dotted names (``row.id``) of the columns with a bloom filter in every stripe; ``None``
-    for a file without stripes (no rows)."""
+def _stripe_footers(path: Path) -> list[list[tuple[int, int | bytes]]]:
+    """The fields of each stripe footer of an ORC file."""
     data = path.read_bytes()
     ps_len = data[-1]
     postscript = dict(_fields(data[-1 - ps_len : -1]))
     footer_len, codec = int(postscript[1]), int(postscript.get(2, 0))
     end = len(data) - 1 - ps_len
     footer = _fields(_decompress(data[end - footer_len : end], codec))
-    per_stripe = []
+    out = []
     for field, raw in footer:
         if field != 3:
             continue
         stripe = dict(_fields(raw))  # type: ignore[arg-type]
         start = int(stripe[1]) + int(stripe.get(2, 0)) + int(stripe.get(3, 0))
-        stripe_footer = _fields(_decompress(data[start : start + int(stripe[4])], codec))
+        out.append(_fields(_decompress(data[start : start + int(stripe[4])], codec)))
+    return out
+
+
+def _names(path: Path) -> dict[int, str]:
+    with path.open("rb") as handle:
+        return dict(_column_names(pyorc.Reader(handle).schema, ""))
+
+
+def bloom_filter_columns(path: Path) -> set[str] | None:
+    """Dotted names (``row.id``) of the columns with a bloom filter in every stripe; ``None``
+    for a file without stripes (no rows)."""
+    per_stripe = []
+    for stripe_footer in _stripe_footers(path):
         streams = [dict(_fields(s)) for f, s in stripe_footer if f == 1]  # type: ignore[arg-type]
         per_stripe.append({int(s.get(2, 0)) for s in streams if s.get(1, 0) in BLOOM_FILTER_KINDS})
     if not per_stripe:
         return None
-    with path.open("rb") as handle:
-        schema = pyorc.Reader(handle).schema
-    names = dict(_column_names(schema, ""))
+    names = _names(path)
     common = set.intersection(*per_stripe)
     return {names[c] for c in common if c in names}
+
+
+def dictionary_columns(path: Path) -> set[str]:
+    """Dotted names of the columns that use dictionary encoding in some stripe."""
+    names = _names(path)
+    found = set()
+    for stripe_footer in _stripe_footers(path):
+        encodings = [dict(_fields(e)) for f, e in stripe_footer if f == 2]  # type: ignore[arg-type]
+        for column, encoding in enumerate(encodings):
+            if encoding.get(1, 0) in DICTIONARY_KINDS and column in names:
+                found.add(names[column])
+    return found
 
 
 def _column_names(schema: pyorc.TypeDescription, prefix: str):

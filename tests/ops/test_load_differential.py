@@ -22,6 +22,7 @@ from typing import Any
 import pyorc
 import pytest
 from cdc_oracle import CdcOracle
+from orc_streams import dictionary_columns
 
 pytestmark = pytest.mark.spark
 
@@ -340,6 +341,22 @@ def test_append_keeps_every_row(tmp_path, lakectl_cli, spark):
         assert refused.code == 2
         assert "needs a primary key" in refused.json["error"]["message"]
     assert len(lakectl_cli("history", table, "--json").json) == 3
+
+
+def test_load_deltas_skip_string_dictionaries_compacted_bases_keep_them(tmp_path, lakectl_cli):
+    """Deltas are short-lived: a load writes strings without ORC dictionaries (cheaper to
+    write); the base a major compaction writes has them, as ORC's default chooses."""
+    table = tmp_path / "events"
+    rows = [{"id": i, "name": f"n{i % 3}", "score": 1.0, "region": "r1"} for i in range(400)]
+    source = _write(tmp_path / "a.csv", UPSERT_FILE_COLUMNS, rows)
+    loaded = lakectl_cli("load", table, source, "--primary-key", "id", "--json")
+    assert loaded.code == 0, loaded.err
+    deltas = list(table.glob("delta_*/bucket_*"))
+    assert deltas and all(dictionary_columns(f) == set() for f in deltas)
+    compacted = lakectl_cli("compact", table, "--major", "--json")
+    assert compacted.code == 0, compacted.err
+    bases = list(table.glob("base_*/bucket_*"))
+    assert bases and all("row.name" in dictionary_columns(f) for f in bases)
 
 
 # --- other source formats ---------------------------------------------------------------------
