@@ -245,9 +245,7 @@ def load_frame(
                 observation = None
             else:
                 ctx.progress(f"looking up {rows:,} keys")
-                classified = _classify(
-                    spark, store, state, meta, touched, options, batch, rows, cached
-                )
+                classified = _classify(spark, store, state, meta, touched, options, batch, rows)
                 observed, observation = merge.observe_results(classified, f"load_{write_id}")
                 changes = merge.changes_to_write(observed, meta)
             phases["lookup"] = time.time() - started - sum(phases.values())
@@ -325,15 +323,12 @@ def _classify(
     options: LoadOptions,
     batch,
     rows: int,
-    cached: list[Any],
 ):
     """The batch's changes labelled insert/update/delete/ignored, with the old rows' identity.
 
-    Used three times (counts, new rows, delete events), so one side is cached: when the batch
-    has no repeated key, only the small lookup result (no window over the batch, no shuffle of
-    its wide rows: the join broadcasts the lookup); otherwise the classified rows themselves.
-    (Caching the wide classified rows always was measured: building that cache cost 3.4 s of
-    CPU at 500k rows, ten times the broadcasts it saves.)
+    Nothing is cached: the one job that writes the changes uses them once (the counts are
+    observed in it). A batch without repeated keys skips the window over the batch, and the
+    lookup's result is broadcast to the join (no sort-merge join over the batch's rows).
     """
     from pyspark.sql import functions as F
 
@@ -350,10 +345,7 @@ def _classify(
     latest = batch if unique else merge.latest_per_key(batch, meta, options.order_by is not None)
     found = (lookup, keys) if lookup is not None and keys is not None else None
     existing = _existing_keys(spark, store, state, meta, touched, options.order_by, batch, found)
-    if unique:
-        existing = existing.persist()
-        cached.append(existing)
-    classified = merge.classify(
+    return merge.classify(
         latest,
         existing,
         meta,
@@ -361,10 +353,6 @@ def _classify(
         order_by=options.order_by,
         broadcast_existing=rows <= BROADCAST_LOOKUP_ROWS,
     )
-    if not unique:
-        classified = classified.persist()
-        cached.append(classified)
-    return classified
 
 
 def _existing_keys(
