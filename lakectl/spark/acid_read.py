@@ -19,9 +19,12 @@ from pyspark.sql import functions as F
 from lakectl.errors import FormatError
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.spark.file_partitions import (
+    PARTITION_KEY_COLUMN,
     directory_values,
     files_frame,
     fits_broadcast,
+    jvm_strings,
+    partition_key,
     with_file_path,
     with_partition_values,
 )
@@ -80,23 +83,28 @@ def _scan(
     spec: ReadSpec,
     files: list[str],
     narrow: Callable[[DataFrame], DataFrame] | None = None,
+    row_schema: Schema | None = None,
 ) -> DataFrame:
-    """Scan event files; partition values come from each file's path.
+    """Scan event files; partition values come from each file's path, followed by their
+    :func:`partition_key` (column ``PARTITION_KEY_COLUMN``, for the anti join's key).
 
     Spark's own partition discovery cannot be used: appending partition values to rows of ACID
     files breaks ORC's ACID reader. The values are decoded once per file and joined to its rows
     (:mod:`lakectl.spark.file_partitions`), after ``narrow`` (a filter of the events that needs
     no partition column) has dropped the rows it drops.
+
+    ``row_schema`` (leading columns of the data schema) narrows the ``row`` struct that Spark
+    reads from the files: ORC maps its fields by position.
     """
     narrow = narrow or (lambda frame: frame)
     urls = hadoop_urls(spark, spec.storage, files)
     if urls is None:  # no Hadoop filesystem for the scheme (s3:// without hadoop-aws)
-        return narrow(
-            scan_events(
-                spark, spec.storage, spec.root, files, spec.data_schema, spec.partition_schema
-            )
+        events = scan_events(
+            spark, spec.storage, spec.root, files, spec.data_schema, spec.partition_schema
         )
-    df = spark.read.schema(event_schema_ddl(spec.data_schema, Schema(()))).orc(urls)
+        return _with_partition_key(narrow(events), spec)
+    ddl = event_schema_ddl(row_schema or spec.data_schema, Schema(()))
+    df = _read_orc(spark, ddl, urls)
     depth = len(spec.partition_schema.columns)
     values = {
         url: directory_values(spec.root, f, depth) for f, url in zip(files, urls, strict=True)
@@ -107,6 +115,17 @@ def _scan(
         spec.partition_schema,
         lambda name, path: _parsed_partition_value(spec, name, path),
     )
+
+
+def _read_orc(spark: SparkSession, ddl: str, urls: list[str]) -> DataFrame:
+    """``spark.read.schema(ddl).orc(*urls)``, with the URLs sent to the JVM at once where the
+    session allows (:func:`jvm_strings`)."""
+    reader = spark.read.schema(ddl)
+    jreader = getattr(reader, "_jreader", None)
+    paths = jvm_strings(spark, urls) if jreader is not None else None
+    if paths is None:
+        return reader.orc(urls)
+    return reader._df(jreader.orc(paths))  # type: ignore[attr-defined]
 
 
 def _parsed_partition_value(spec: ReadSpec, name: str, path: Column) -> Column:
@@ -153,6 +172,12 @@ def _raw_partition_value(name: str, names: list[str], path: Column) -> Column:
     return F.regexp_extract(F.element_at(dirs, names.index(name) + 1), r"^[^=]*=(.*)$", 1)
 
 
+def _with_partition_key(events: DataFrame, spec: ReadSpec) -> DataFrame:
+    """``events`` (with typed partition columns) plus their :func:`partition_key`, per row."""
+    values = [F.col(f"`{c}`") for c in spec.partition_schema.names]
+    return events.withColumn(PARTITION_KEY_COLUMN, partition_key(values))
+
+
 def _row_guard(spec: ReadSpec) -> Column:
     if spec.not_null_column:
         return F.col(f"row.`{spec.not_null_column}`").isNotNull()
@@ -165,7 +190,8 @@ def insert_events(
     spec: ReadSpec,
     narrow: Callable[[DataFrame], DataFrame] | None = None,
 ) -> DataFrame | None:
-    """Rows of bases and deltas, with identity columns, filtered to valid write ids.
+    """Rows of bases and deltas, with identity columns, filtered to valid write ids: the event
+    columns, the partition columns, then ``PARTITION_KEY_COLUMN``.
 
     ``narrow`` filters the events of each scan before its partition columns are attached, so
     it may use the event columns only.
@@ -182,7 +208,7 @@ def insert_events(
     originals = [(p, f) for p in plans for f in p.originals]
     if originals:
         events = _original_events(spark, spec, originals)
-        frames.append(narrow(events) if narrow else events)
+        frames.append(_with_partition_key(narrow(events) if narrow else events, spec))
     if not frames:
         return None
     return reduce(lambda a, b: a.unionByName(b), frames)
@@ -191,12 +217,18 @@ def insert_events(
 def delete_events(
     spark: SparkSession, plans: Sequence[PartitionReadPlan], spec: ReadSpec
 ) -> DataFrame | None:
-    """Delete events (partition columns + row identity) of the valid delete deltas."""
+    """Delete events (partition columns + row identity + ``PARTITION_KEY_COLUMN``) of the
+    valid delete deltas."""
     entries = [f for p in plans for d in p.delete_deltas for f in d.files]
     if not entries:
         return None
-    events = delete_event_rows(spark, spec, [f.path for f in entries]).select(
-        *spec.partition_schema.names, *IDENTITY_COLUMNS
+    # The delete events' row is null: only its first column is read (a struct of every
+    # column costs a reader and vectors per column in each file).
+    first = Schema(spec.data_schema.columns[:1]) if spec.data_schema.columns else None
+    events = _delete_event_scan(spark, spec, [f.path for f in entries], first).select(
+        *[F.col(f"`{c}`") for c in spec.partition_schema.names],
+        *IDENTITY_COLUMNS,
+        PARTITION_KEY_COLUMN,
     )
     # The anti join broadcasts these events when their files are small, as Spark would decide
     # from the scan's size if the partition-value join did not hide it.
@@ -205,9 +237,19 @@ def delete_events(
 
 def delete_event_rows(spark: SparkSession, spec: ReadSpec, files: list[str]) -> DataFrame:
     """The valid delete events of ``files`` with every event column (for merging delete deltas,
-    which must keep each event's currentTransaction: time travel filters on it)."""
+    which must keep each event's currentTransaction: time travel filters on it), the partition
+    columns and ``PARTITION_KEY_COLUMN``."""
+    return _delete_event_scan(spark, spec, files)
+
+
+def _delete_event_scan(
+    spark: SparkSession, spec: ReadSpec, files: list[str], row_schema: Schema | None = None
+) -> DataFrame:
+    """Valid delete events of ``files``; ``row_schema`` as for :func:`_scan` (the ``row`` of a
+    delete event is null, so any leading columns serve)."""
     guard = _guard(F.col("row").isNull()) & (F.col("operation") == OP_DELETE)
-    return _scan(spark, spec, files).where(guard & _valid_filter(spec.valid))
+    scan = _scan(spark, spec, files, row_schema=row_schema)
+    return scan.where(guard & _valid_filter(spec.valid))
 
 
 def live_events(
@@ -253,9 +295,38 @@ def live_events_for_keys(
     return _minus_deletes(candidates, delete_events(spark, plans, spec), spec)
 
 
+# Spark's LongHashedRelation puts key k in slot ``(h ^ (h >> 32)) & mask`` with
+# ``h = k * _SLOT_MULTIPLIER`` (LongToUnsafeRowMap.firstSlot). _SLOT_INVERSE undoes that product.
+_SLOT_MULTIPLIER = 0x9E3779B9
+_SLOT_INVERSE = pow(_SLOT_MULTIPLIER, -1, 1 << 64)
+_LOW32 = 0xFFFFFFFF
+_JOIN_KEY = "__lakectl_join_key"
+
+
 def _event_key(columns: list[Column]) -> Column:
-    """The anti join's key: one long per (partition values, row identity)."""
-    return F.xxhash64(*columns)
+    """The anti join's key from ``columns`` (the partition key, originalTransaction, bucket,
+    rowId): one long that keeps the rows of a file next to each other in Spark's hash table.
+
+    The probe of a hashed key lands anywhere in the table (tens of MB for a million delete
+    events), so each of the millions of probed rows waited for memory. Here a row's slot is
+    chosen instead: ``y`` = a hash of (partition key, originalTransaction, bucket) plus
+    ``2 * rowId``, below 2**30, and the key is ``y`` times the inverse of Spark's slot
+    multiplier, so the row's first slot is ``y`` itself (modulo the table's size). A file's
+    rows come in rowId order: they probe consecutive slots, as its delete events were stored.
+
+    Keys of different identities can be equal (``y`` has 30 bits): the join's exact condition
+    decides, as for any hash. Every product below stays under 2**63 (ANSI mode cannot fail).
+    Only speed depends on Spark's slot function; a different one gives plain hashed keys.
+    """
+    *group, row_id = columns
+    start = F.xxhash64(*group).bitwiseAND(F.lit(0x1FFFFFFE))
+    y = (start + F.shiftleft(row_id.bitwiseAND(F.lit(0x0FFFFFFF)), 1)).bitwiseAND(F.lit(0x3FFFFFFF))
+    # y * _SLOT_INVERSE modulo 2**64, by 32-bit halves of the inverse (y < 2**30).
+    low_product = y * F.lit(_SLOT_INVERSE & _LOW32)
+    high = F.shiftright(low_product, 32) + y * F.lit(_SLOT_INVERSE >> 32)
+    return F.shiftleft(high.bitwiseAND(F.lit(_LOW32)), 32).bitwiseOR(
+        low_product.bitwiseAND(F.lit(_LOW32))
+    )
 
 
 def _minus_deletes(
@@ -264,24 +335,36 @@ def _minus_deletes(
     spec: ReadSpec,
     key: Callable[[list[Column]], Column] = _event_key,
 ) -> DataFrame:
-    """Insert events that no delete event names (same partition values and row identity).
+    """Insert events that no delete event names (same partition values and row identity),
+    without ``PARTITION_KEY_COLUMN``.
 
-    The join key is one long (``key``, a hash), so Spark builds a LongHashedRelation instead of
-    hashing and comparing multi-column UnsafeRow keys for every probed row. The exact null-safe
-    equality of every column stays in the join's condition, so a hash collision can never drop
-    a live row (tests pass a weak ``key`` to check this). It is written as ``<=`` and ``>=`` of
-    two structs (struct ordering compares fields null-safely): an equality would be pulled back
-    into the join key by Spark's planner.
+    The join key is one long (``key``, see :func:`_event_key`), so Spark builds a
+    LongHashedRelation instead of hashing and comparing multi-column UnsafeRow keys for every
+    probed row. The exact null-safe equality of every column stays in the join's condition, so a
+    key collision can never drop a live row (tests pass a weak ``key`` to check this). It is
+    written as ``<=`` and ``>=`` of two structs (struct ordering compares fields null-safely):
+    an equality would be pulled back into the join key by Spark's planner.
     """
     if deletes is None:
-        return inserts
+        return inserts.drop(PARTITION_KEY_COLUMN)
     # No dropDuplicates: an anti join needs none, and it would cost a shuffle of every event.
     names = [*spec.partition_schema.names, *IDENTITY_COLUMNS]
     mine = [F.col(f"i.`{c}`") for c in names]
     theirs = [F.col(f"d.`{c}`") for c in names]
     exact = (F.struct(*mine) <= F.struct(*theirs)) & (F.struct(*mine) >= F.struct(*theirs))
-    cond = (key(mine) == key(theirs)) & exact
-    return inserts.alias("i").join(deletes.alias("d"), cond, "left_anti")
+
+    def keyed(frame: DataFrame) -> DataFrame:
+        # The partition values' key as the scans attach it (else hashed per row). The join key
+        # is a column: a projection evaluates its common subexpressions once, a join key not.
+        if PARTITION_KEY_COLUMN in frame.columns:
+            values = F.col(f"`{PARTITION_KEY_COLUMN}`")
+        else:
+            values = partition_key([F.col(f"`{c}`") for c in spec.partition_schema.names])
+        return frame.withColumn(_JOIN_KEY, key([values, *map(F.col, IDENTITY_COLUMNS)]))
+
+    cond = (F.col(f"i.{_JOIN_KEY}") == F.col(f"d.{_JOIN_KEY}")) & exact
+    live = keyed(inserts).alias("i").join(keyed(deletes).alias("d"), cond, "left_anti")
+    return live.drop(_JOIN_KEY, PARTITION_KEY_COLUMN)
 
 
 def to_rows(events: DataFrame, spec: ReadSpec, with_identity: bool = False) -> DataFrame:

@@ -25,6 +25,9 @@ from lakectl.table.schema import Schema
 
 FILE_COLUMN = "__lakectl_file"
 PATH_COLUMN = "__lakectl_path"
+# A long per partition (see partition_key), attached with the values: hashing a long per row
+# costs less than hashing the values again (strings, often).
+PARTITION_KEY_COLUMN = "__lakectl_partition_key"
 _THRESHOLD_CONF = "spark.sql.autoBroadcastJoinThreshold"
 
 
@@ -47,24 +50,67 @@ def reported_spellings(reported: str) -> list[str]:
     return [reported]
 
 
+def jvm_strings(spark: SparkSession, strings: list[str]) -> object | None:
+    """``strings`` as a Scala ``Seq[String]`` in the session's JVM, in two round trips, or None
+    without a py4j gateway (Spark Connect) or for a string with a line break.
+
+    py4j converts a Python list one element per round trip: thousands for a scan of many small
+    delta files.
+    """
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None or any("\n" in s for s in strings):
+        return None
+    try:
+        parts = jvm.java.util.regex.Pattern.compile("\n").split("\n".join(strings))
+        return jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(parts)
+    except Exception:  # an unexpected JVM: the caller takes the public API
+        return None
+
+
+def input_files(scan: DataFrame) -> list[str]:
+    """``scan.inputFiles()``, fetched in one round trip where py4j would take one per file."""
+    jdf = getattr(scan, "_jdf", None)
+    jvm = getattr(scan.sparkSession, "_jvm", None)
+    if jdf is not None and jvm is not None:
+        try:
+            files = jvm.scala.collection.immutable.ArraySeq.unsafeWrapArray(jdf.inputFiles())
+            if files.length() == 0:
+                return []
+            joined = files.mkString("\n").split("\n")
+            if len(joined) == files.length():  # no line break inside a name
+                return joined
+        except Exception:  # an unexpected JVM: the public API below
+            pass
+    return scan.inputFiles()
+
+
+def partition_key(values: list[Column]) -> Column:
+    """A long for the (typed) partition ``values``: equal values give equal keys (different
+    values may too). A constant for a table without partition columns."""
+    return F.xxhash64(*values) if values else F.lit(0).cast("bigint")
+
+
 def files_frame(
     spark: SparkSession,
     scan: DataFrame,
     values_by_url: dict[str, list[str | None]],
     partition_schema: Schema,
 ) -> DataFrame:
-    """One row per spelling of each file ``scan`` reads: the spelling and the typed values.
+    """One row per spelling of each file ``scan`` reads: the spelling, the typed values and
+    their :func:`partition_key`.
 
     ``values_by_url`` maps the URL each file was read under to its directory values.
     """
     rows = []
-    for reported in scan.inputFiles():
+    for reported in input_files(scan):
         values = values_by_url.get(unquote(reported))
         if values is not None:
             rows += [(s, *values) for s in reported_spellings(reported)]
     ddl = ", ".join([f"`{FILE_COLUMN}` string", *(f"`{n}` string" for n in partition_schema.names)])
     typed = [F.col(f"`{c.name}`").cast(c.type).alias(c.name) for c in partition_schema.columns]
-    return spark.createDataFrame(rows, ddl).select(FILE_COLUMN, *typed)
+    frame = spark.createDataFrame(rows, ddl).select(FILE_COLUMN, *typed)
+    key = partition_key([F.col(f"`{c.name}`") for c in partition_schema.columns])
+    return frame.withColumn(PARTITION_KEY_COLUMN, key)
 
 
 def with_file_path(scan: DataFrame) -> DataFrame:
@@ -83,14 +129,14 @@ def with_partition_values(
     parse_from_path: Callable[[str, Column], Column],
 ) -> DataFrame:
     """``events`` (rows of a :func:`with_file_path` scan, maybe filtered) with the partition
-    columns appended instead of the path.
+    columns and :data:`PARTITION_KEY_COLUMN` appended instead of the path.
 
     ``files`` is the scan's :func:`files_frame`; ``parse_from_path(name, path)`` parses column
     ``name`` from the ``path`` column (as ``_metadata.file_path`` reports it), for rows of a
     file whose path is not among its keys.
     """
     if not partition_schema.columns:
-        return events.drop(PATH_COLUMN)
+        return events.drop(PATH_COLUMN).withColumn(PARTITION_KEY_COLUMN, partition_key([]))
     path = F.col(f"e.{PATH_COLUMN}")
     joined = events.alias("e").join(
         F.broadcast(files.alias("f")), path == F.col(f"f.{FILE_COLUMN}"), "left"
@@ -103,7 +149,11 @@ def with_partition_values(
         for c in partition_schema.columns
     ]
     kept = [F.col(f"e.`{n}`") for n in events.columns if n != PATH_COLUMN]
-    return joined.select(*kept, *values)
+    out = joined.select(*kept, *values, F.col(f"f.{PARTITION_KEY_COLUMN}"))
+    # The key of a file's row is the file's; rows of files without known values hash theirs.
+    parsed_key = partition_key([F.col(f"`{c.name}`") for c in partition_schema.columns])
+    key = F.col(PARTITION_KEY_COLUMN)
+    return out.withColumn(PARTITION_KEY_COLUMN, F.when(key.isNull(), parsed_key).otherwise(key))
 
 
 def fits_broadcast(spark: SparkSession, size: int) -> bool:
@@ -123,9 +173,13 @@ def fits_broadcast(spark: SparkSession, size: int) -> bool:
 
 __all__ = [
     "FILE_COLUMN",
+    "PARTITION_KEY_COLUMN",
     "directory_values",
     "files_frame",
     "fits_broadcast",
+    "input_files",
+    "jvm_strings",
+    "partition_key",
     "reported_spellings",
     "with_file_path",
     "with_partition_values",

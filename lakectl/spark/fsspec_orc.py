@@ -93,12 +93,20 @@ def hadoop_url(spark: SparkSession, storage: Storage, path: str) -> str | None:
 
 
 def hadoop_urls(spark: SparkSession, storage: Storage, paths: list[str]) -> list[str] | None:
-    """:func:`hadoop_url` of every path (one storage, so one answer for all), or None."""
+    """:func:`hadoop_url` of every path (one storage, so one answer for all), or None.
+
+    The choice is made once, for the first path (asking the session's conf costs a round trip
+    to the JVM, per path for a scan of a thousand small delta files).
+    """
     if not paths:
         return []
-    if hadoop_url(spark, storage, paths[0]) is None:
+    first = hadoop_url(spark, storage, paths[0])
+    if first is None:
         return None
-    return [url for url in (hadoop_url(spark, storage, p) for p in paths) if url is not None]
+    if storage.scheme == "file":
+        return [storage.url(p) for p in paths]
+    scheme = first.split("://", 1)[0]
+    return [f"{scheme}://{storage.url(p).split('://', 1)[1]}" for p in paths]
 
 
 def _hadoop_knows(spark: SparkSession, url: str) -> bool:

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 from pathlib import Path
 
 import pytest
 
 from lakectl.spark import acid_read
 from lakectl.spark.file_partitions import (
+    PARTITION_KEY_COLUMN,
     directory_values,
     files_frame,
     fits_broadcast,
+    input_files,
+    jvm_strings,
+    partition_key,
     reported_spellings,
     with_file_path,
     with_partition_values,
@@ -45,17 +50,22 @@ def _weak_key(columns):
     return columns[-1] * 0
 
 
-def _live(spark, deletes, key=None):
-    inserts = spark.createDataFrame(INSERTS, f"{EVENT_DDL}, v string")
+def _live(spark, deletes, key=None, inserts=INSERTS, attached=False):
+    """``inserts`` minus ``deletes``; ``attached``: the inserts carry their partition key, as
+    the scans attach it (the deletes hash theirs per row)."""
     from pyspark.sql import functions as F
 
+    frame = spark.createDataFrame(inserts, f"{EVENT_DDL}, v string")
+    if attached:
+        frame = frame.withColumn(PARTITION_KEY_COLUMN, partition_key([F.col("p")]))
     # Broadcast, as acid_read.delete_events hints for small delete deltas.
-    frame = F.broadcast(spark.createDataFrame(deletes, EVENT_DDL))
+    deleted = F.broadcast(spark.createDataFrame(deletes, EVENT_DDL))
     kwargs = {} if key is None else {"key": key}
-    return acid_read._minus_deletes(inserts, frame, SPEC, **kwargs)
+    return acid_read._minus_deletes(frame, deleted, SPEC, **kwargs)
 
 
-@pytest.mark.parametrize("key", [None, _weak_key], ids=["xxhash64", "colliding"])
+@pytest.mark.parametrize("attached", [False, True], ids=["hashed", "attached"])
+@pytest.mark.parametrize("key", [None, _weak_key], ids=["slot-key", "colliding"])
 @pytest.mark.parametrize(
     ("deletes", "gone"),
     [
@@ -66,8 +76,10 @@ def _live(spark, deletes, key=None):
         ([("a", 1, 1, 0), ("a", 1, 0, 1), ("b", 1, 0, 0)], {"a/1/1/0", "a/1/0/1", "b/1/0/0"}),
     ],
 )
-def test_delete_events_remove_exactly_their_rows(spark, deletes, gone, key):
-    rows = {r.v for r in _live(spark, deletes, key).collect()}
+def test_delete_events_remove_exactly_their_rows(spark, deletes, gone, key, attached):
+    live = _live(spark, deletes, key, attached=attached)
+    assert PARTITION_KEY_COLUMN not in live.columns
+    rows = {r.v for r in live.collect()}
     assert rows == ALL - gone
 
 
@@ -77,10 +89,63 @@ def test_anti_join_has_one_long_key_and_the_exact_condition(spark):
         _live(spark, [("a", 1, 0, 0)]).explain()
     plan = out.getvalue()
     join = next(line for line in plan.splitlines() if "LeftAnti" in line)
-    assert "BroadcastHashJoin [xxhash64(" in join
     keys = join.split("BroadcastHashJoin ", 1)[1].split("], [", 1)[0]
-    assert keys.count("xxhash64(") == 1 and "," in keys  # one key over several columns
+    assert keys.strip("[").startswith("__lakectl_join_key") and "," not in keys  # one long
     assert "<= struct(" in join and ">= struct(" in join
+    # Each side computes the key in a projection, from a hash of the partition key,
+    # originalTransaction and bucket (then rowId).
+    projections = [line for line in plan.splitlines() if "AS __lakectl_join_key" in line]
+    assert len(projections) == 2
+    assert all("xxhash64(xxhash64(p#" in line for line in projections)
+
+
+# Spark's LongToUnsafeRowMap: first slot of key k in a table of mask + 2 longs (2 per slot).
+def _spark_first_slot(key: int, mask: int) -> int:
+    h = (key * 0x9E3779B9) % (1 << 64)
+    h = h - (1 << 64) if h >= 1 << 63 else h  # a signed long, as in Scala
+    return ((h ^ (h >> 32)) & 0xFFFFFFFF) & mask
+
+
+def _keys(spark, identities, ansi="false"):
+    from pyspark.sql import functions as F
+
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", ansi)
+    try:
+        frame = spark.createDataFrame(identities, "pk bigint, t bigint, b int, r bigint")
+        key = acid_read._event_key([F.col("pk"), F.col("t"), F.col("b"), F.col("r")])
+        return [row.k for row in frame.select(key.alias("k")).collect()]
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)
+
+
+def test_event_key_gives_a_files_rows_consecutive_slots(spark):
+    mask = (1 << 22) - 2  # a table of 2**21 slots
+    rows = [(7, 1, 536870912, r) for r in range(1000)] + [(8, 1, 536870912, r) for r in range(3)]
+    slots = [_spark_first_slot(k, mask) for k in _keys(spark, rows)]
+    steps = {(b - a) % (mask + 2) for a, b in itertools.pairwise(slots[:1000])}
+    assert steps == {2}  # one slot further per row
+    assert slots[1000] not in slots[:1000]  # another partition starts elsewhere
+
+
+def test_event_key_cannot_overflow_under_ansi(spark):
+    big = (1 << 63) - 1
+    rows = [(big, big, 2**31 - 1, big), (-big, 0, -(2**31), -big), (0, 0, 0, 0)]
+    keys = _keys(spark, rows, ansi="true")
+    assert keys == _keys(spark, rows, ansi="false")
+    # The key's first slot is its y (below 2**30), whatever the table's size.
+    assert all(_spark_first_slot(k, (1 << 31) - 2) < 1 << 30 for k in keys)
+
+
+def test_equal_keys_of_different_rows_keep_both(spark):
+    """rowId enters the key modulo 2**28: rows 0 and 2**28 of a file share a key."""
+    inserts = [("a", 1, 0, 0, "first"), ("a", 1, 0, 1 << 28, "far"), ("a", 1, 0, 1, "next")]
+    keys = _keys(spark, [(1, 1, 0, 0), (1, 1, 0, 1 << 28), (1, 1, 0, 1)])
+    assert keys[0] == keys[1] != keys[2]
+    for gone, kept in (("first", {"far", "next"}), ("far", {"first", "next"})):
+        row = next(r for r in inserts if r[-1] == gone)
+        rows = {r.v for r in _live(spark, [row[:4]], inserts=inserts).collect()}
+        assert rows == kept
 
 
 def test_reported_spellings():
@@ -135,6 +200,39 @@ def test_partition_values_per_file(spark, partitioned_files):
     assert got == [(0, "x/y%"), (1, "x/y%"), (2, "x/y%"), (10, None), (11, None), (12, None)]
 
 
+def test_partition_key_is_the_same_for_known_and_parsed_values(spark, partitioned_files):
+    """A file's key comes from the files frame, or is hashed per row for a file of unknown
+    values: equal values (null included) give equal keys either way."""
+    from pyspark.sql import functions as F
+
+    frame = spark.read.orc(sorted(partitioned_files))
+
+    def parse(name, path):  # the values of the files' directories, as acid_read parses them
+        default = path.contains("p=__HIVE_DEFAULT_PARTITION__")
+        return F.when(default, F.lit(None).cast("string")).otherwise(F.lit("x/y%"))
+
+    keys = {}
+    for known in (partitioned_files, {}):
+        mapped = files_frame(spark, frame, known, PARTITIONS)
+        out = with_partition_values(with_file_path(frame), mapped, PARTITIONS, parse)
+        keys[bool(known)] = {(r.id, r.p, r[PARTITION_KEY_COLUMN]) for r in out.collect()}
+    assert keys[True] == keys[False]
+    assert len({k for _, _, k in keys[True]}) == 2
+    expected = spark.createDataFrame([("x/y%",), (None,)], "p string")
+    hashed = expected.select("p", partition_key([F.col("p")]).alias("k")).collect()
+    hashes = {r.p: r.k for r in hashed}
+    assert all(k == hashes[p] for _, p, k in keys[True])
+
+
+def test_unpartitioned_files_get_a_constant_partition_key(spark, partitioned_files):
+    frame = spark.read.orc(sorted(partitioned_files))
+    none = Schema(())
+    out = with_partition_values(
+        with_file_path(frame), files_frame(spark, frame, {}, none), none, lambda n, p: None
+    )
+    assert {r[PARTITION_KEY_COLUMN] for r in out.collect()} == {0}
+
+
 def test_files_without_known_values_fall_back_to_the_per_row_parse(spark, partitioned_files):
     escaped = {u: v for u, v in partitioned_files.items() if v != [None]}
     got = _values(spark, partitioned_files, escaped)
@@ -146,3 +244,54 @@ def test_files_without_known_values_fall_back_to_the_per_row_parse(spark, partit
         (11, "parsed"),
         (12, "parsed"),
     ]
+
+
+def test_delete_events_read_only_the_first_column_of_row(spark, tmp_path: Path):
+    """Delete events carry a null ``row``: the anti join's scan reads its first column only,
+    the events for merging delete deltas keep the whole struct."""
+    from types import SimpleNamespace
+
+    root = tmp_path / "t"
+    ddl = (
+        "operation int, originalTransaction bigint, bucket int, rowId bigint, "
+        "currentTransaction bigint, row struct<v:string,w:bigint>"
+    )
+    events = {
+        "p=a": [(2, 1, 536870912, 0, 2, None), (2, 1, 536870912, 5, 2, None)],
+        "p=b%2Fc": [(2, 1, 536870912, 7, 2, None), (2, 1, 536870912, 9, 3, None)],  # 3 invalid
+    }
+    entries = []
+    for part, rows in events.items():
+        target = root / part / "delete_delta_0000002_0000003_0000"
+        spark.createDataFrame(rows, ddl).coalesce(1).write.orc(str(target))
+        entries += [
+            SimpleNamespace(path=str(f), size=f.stat().st_size) for f in target.glob("*.orc")
+        ]
+    data = Schema((Column("v", "string"), Column("w", "bigint")))
+    spec = acid_read.ReadSpec(Storage("file"), str(root), data, PARTITIONS, ValidWriteIds(2))
+    plans = [SimpleNamespace(delete_deltas=[SimpleNamespace(files=entries)])]
+    deletes = acid_read.delete_events(spark, plans, spec)
+    got = sorted((r.p, r.originalTransaction, r.bucket, r.rowId) for r in deletes.collect())
+    assert got == [("a", 1, 536870912, 0), ("a", 1, 536870912, 5), ("b/c", 1, 536870912, 7)]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        deletes.explain("formatted")
+    schemas = [line for line in out.getvalue().splitlines() if line.startswith("ReadSchema")]
+    assert schemas and all(line.endswith(",row:struct<v:string>>") for line in schemas)
+    full = acid_read.delete_event_rows(spark, spec, [e.path for e in entries])
+    assert full.schema["row"].dataType.simpleString() == "struct<v:string,w:bigint>"
+    assert full.count() == 3
+
+
+def test_file_lists_cross_to_the_jvm_at_once_and_unchanged(spark, partitioned_files):
+    """Reading many files passes their URLs (spaces, %) to Spark as one string; the files a
+    scan reads come back the same way: both as the public API gives them."""
+    urls = sorted(partitioned_files)
+    ddl = "id bigint"
+    fast = acid_read._read_orc(spark, ddl, urls)
+    slow = spark.read.schema(ddl).orc(urls)
+    assert sorted(fast.inputFiles()) == sorted(slow.inputFiles()) and len(urls) == 2
+    assert sorted(input_files(fast)) == sorted(slow.inputFiles())
+    assert sorted(r.id for r in fast.collect()) == [0, 1, 2, 10, 11, 12]
+    assert jvm_strings(spark, ["a", "b\nc"]) is None  # a line break: the public API
+    assert input_files(spark.range(1)) == []
