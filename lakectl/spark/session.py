@@ -42,6 +42,10 @@ _DEFAULT_CONF = {
     # ORC maps the `row` struct of ACID files by position: never prune inside it (acid_read).
     "spark.sql.optimizer.nestedSchemaPruning.enabled": "false",
 }
+# Local files without Hadoop's .crc side files (a checksum file to write or open next to every
+# ORC file of a transaction or a scan; a 10M/500k load's 80 files: 6.6 -> 5.9 s). Local mode
+# only: cluster code (YARN's client) casts FileSystem.getLocal to Hadoop's LocalFileSystem.
+_LOCAL_MODE_CONF = {"spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem"}
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,8 @@ def driver_conf(master: str = "local[*]") -> dict[str, str]:
     driver for a real cluster must be reachable by executors on other hosts.
     """
     conf = dict(_DEFAULT_CONF)
+    if master.startswith("local"):
+        conf.update(_LOCAL_MODE_CONF)
     if not _is_loopback(master):
         for key in ("spark.driver.host", "spark.driver.bindAddress"):
             conf.pop(key)

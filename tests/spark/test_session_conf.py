@@ -26,6 +26,13 @@ def test_cluster_drivers_announce_a_reachable_address(master):
     assert "-XX:-DontCompileHugeMethods" in conf["spark.driver.extraJavaOptions"]
 
 
+def test_only_local_mode_skips_hadoop_checksum_files():
+    assert driver_conf("local[2]")["spark.hadoop.fs.file.impl"].endswith("RawLocalFileSystem")
+    # YARN's client casts FileSystem.getLocal to LocalFileSystem: cluster masters keep Hadoop's.
+    for master in ("yarn", "spark://127.0.0.1:7077", "k8s://https://k:443"):
+        assert "spark.hadoop.fs.file.impl" not in driver_conf(master)
+
+
 def test_connect_server_listens_on_loopback_with_lakectl_driver_settings():
     argv = connect_server_argv(15999, master="local[1]", conf={"spark.sql.shuffle.partitions": "3"})
     pairs = dict(a.split("=", 1) for a in argv[argv.index("--master") + 2 :] if a != "--conf")
