@@ -123,7 +123,7 @@ def _read_orc(spark: SparkSession, ddl: str, urls: list[str]) -> DataFrame:
     reader = spark.read.schema(ddl)
     jreader = getattr(reader, "_jreader", None)
     paths = jvm_strings(spark, urls) if jreader is not None else None
-    if paths is None:
+    if jreader is None or paths is None:
         return reader.orc(urls)
     return reader._df(jreader.orc(paths))  # type: ignore[attr-defined]
 
