@@ -101,14 +101,23 @@ def files_frame(
 
     ``values_by_url`` maps the URL each file was read under to its directory values.
     """
+    import pyarrow as pa
+
     rows = []
     for reported in input_files(scan):
         values = values_by_url.get(unquote(reported))
         if values is not None:
             rows += [(s, *values) for s in reported_spellings(reported)]
-    ddl = ", ".join([f"`{FILE_COLUMN}` string", *(f"`{n}` string" for n in partition_schema.names)])
+    names = [FILE_COLUMN, *partition_schema.names]
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    # From Arrow, the frame is a local relation in the plan. From a list of rows it would be a
+    # Python RDD, and every read would first run Python workers to build the broadcast: 0.9 s
+    # of a 10M-row read with 10 deltas (840 files).
+    table = pa.table(
+        {n: pa.array(list(c), pa.string()) for n, c in zip(names, columns, strict=True)}
+    )
     typed = [F.col(f"`{c.name}`").cast(c.type).alias(c.name) for c in partition_schema.columns]
-    frame = spark.createDataFrame(rows, ddl).select(FILE_COLUMN, *typed)
+    frame = spark.createDataFrame(table).select(FILE_COLUMN, *typed)
     key = partition_key([F.col(f"`{c.name}`") for c in partition_schema.columns])
     return frame.withColumn(PARTITION_KEY_COLUMN, key)
 
