@@ -58,6 +58,13 @@ def _encode_bucket(bucket_id: Column) -> Column:
     return (F.lit(_CODEC_V1) + F.shiftleft(bucket_id.cast("int"), 16)).cast("int")
 
 
+def _bucket_id(raw: Column) -> Column:
+    """The bucket number of an event's ``bucket`` field: decoded from Hive's bucket codec, or
+    the value itself in the older encoding without it."""
+    decoded = F.shiftright(raw, 16).bitwiseAND(F.lit(0xFFF))
+    return F.when(raw.bitwiseAND(F.lit(_CODEC_V1)) != 0, decoded).otherwise(raw)
+
+
 def _write_events(
     df: DataFrame,
     target: WriteTarget,
@@ -163,7 +170,7 @@ def write_changes(
     meta = target.metadata
     part_cols = [F.col(f"`{c}`") for c in meta.partition_by]
     is_delete = F.col(KIND_COL) == KIND_DELETE
-    stored_bucket = F.shiftright(F.col("bucket"), 16).bitwiseAND(F.lit(0xFFF))
+    stored_bucket = _bucket_id(F.col("bucket"))
     if meta.buckets:
         data = {c.lower() for c in meta.data_schema.names}
         keys = [
@@ -239,11 +246,7 @@ def write_compacted(
     """
     meta = target.metadata
     part_cols = list(meta.partition_by)
-    raw = F.col("bucket")
-    bucket_id = F.when(
-        raw.bitwiseAND(F.lit(_CODEC_V1)) != 0, F.shiftright(raw, 16).bitwiseAND(F.lit(0xFFF))
-    ).otherwise(raw)
-    staged = events.withColumn(_BUCKET_COL, bucket_id).repartition(
+    staged = events.withColumn(_BUCKET_COL, _bucket_id(F.col("bucket"))).repartition(
         num_tasks, *[F.col(f"`{c}`") for c in part_cols], F.col(_BUCKET_COL)
     )
     ordered = staged.select(
