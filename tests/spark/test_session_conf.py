@@ -43,3 +43,17 @@ def test_connect_server_listens_on_loopback_with_lakectl_driver_settings():
     assert pairs["spark.driver.bindAddress"] == "127.0.0.1"
     assert pairs["spark.sql.shuffle.partitions"] == "3"
     assert "log4j2.properties" in pairs["spark.driver.extraJavaOptions"]
+
+
+def test_local_drivers_use_the_throughput_collector_unless_the_user_picks_one():
+    from lakectl.spark.session import merge_java_options
+
+    local = driver_conf("local[2]")["spark.driver.extraJavaOptions"]
+    assert "-XX:+UseParallelGC" in local.split()
+    # A cluster's driver does not run the tasks: the JVM's default collector stays.
+    assert "-XX:+UseParallelGC" not in driver_conf("yarn")["spark.driver.extraJavaOptions"]
+    # The JVM refuses two collectors: the user's choice replaces ours, other options stay.
+    merged = merge_java_options(local, "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC").split()
+    assert "-XX:+UseSerialGC" in merged and "-XX:+UseParallelGC" not in merged
+    assert "-XX:-DontCompileHugeMethods" in merged and "-XX:TieredStopAtLevel=1" in merged
+    assert merge_java_options(local, "-Xss4m").split() == [*local.split(), "-Xss4m"]
