@@ -430,7 +430,7 @@ def _execute(
                         staging_name="delta",
                     )
                 )
-            delete_files = [f.path for p in minors for d in p.delete_deltas for f in d.files]
+            delete_files = [f for p in minors for d in p.delete_deltas for f in d.files]
             if delete_files:
                 ctx.progress("minor: merging delete deltas")
                 deletes = acid_read.delete_event_rows(spark, spec, delete_files).select(*cols)

@@ -20,6 +20,7 @@ from lakectl.errors import FormatError
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.spark.file_partitions import (
     PARTITION_KEY_COLUMN,
+    KnownFile,
     directory_values,
     files_frame,
     fits_broadcast,
@@ -38,6 +39,7 @@ from lakectl.table.layout import (
     encode_bucket,
     parse_original_file,
 )
+from lakectl.table.listing import FileEntry
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
@@ -81,7 +83,7 @@ def _guard(row_guard: Column) -> Column:
 def _scan(
     spark: SparkSession,
     spec: ReadSpec,
-    files: list[str],
+    files: Sequence[FileEntry],
     narrow: Callable[[DataFrame], DataFrame] | None = None,
     row_schema: Schema | None = None,
 ) -> DataFrame:
@@ -97,21 +99,23 @@ def _scan(
     reads from the files: ORC maps its fields by position.
     """
     narrow = narrow or (lambda frame: frame)
-    urls = hadoop_urls(spark, spec.storage, files)
+    paths = [f.path for f in files]
+    urls = hadoop_urls(spark, spec.storage, paths)
     if urls is None:  # no Hadoop filesystem for the scheme (s3:// without hadoop-aws)
         events = scan_events(
-            spark, spec.storage, spec.root, files, spec.data_schema, spec.partition_schema
+            spark, spec.storage, spec.root, paths, spec.data_schema, spec.partition_schema
         )
         return _with_partition_key(narrow(events), spec)
     ddl = event_schema_ddl(row_schema or spec.data_schema, Schema(()))
     df = _read_orc(spark, ddl, urls)
     depth = len(spec.partition_schema.columns)
-    values = {
-        url: directory_values(spec.root, f, depth) for f, url in zip(files, urls, strict=True)
+    known = {
+        url: KnownFile(f.size, directory_values(spec.root, f.path, depth))
+        for f, url in zip(files, urls, strict=True)
     }
     return with_partition_values(
         narrow(with_file_path(df)),
-        files_frame(spark, df, values, spec.partition_schema),
+        files_frame(spark, df, known, spec.partition_schema),
         spec.partition_schema,
         lambda name, path: _parsed_partition_value(spec, name, path),
     )
@@ -196,8 +200,8 @@ def insert_events(
     ``narrow`` filters the events of each scan before its partition columns are attached, so
     it may use the event columns only.
     """
-    base_files = [f.path for p in plans if p.base for f in p.base.files]
-    delta_files = [f.path for p in plans for d in p.deltas for f in d.files]
+    base_files = [f for p in plans if p.base for f in p.base.files]
+    delta_files = [f for p in plans for d in p.deltas for f in d.files]
     frames = []
     guard = _guard(_row_guard(spec) & (F.col("operation") != OP_DELETE))
     if base_files:
@@ -225,7 +229,7 @@ def delete_events(
     # The delete events' row is null: only its first column is read (a struct of every
     # column costs a reader and vectors per column in each file).
     first = Schema(spec.data_schema.columns[:1]) if spec.data_schema.columns else None
-    events = _delete_event_scan(spark, spec, [f.path for f in entries], first).select(
+    events = _delete_event_scan(spark, spec, entries, first).select(
         *[F.col(f"`{c}`") for c in spec.partition_schema.names],
         *IDENTITY_COLUMNS,
         PARTITION_KEY_COLUMN,
@@ -235,7 +239,7 @@ def delete_events(
     return F.broadcast(events) if fits_broadcast(spark, sum(f.size for f in entries)) else events
 
 
-def delete_event_rows(spark: SparkSession, spec: ReadSpec, files: list[str]) -> DataFrame:
+def delete_event_rows(spark: SparkSession, spec: ReadSpec, files: Sequence[FileEntry]) -> DataFrame:
     """The valid delete events of ``files`` with every event column (for merging delete deltas,
     which must keep each event's currentTransaction: time travel filters on it), the partition
     columns and ``PARTITION_KEY_COLUMN``."""
@@ -243,7 +247,10 @@ def delete_event_rows(spark: SparkSession, spec: ReadSpec, files: list[str]) -> 
 
 
 def _delete_event_scan(
-    spark: SparkSession, spec: ReadSpec, files: list[str], row_schema: Schema | None = None
+    spark: SparkSession,
+    spec: ReadSpec,
+    files: Sequence[FileEntry],
+    row_schema: Schema | None = None,
 ) -> DataFrame:
     """Valid delete events of ``files``; ``row_schema`` as for :func:`_scan` (the ``row`` of a
     delete event is null, so any leading columns serve)."""

@@ -13,6 +13,7 @@ import pytest
 from lakectl.spark import acid_read
 from lakectl.spark.file_partitions import (
     PARTITION_KEY_COLUMN,
+    KnownFile,
     directory_values,
     files_frame,
     fits_broadcast,
@@ -172,16 +173,19 @@ def test_fits_broadcast_follows_the_threshold(spark):
 
 
 @pytest.fixture
-def partitioned_files(spark, tmp_path: Path) -> dict[str, list[str | None]]:
-    """Plain ORC files in an escaped and a default partition: URL -> directory values."""
+def partitioned_files(spark, tmp_path: Path) -> dict[str, KnownFile]:
+    """Plain ORC files in an escaped and a default partition: URL -> size, directory values.
+    The two files have the same size (same row count and shape)."""
     root = tmp_path / "t w"  # a space: URI encoding differs from the path
-    values: dict[str, list[str | None]] = {}
+    known: dict[str, KnownFile] = {}
     for n, name in enumerate(["p=x%2Fy%25", "p=__HIVE_DEFAULT_PARTITION__"]):
         target = root / name
         spark.range(n * 10, n * 10 + 3).coalesce(1).write.orc(str(target))
         for f in target.glob("*.orc"):
-            values[f"file://{f}"] = directory_values(str(root), str(f), 1)
-    return values
+            known[f"file://{f}"] = KnownFile(
+                f.stat().st_size, directory_values(str(root), str(f), 1)
+            )
+    return known
 
 
 def _values(spark, files, known, parsed="parsed"):
@@ -234,7 +238,7 @@ def test_unpartitioned_files_get_a_constant_partition_key(spark, partitioned_fil
 
 
 def test_files_without_known_values_fall_back_to_the_per_row_parse(spark, partitioned_files):
-    escaped = {u: v for u, v in partitioned_files.items() if v != [None]}
+    escaped = {u: k for u, k in partitioned_files.items() if k.values != [None]}
     got = _values(spark, partitioned_files, escaped)
     assert got == [
         (0, "x/y%"),
@@ -243,6 +247,53 @@ def test_files_without_known_values_fall_back_to_the_per_row_parse(spark, partit
         (10, "parsed"),
         (11, "parsed"),
         (12, "parsed"),
+    ]
+
+
+def _identical_files(spark, root: Path, count: int) -> dict[str, KnownFile]:
+    """``count`` partitions holding byte-identical files (same size): URL -> what is known."""
+    known: dict[str, KnownFile] = {}
+    for n in range(count):
+        target = root / f"p=v{n}"
+        spark.range(3).coalesce(1).write.orc(str(target))
+        for f in target.glob("*.orc"):
+            known[f"file://{f}"] = KnownFile(
+                f.stat().st_size, directory_values(str(root), str(f), 1)
+            )
+    assert len({k.size for k in known.values()}) == 1
+    return known
+
+
+@pytest.mark.parametrize("count", [2, 6])
+def test_files_of_one_size_keep_their_own_values(spark, tmp_path: Path, count):
+    """Rows find their file by size, then by path; with more files of one size than the join
+    should compare, by a hash of the path. Either way each row gets its own file's values."""
+    from pyspark.sql import functions as F
+
+    known = _identical_files(spark, tmp_path / "t", count)
+    frame = spark.read.orc(sorted(known))
+    mapped = files_frame(spark, frame, known, PARTITIONS)
+    assert mapped.by_size is (count <= 4)
+    out = with_partition_values(
+        with_file_path(frame), mapped, PARTITIONS, lambda name, path: F.lit("parsed")
+    )
+    got = sorted((r.p, r.id) for r in out.collect())
+    assert got == sorted((f"v{n}", i) for n in range(count) for i in range(3))
+
+
+def test_a_file_whose_size_changed_takes_the_per_row_parse(spark, tmp_path: Path):
+    """A listed size that is not the file's (it changed after listing) matches no entry: its
+    rows take the per-row parse, never another file's values."""
+    known = _identical_files(spark, tmp_path / "t", 2)
+    first = sorted(known)[0]
+    stale = {**known, first: KnownFile(known[first].size + 1, known[first].values)}
+    assert _values(spark, known, stale) == [
+        (0, "parsed"),
+        (0, "v1"),
+        (1, "parsed"),
+        (1, "v1"),
+        (2, "parsed"),
+        (2, "v1"),
     ]
 
 
@@ -278,7 +329,7 @@ def test_delete_events_read_only_the_first_column_of_row(spark, tmp_path: Path):
         deletes.explain("formatted")
     schemas = [line for line in out.getvalue().splitlines() if line.startswith("ReadSchema")]
     assert schemas and all(line.endswith(",row:struct<v:string>>") for line in schemas)
-    full = acid_read.delete_event_rows(spark, spec, [e.path for e in entries])
+    full = acid_read.delete_event_rows(spark, spec, entries)
     assert full.schema["row"].dataType.simpleString() == "struct<v:string,w:bigint>"
     assert full.count() == 3
 
