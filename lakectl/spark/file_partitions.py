@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -74,7 +75,7 @@ def jvm_strings(spark: SparkSession, strings: list[str]) -> object | None:
 _ARRAY_SEQ = "scala.collection.immutable.ArraySeq"
 
 
-def _java_class(jvm: object, name: str) -> object:
+def _java_class(jvm: Any, name: str) -> Any:
     """The JVM class ``name``, named directly: ``jvm.java.util.X`` asks the JVM about every
     package of the name first, each a failed class lookup through all of Spark's jars (7 of the
     54 ms that creating a scan of 400 files took)."""
