@@ -3,11 +3,13 @@
 Spark's partition discovery cannot be used on ACID directories (see :mod:`acid_read`), so the
 values come from each file's path. Parsing ``_metadata.file_path`` in every row costs about half
 of a compacted table's read: a string search over the whole path, URL decoding, a cast. Here the
-driver decodes each file's directory names once (as the planner does), and a broadcast join on
-the path Spark reports for the file attaches the typed values to its rows.
+driver decodes each file's directory names once (as the planner does), and a broadcast join
+attaches the typed values to the file's rows: keyed by the file's listed size (a long, constant
+per file, so nothing is hashed per row), the path Spark reports then compared exactly.
 
-A file whose reported path is not among the join's keys (an unexpected spelling) takes the
-per-row parse instead, so a spelling mismatch costs speed, never rows or values.
+A file whose reported path or size is not among the join's entries (an unexpected spelling, a
+file rewritten since it was listed) takes the per-row parse instead: a mismatch costs speed,
+never rows or values.
 """
 
 from __future__ import annotations
