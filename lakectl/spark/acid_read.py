@@ -108,6 +108,8 @@ def _scan(
         return _with_partition_key(narrow(events), spec)
     ddl = event_schema_ddl(row_schema or spec.data_schema, Schema(()))
     df = _read_orc(spark, ddl, urls)
+    if not spec.partition_schema.columns:  # no values to attach: no paths, no files frame
+        return _with_partition_key(narrow(df), spec)
     depth = len(spec.partition_schema.columns)
     known = {
         url: KnownFile(f.size, directory_values(spec.root, f.path, depth))

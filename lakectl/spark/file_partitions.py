@@ -245,15 +245,13 @@ def with_partition_values(
     cond = (row_key == F.col(f"f.{FILE_KEY_COLUMN}")) & (path >= file) & (path <= file)
     joined = events.alias("e").join(F.broadcast(files.frame.alias("f")), cond, "left")
     unmatched = F.col(f"f.{FILE_COLUMN}").isNull()
+    parsed = [parse_from_path(c.name, path) for c in partition_schema.columns]
     values = [
-        F.when(unmatched, parse_from_path(c.name, path))
-        .otherwise(F.col(f"f.`{c.name}`"))
-        .alias(c.name)
-        for c in partition_schema.columns
+        F.when(unmatched, value).otherwise(F.col(f"f.`{c.name}`")).alias(c.name)
+        for value, c in zip(parsed, partition_schema.columns, strict=True)
     ]
     kept = [F.col(f"e.`{n}`") for n in events.columns if n not in (PATH_COLUMN, SIZE_COLUMN)]
     # The key of a file's row is the file's; rows of files without known values hash theirs.
-    parsed = [parse_from_path(c.name, path) for c in partition_schema.columns]
     file_key = F.col(f"f.{PARTITION_KEY_COLUMN}")
     key = F.when(file_key.isNull(), partition_key(parsed)).otherwise(file_key)
     return joined.select(*kept, *values, key.alias(PARTITION_KEY_COLUMN))
