@@ -410,7 +410,7 @@ def read_rows(
 
 
 def _original_events(
-    spark: SparkSession, spec: ReadSpec, originals: list[tuple[PartitionReadPlan, object]]
+    spark: SparkSession, spec: ReadSpec, originals: list[tuple[PartitionReadPlan, FileEntry]]
 ) -> DataFrame:
     """Original files with Hive 3's synthetic row ids (write id 0, bucket from the file name,
     rowId counted across a bucket's files in order, ``_copy_N`` after the base file).
@@ -421,12 +421,12 @@ def _original_events(
     import pyarrow as pa
     import pyarrow.orc as orc
 
-    by_bucket: dict[tuple[str, int], list[tuple[int, object]]] = {}
+    by_bucket: dict[tuple[str, int], list[tuple[int, tuple[PartitionReadPlan, FileEntry]]]] = {}
     for plan, entry in originals:
-        parsed = parse_original_file(entry.name)  # type: ignore[attr-defined]
+        parsed = parse_original_file(entry.name)
         if parsed is None:
             raise FormatError(
-                f"{spec.storage.url(entry.path)}: not an ACID directory and not a Hive original "  # type: ignore[attr-defined]
+                f"{spec.storage.url(entry.path)}: not an ACID directory and not a Hive original "
                 "file name (NNNNNN_N[_copy_N])"
             )
         bucket, copy = parsed
@@ -435,14 +435,14 @@ def _original_events(
     for (_, bucket), entries in sorted(by_bucket.items()):
         offset = 0
         for _, (plan, entry) in sorted(entries, key=lambda e: e[0]):
-            with spec.storage.fs.open(entry.path, "rb") as handle:  # type: ignore[attr-defined]
+            with spec.storage.fs.open(entry.path, "rb") as handle:
                 table = orc.ORCFile(handle).read()
             names = {n.lower(): n for n in table.column_names}
             arrays = {}
             for col in spec.data_schema.names:
                 src = names.get(col.lower())
                 if src is None:
-                    raise FormatError(f"original file {entry.name} has no column {col!r}")  # type: ignore[attr-defined]
+                    raise FormatError(f"original file {entry.name} has no column {col!r}")
                 arrays[col] = table.column(src)
             n = table.num_rows
             out = pa.table(

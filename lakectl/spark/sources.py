@@ -130,13 +130,19 @@ def _read_avro(spark: SparkSession, storage, path: str) -> DataFrame:
     if storage.isdir(path):
         files = [e["path"] for e in storage.list_entries(path) if e["name"].endswith(".avro")]
     records: list[dict] = []
-    schema = None
+    schema: dict | None = None
     for file in files:
         try:
             with storage.fs.open(file, "rb") as handle:
                 reader = fastavro.reader(handle)
-                schema = schema or reader.writer_schema
-                records.extend(reader)
+                written = reader.writer_schema
+                if not isinstance(written, dict) or written.get("type") != "record":
+                    raise BadInputError(
+                        f"{storage.url(file)}: the Avro schema's top level must be a record "
+                        "(one column per field)"
+                    )
+                schema = schema or written
+                records.extend(r for r in reader if isinstance(r, dict))
         except (ValueError, EOFError, fastavro.read.SchemaResolutionError) as exc:  # type: ignore[attr-defined]
             raise BadInputError(f"{storage.url(file)}: not a readable Avro file: {exc}") from exc
     if schema is None:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lakectl.errors import FormatError
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import ACID_COLUMNS
+
+if TYPE_CHECKING:
+    import pyorc
 
 _ORC_TO_SPARK = {
     "tinyint": "tinyint",
@@ -41,7 +45,7 @@ class OrcFooter:
         return int(raw.decode()) if raw else None
 
 
-def _fields(schema) -> tuple[tuple[str, str], ...]:  # pyorc TypeDescription
+def _fields(schema: pyorc.Struct) -> tuple[tuple[str, str], ...]:
     return tuple((name, str(sub)) for name, sub in schema.fields.items())
 
 
@@ -52,10 +56,15 @@ def read_footer(storage: Storage, path: str) -> OrcFooter:
     try:
         with storage.fs.open(path, "rb") as handle:
             reader = pyorc.Reader(handle)
-            columns = _fields(reader.schema)
+            schema = reader.schema
+            if not isinstance(schema, pyorc.Struct):
+                raise FormatError(
+                    f"{storage.url(path)}: the ORC file's top-level type is {schema}, not a struct"
+                )
+            columns = _fields(schema)
             row_columns = None
-            for name, sub in reader.schema.fields.items():
-                if name.lower() == "row" and hasattr(sub, "fields"):
+            for name, sub in schema.fields.items():
+                if name.lower() == "row" and isinstance(sub, pyorc.Struct):
                     row_columns = _fields(sub)
             return OrcFooter(len(reader), columns, row_columns, dict(reader.user_metadata))
     except (pyorc.ParseError, ValueError) as exc:

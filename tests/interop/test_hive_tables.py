@@ -439,6 +439,17 @@ def test_not_an_orc_file(tmp_path):
         require_acid_file(storage, p)
 
 
+def test_orc_file_without_a_struct_top_level(tmp_path):
+    path = tmp_path / "bucket_00000"
+    with path.open("wb") as handle:
+        writer = pyorc.Writer(handle, "int")
+        writer.write(5)
+        writer.close()
+    storage, p = storage_for(str(path))
+    with pytest.raises(FormatError, match="top-level type is int, not a struct"):
+        require_acid_file(storage, p)
+
+
 def test_acid_file_outside_a_delta_is_refused(interop, lakectl_cli):
     path = interop / "fixtures" / "acid_version_validation" / "acid_version_hive_3"
     result = lakectl_cli("show", str(path), "--json")

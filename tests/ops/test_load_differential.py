@@ -475,3 +475,16 @@ def test_updates_find_rows_in_partitions_with_any_character(tmp_path, lakectl_cl
     ]
     assert all(p.parent == table for p in table.glob("part=*"))
     assert len(list(table.glob("part=*"))) == len(rows)
+
+
+def test_avro_source_without_a_record_schema(tmp_path, lakectl_cli):
+    import fastavro
+
+    source = tmp_path / "numbers.avro"
+    with source.open("wb") as handle:
+        fastavro.writer(handle, "long", [1, 2, 3])
+    table = tmp_path / "t"
+    result = lakectl_cli("load", table, source, "--json")
+    assert result.code == 65, result.err
+    assert "top level must be a record" in result.err
+    assert not table.exists()  # nothing created for a source that cannot be read
