@@ -464,9 +464,24 @@ class StreamRunner:
         # Errors name the file when there is one, else the landing directory.
         label = self._file_url(names[0]) if len(names) == 1 else self.source_url
         options = dataclasses.replace(self.options.load, source=label)
-        result = load_frame(self.ctx, self.store, state, raw, options, fmt=self.fmt, info=info)
+        result = load_frame(
+            self.ctx,
+            self.store,
+            state,
+            raw,
+            options,
+            fmt=self.fmt,
+            info=info,
+            before_commit=self._unless_abandoned,
+        )
         self._skipped_unrecorded = []
         return result
+
+    def _unless_abandoned(self) -> None:
+        """Abort the micro-batch at its commit if a second stop request came while it ran (its
+        Spark jobs may all have finished before the request could cancel them)."""
+        if self._abandon:
+            raise StreamStopped("stopped before the micro-batch committed")
 
     def _diagnose(self, frames: list[tuple[str, Any]]) -> tuple[dict[str, str], set[str]]:
         """Check each file of a refused micro-batch alone: the bad ones (name -> error) and the

@@ -205,6 +205,42 @@ def test_killed_and_restarted_stream_applies_every_file_exactly_once(tmp_path, s
     assert got == oracle_rows(land, [[n] for n in names])  # grouping does not matter here
 
 
+@pytest.mark.slow
+def test_second_signal_abandons_the_running_micro_batch(tmp_path, spark, lakectl_cli):
+    """Ctrl-C stops after the running micro-batch; a second Ctrl-C abandons it: nothing of it
+    commits or stays on storage, and the next run applies its file."""
+    table, land = tmp_path / "t", tmp_path / "land"
+    land.mkdir()
+    create_table(lakectl_cli, table)
+    drop(land, "a.csv", ChangeFeed(seed=5).file(60))
+    reached, go = tmp_path / "reached", tmp_path / "go"
+    # The catch-up micro-batch stops before its write until the signals have been sent.
+    hold = f"load.before_write=touch:{reached},load.before_write=wait:{go}"
+    proc = start_stream(table, land, tmp_path / "s.log", failpoints=hold)
+    wait_for(reached.exists, 240, "the micro-batch to start")
+    (write_id,) = open_write_ids(table)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    go.touch()
+    assert proc.wait(120) == 0, (tmp_path / "s.log").read_text()[-2000:]
+    log = (tmp_path / "s.log").read_text()
+    result = json.loads(log[log.index("{\n") :])
+    assert result["stopped_by"] == "signal (running micro-batch abandoned)"
+
+    store = store_of(table)
+    assert [r.operation for r in store.read_state().records] == ["create"]
+    assert store.allocated_write_ids()[write_id].get("aborted")
+    assert not list(table.glob("*/delta_*")) and not list(table.glob("*/delete_delta_*"))
+    assert (land / "a.csv").exists()
+
+    again = _run(table, land, max_batches=1)
+    assert again.status.files == 1
+    assert stream_batches(table) == [["a.csv"]]
+    assert table_rows(lakectl_cli, table) == oracle_rows(land, [["a.csv"]])
+
+
 def _run(table: Path, land: Path, **kw) -> object:
     options = StreamOptions(
         load=LoadOptions(
