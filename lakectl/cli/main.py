@@ -698,6 +698,13 @@ def updates_cmd(table: str | None, settings: dict[str, Any]) -> None:
     help="For --auto: major when deltas exceed F of the base [compactor.delta.pct.threshold].",
 )
 @click.option(
+    "--aborted-threshold",
+    type=int,
+    metavar="N",
+    help="For --auto: major when more than N aborted write ids left directories in a partition "
+    "[compactor.aborted.threshold].",
+)
+@click.option(
     "--target-file-size",
     metavar="SIZE",
     help="About this much input per Spark task, e.g. 256MB [write.target-file-size]. Files stay "
@@ -711,6 +718,7 @@ def compact(
     dry_run: bool,
     delta_num_threshold: int | None,
     delta_pct_threshold: float | None,
+    aborted_threshold: int | None,
     target_file_size: str | None,
     settings: dict[str, Any],
 ) -> None:
@@ -737,6 +745,7 @@ def compact(
         dry_run=dry_run,
         delta_num_threshold=delta_num_threshold,
         delta_pct_threshold=delta_pct_threshold,
+        aborted_threshold=aborted_threshold,
         target_file_size=target_file_size,
     )
     result = run_operation(settings, ctx, run_compact, table, options)
@@ -752,7 +761,8 @@ def compact(
     output.table(title, ["partition", "type", "reason", "output"], rows)
     if result.lowest_open_write_id is not None:
         output.note(
-            f"write id {result.lowest_open_write_id} is open: nothing from it up is compacted"
+            f"write id {result.lowest_open_write_id} is open: nothing from it up is compacted "
+            "(if its writer has died, `lakectl clean` marks it aborted)"
         )
     if result.committed_seq is not None:
         output.line(

@@ -26,6 +26,7 @@ from lakectl.planning.compaction_plan import (
     MAJOR,
     PartitionCompaction,
     Thresholds,
+    aborted_write_ids,
     plan_compaction,
 )
 from lakectl.planning.list_bucket_plan import ListBucketing, kept_layouts, layout_info
@@ -59,6 +60,7 @@ class CompactOptions:
     dry_run: bool = False
     delta_num_threshold: int | None = None
     delta_pct_threshold: float | None = None
+    aborted_threshold: int | None = None
     target_file_size: str | None = None  # e.g. "128MB"; default: write.target-file-size
 
 
@@ -86,10 +88,7 @@ class CompactResult:
             "requested": self.kind,
             "dry_run": self.dry_run,
             "lowest_open_write_id": self.lowest_open_write_id,
-            "thresholds": {
-                "compactor.delta.num.threshold": self.thresholds.delta_num,
-                "compactor.delta.pct.threshold": self.thresholds.delta_pct,
-            },
+            "thresholds": self.thresholds.to_json(),
             "committed": self.committed_seq is not None,
             "log_seq": self.committed_seq,
             "partitions": [p.to_json() for p in self.partitions],
@@ -100,13 +99,15 @@ class CompactResult:
         }
 
 
-def lowest_open_write_id(store: TableStore, state: TableState) -> int | None:
-    """The lowest write id allocated but neither committed nor marked aborted."""
+def lowest_open_write_id(
+    store: TableStore, state: TableState, allocated: dict[int, dict[str, Any]] | None = None
+) -> int | None:
+    """The lowest write id allocated but neither committed nor marked aborted (``allocated``:
+    the store's allocations, when already read)."""
     committed = state.committed_write_ids
+    allocated = store.allocated_write_ids() if allocated is None else allocated
     open_ids = [
-        w
-        for w, entry in store.allocated_write_ids().items()
-        if w not in committed and not entry.get("aborted")
+        w for w, entry in allocated.items() if w not in committed and not entry.get("aborted")
     ]
     return min(open_ids, default=None)
 
@@ -151,15 +152,21 @@ def _plan(
         raise UsageError(f"compaction kind {options.kind!r}: use one of {', '.join(KINDS)}")
     # The log first, then the allocations: a write id allocated in between counts as open.
     state = store.read_state()
-    lowest_open = lowest_open_write_id(store, state)
+    allocated = store.allocated_write_ids()
+    lowest_open = lowest_open_write_id(store, state, allocated)
     meta = state.metadata
     thresholds = Thresholds.from_metadata(
-        meta, options.delta_num_threshold, options.delta_pct_threshold
+        meta,
+        options.delta_num_threshold,
+        options.delta_pct_threshold,
+        options.aborted_threshold,
     )
     target_file_size(meta, options.target_file_size)  # a bad size fails before any work
-    _, plans, _ = plan_lakectl(store, state)
+    _, plans, listings = plan_lakectl(store, state)
     plans = _select_partitions(meta, plans, options.partitions)
-    visibility = max(store_hwm(store), state.max_write_id)
+    # The compactor base's visibility id: the highest write id ever allocated.
+    visibility = max(max(allocated, default=0), state.max_write_id)
+    aborted = [w for w, entry in allocated.items() if entry.get("aborted")]
     decisions = plan_compaction(
         plans,
         options.kind,
@@ -168,6 +175,7 @@ def _plan(
         # Only --auto decides on row counts; reading every footer costs seconds on big tables.
         rows=_row_counts(store, plans) if options.kind == "auto" else {},
         visibility_txn=visibility,
+        aborted=aborted_write_ids(listings, aborted),
     )
     result = CompactResult(
         table=store.name or store.url,
@@ -178,11 +186,6 @@ def _plan(
         partitions=decisions,
     )
     return result, state, plans
-
-
-def store_hwm(store: TableStore) -> int:
-    """The highest write id ever allocated (the compactor base's visibility id)."""
-    return max(store.allocated_write_ids(), default=0)
 
 
 def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> CompactResult:

@@ -7,8 +7,11 @@ the partition was chosen or not.
 
 Hive's policy (``Initiator.determineCompactionType``), used by ``auto``:
 
+* major when more than ``compactor.aborted.threshold`` aborted write ids left directories in the
+  partition (checked first, as Hive's "too many aborts"; ``clean`` then removes those
+  directories, which no reader uses);
 * major when the deltas hold more than ``compactor.delta.pct.threshold`` of the base's bytes or
-  rows (checked first);
+  rows;
 * otherwise, when there are more than ``compactor.delta.num.threshold`` delta directories (delete
   deltas count too): minor, or major when there is no base;
 * otherwise nothing.
@@ -19,32 +22,38 @@ is, so a running writer's transaction is never folded into a compacted directory
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lakectl.errors import UsageError
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.layout import base_dir_name, delta_range_dir_name
-from lakectl.table.listing import DirListing
+from lakectl.table.listing import DirListing, PartitionListing
 from lakectl.table.metadata import TableMetadata
 
 KINDS = ("minor", "major", "auto")
 MINOR, MAJOR = "minor", "major"
 DELTA_NUM_KEY = "compactor.delta.num.threshold"
 DELTA_PCT_KEY = "compactor.delta.pct.threshold"
+ABORTED_KEY = "compactor.aborted.threshold"
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    """When ``auto`` compacts: more than ``delta_num`` deltas, or deltas > ``delta_pct`` of base."""
+    """When ``auto`` compacts: more than ``delta_num`` deltas, deltas > ``delta_pct`` of the
+    base, or more than ``aborted_num`` aborted write ids with directories in the partition."""
 
     delta_num: int = 10
     delta_pct: float = 0.1
+    aborted_num: int = 1000
 
     @staticmethod
     def from_metadata(
-        meta: TableMetadata, delta_num: int | None = None, delta_pct: float | None = None
+        meta: TableMetadata,
+        delta_num: int | None = None,
+        delta_pct: float | None = None,
+        aborted_num: int | None = None,
     ) -> Thresholds:
         """Table properties, overridden by per-run options when given."""
 
@@ -60,9 +69,17 @@ class Thresholds:
 
         num = delta_num if delta_num is not None else parse(DELTA_NUM_KEY, int)
         pct = delta_pct if delta_pct is not None else parse(DELTA_PCT_KEY, float)
-        if num < 0 or pct < 0:
+        aborted = aborted_num if aborted_num is not None else parse(ABORTED_KEY, int)
+        if num < 0 or pct < 0 or aborted < 0:
             raise UsageError("compaction thresholds must not be negative")
-        return Thresholds(num, pct)
+        return Thresholds(num, pct, aborted)
+
+    def to_json(self) -> dict[str, float]:
+        return {
+            DELTA_NUM_KEY: self.delta_num,
+            DELTA_PCT_KEY: self.delta_pct,
+            ABORTED_KEY: self.aborted_num,
+        }
 
 
 @dataclass(frozen=True)
@@ -129,6 +146,26 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def aborted_write_ids(
+    listings: Iterable[PartitionListing], aborted: Iterable[int]
+) -> dict[str, int]:
+    """Per partition (relative path), how many of the ``aborted`` write ids left a delta or
+    delete delta directory in it. Partitions without any are left out."""
+    ids = set(aborted)
+    out: dict[str, int] = {}
+    for listing in listings:
+        found = {
+            d.acid.min_write_id
+            for d in listing.dirs
+            if not d.acid.is_base
+            and d.acid.min_write_id == d.acid.max_write_id
+            and d.acid.min_write_id in ids
+        }
+        if found:
+            out[listing.relative] = len(found)
+    return out
+
+
 def plan_partition_compaction(
     plan: PartitionReadPlan,
     kind: str,
@@ -137,8 +174,10 @@ def plan_partition_compaction(
     lowest_open: int | None = None,
     rows: Mapping[str, int] | None = None,
     visibility_txn: int | None = None,
+    aborted: int = 0,
 ) -> PartitionCompaction:
-    """Decide for one partition (see module docstring)."""
+    """Decide for one partition (see module docstring). ``aborted`` is how many aborted write
+    ids left directories in it (:func:`aborted_write_ids`)."""
     if kind not in KINDS:
         raise UsageError(f"compaction kind {kind!r}: use one of {', '.join(KINDS)}")
     rows = rows or {}
@@ -173,6 +212,9 @@ def plan_partition_compaction(
     }
     if base_rows is not None and delta_rows is not None:
         stats.update(base_rows=base_rows, delta_rows=delta_rows)
+    if aborted:
+        stats["aborted_write_ids"] = aborted
+    too_many_aborts = kind == "auto" and aborted > thresholds.aborted_num
 
     def leave(reason: str) -> PartitionCompaction:
         return PartitionCompaction(
@@ -181,6 +223,11 @@ def plan_partition_compaction(
 
     if n == 0:
         where = f"above {base.acid.name}" if base else "in the partition"
+        if too_many_aborts:
+            return leave(
+                f"{_aborts(aborted, thresholds)}, but no committed deltas {where} to compact; "
+                "`lakectl clean` removes their directories"
+            )
         return leave(f"nothing to compact: no committed deltas {where}")
     ranges = {(d.acid.min_write_id, d.acid.max_write_id) for d in delta_dirs}
     low = min(r[0] for r in ranges)
@@ -193,6 +240,12 @@ def plan_partition_compaction(
         if len(ranges) < 2:
             return leave(f"nothing to merge: the deltas cover one write-id range ({low}..{high})")
         chosen, reason = MINOR, f"minor requested: merge {_plural(n, 'delta')} ({low}..{high})"
+    elif too_many_aborts:
+        chosen = MAJOR
+        reason = (
+            f"{_aborts(aborted, thresholds)}: rewrite {_describe(base, n)}; "
+            "`lakectl clean` then removes their directories"
+        )
     else:
         chosen, reason = _auto(base, n, base_bytes, delta_bytes, base_rows, delta_rows, thresholds)
         if chosen == MINOR and len(ranges) < 2:
@@ -227,6 +280,13 @@ def plan_partition_compaction(
         min_write_id=low,
         max_write_id=high,
         stats=stats,
+    )
+
+
+def _aborts(aborted: int, t: Thresholds) -> str:
+    return (
+        f"{_plural(aborted, 'aborted write id')} left directories here "
+        f"(> {ABORTED_KEY}={t.aborted_num})"
     )
 
 
@@ -275,13 +335,16 @@ def plan_compaction(
     lowest_open: int | None = None,
     rows: Mapping[str, int] | None = None,
     visibility_txn: int | None = None,
+    aborted: Mapping[str, int] | None = None,
 ) -> list[PartitionCompaction]:
     """One decision per partition, in partition order.
 
     ``rows`` maps a directory's relative path to its row (event) count; ``lowest_open`` is the
     lowest write id allocated but neither committed nor aborted (``None``: none open);
-    ``visibility_txn`` goes into the ``_vNNNNNNN`` suffix of new bases.
+    ``visibility_txn`` goes into the ``_vNNNNNNN`` suffix of new bases; ``aborted`` maps a
+    partition to its count of aborted write ids with directories (:func:`aborted_write_ids`).
     """
+    aborted = aborted or {}
     return [
         plan_partition_compaction(
             plan,
@@ -290,6 +353,7 @@ def plan_compaction(
             lowest_open=lowest_open,
             rows=rows,
             visibility_txn=visibility_txn,
+            aborted=aborted.get(plan.relative, 0),
         )
         for plan in sorted(plans, key=lambda p: p.relative)
     ]

@@ -109,7 +109,7 @@ SPECS: dict[str, PropertySpec] = {
         PropertySpec(
             "compactor.aborted.threshold",
             _non_negative_int,
-            "compact --auto: compact when more aborted write ids than this pile up",
+            "compact --auto: major compaction where more aborted write ids than this left directories",
         ),
         PropertySpec(
             "clean.retain",

@@ -238,6 +238,70 @@ def test_dry_run_changes_nothing_and_open_write_ids_block(tmp_path, lakectl_cli,
     assert none.code == 2 and "--minor, --major or --auto" in none.out + none.err
 
 
+@pytest.mark.slow
+def test_auto_compacts_where_aborted_writers_left_directories(tmp_path, lakectl_cli, spark):
+    import os
+    import subprocess
+    import sys
+
+    table, batches = _setup(tmp_path, lakectl_cli, seed=11, loads=2)
+    expected = _rows(lakectl_cli("snapshot", table, "--json"))
+    assert _short(expected) == batches.expected()
+    # A load killed before its commit leaves its directories (parts a and b) behind.
+    crashed = tmp_path / "crashed.csv"
+    crashed.write_text(
+        f"{HEADER}\nI,1001,2024-02-01 00:00:00,lost,a\nI,1002,2024-02-01 00:00:00,lost,b\n"
+    )
+    env = dict(os.environ, LAKECTL_FAILPOINTS="load.before_commit=crash")
+    command = [sys.executable, "-m", "lakectl", "load", str(table), str(crashed), *CDC]
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 137, run.stderr[-2000:]
+    left = sorted(str(p.relative_to(table)) for p in table.glob("*/delta_0000003_*"))
+    assert left == ["part=a/delta_0000003_0000003_0000", "part=b/delta_0000003_0000003_0000"]
+
+    def auto(*extra: str) -> dict:
+        result = lakectl_cli("compact", table, "--auto", *extra, "--json")
+        assert result.code == 0, result.err
+        return {p["partition"]: p for p in result.json["partitions"]}
+
+    # Still open (its writer not known to be gone): compaction waits at it, counts nothing.
+    waiting = auto("--aborted-threshold", "0", "--dry-run")
+    assert all(p["type"] is None and "aborted" not in p["stats"] for p in waiting.values())
+
+    _store(table).mark_aborted(3, "its process is gone")  # what clean does first
+    files = _files(table)
+    assert {k: p["type"] for k, p in auto("--dry-run").items()} == {
+        "part=a": None,
+        "part=b": None,
+        "part=x%2Fy": None,
+    }  # 1 is not more than the default 1000
+    plan = auto("--aborted-threshold", "0", "--dry-run")
+    assert {k: p["type"] for k, p in plan.items()} == {
+        "part=a": "major",
+        "part=b": "major",
+        "part=x%2Fy": None,
+    }
+    assert plan["part=a"]["reason"].startswith(
+        "1 aborted write id left directories here (> compactor.aborted.threshold=0): rewrite "
+    )
+    assert plan["part=a"]["stats"]["aborted_write_ids"] == 1
+    assert _files(table) == files  # dry runs write nothing
+
+    lakectl_cli("set", table, "compactor.aborted.threshold=0")
+    done = lakectl_cli("compact", table, "--auto", "--json")
+    assert done.code == 0 and done.json["committed"], done.err
+    assert done.json["thresholds"]["compactor.aborted.threshold"] == 0
+    assert sorted(o for p in done.json["partitions"] for o in p["outputs"]) == [
+        "part=a/base_0000002_v0000003",
+        "part=b/base_0000002_v0000003",
+    ]
+    assert _rows(lakectl_cli("snapshot", table, "--json")) == expected
+    cleaned = lakectl_cli("clean", table, "--json")
+    assert cleaned.code == 0, cleaned.err
+    assert not list(table.glob("*/delta_0000003_*"))
+    assert _rows(lakectl_cli("snapshot", table, "--json")) == expected
+
+
 def test_valid_time_travel_skips_a_compaction_that_folded_in_a_later_change():
     from lakectl.table.log import CommitRecord, TableState
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lakectl.errors import UsageError
-from lakectl.planning.compaction_plan import Thresholds, plan_compaction
+from lakectl.planning.compaction_plan import Thresholds, aborted_write_ids, plan_compaction
 from lakectl.planning.read_plan import plan_partition
 from lakectl.table.layout import delta_dir_name, parse_acid_dir
 from lakectl.table.listing import DirListing, FileEntry, PartitionListing
@@ -150,3 +150,66 @@ def test_every_partition_gets_a_decision_in_order():
     assert all(d.reason for d in decisions)
     with pytest.raises(UsageError, match="compaction kind 'huge'"):
         plan_compaction([busy], "huge", HIVE)
+
+
+def test_aborted_write_ids_counts_those_with_directories_per_partition():
+    a = PartitionListing(
+        relative="p=a",
+        values=("a",),
+        dirs=[
+            _dir("base_0000002", 100),
+            _dir(delta_dir_name(3), 10),
+            _dir(delta_dir_name(3, delete=True), 10),  # the same writer: counted once
+            _dir("delta_0000004_0000004_0001", 10),  # a statement of write id 4
+            _dir(delta_dir_name(5), 10),  # committed
+        ],
+    )
+    b = PartitionListing(relative="p=b", values=("b",), dirs=[_dir(delta_dir_name(5), 10, "p=b")])
+    # 7 left no directory; a compacted range is never an aborted writer's.
+    ranged = PartitionListing(
+        relative="p=c", values=("c",), dirs=[_dir("delta_0000003_0000004", 10, "p=c")]
+    )
+    assert aborted_write_ids([a, b, ranged], {3, 4, 7}) == {"p=a": 2}
+
+
+def test_auto_major_when_aborted_write_ids_pile_up_checked_first():
+    dirs = [_dir("base_0000005", 100_000), *_deltas(6, 7)]
+    low = Thresholds(10, 0.1, aborted_num=2)
+    d = _one(dirs, thresholds=low, aborted={"p=a": 3})
+    assert d.kind == "major"
+    assert d.reason == (
+        "3 aborted write ids left directories here (> compactor.aborted.threshold=2): rewrite "
+        "base_0000005 + 2 deltas; `lakectl clean` then removes their directories"
+    )
+    assert d.outputs == ("base_0000007",)
+    assert d.stats["aborted_write_ids"] == 3
+    # At the threshold the usual policy decides; minor and major requests ignore the count.
+    assert _one(dirs, thresholds=low, aborted={"p=a": 2}).kind is None
+    assert _one(dirs, kind="minor", thresholds=low, aborted={"p=a": 3}).kind == "minor"
+    # Hive's default: more than 1000.
+    assert _one(dirs, aborted={"p=a": 1000}).kind is None
+    assert _one(dirs, aborted={"p=a": 1001}).kind == "major"
+
+
+def test_aborts_without_committed_deltas_leave_the_partition_to_clean():
+    d = _one([_dir("base_0000005", 100)], thresholds=Thresholds(aborted_num=0), aborted={"p=a": 4})
+    assert d.kind is None
+    assert d.reason == (
+        "4 aborted write ids left directories here (> compactor.aborted.threshold=0), but no "
+        "committed deltas above base_0000005 to compact; `lakectl clean` removes their directories"
+    )
+
+
+def test_aborted_threshold_from_properties_and_options():
+    schema = Schema((Column("id", "bigint"), Column("p", "string")))
+    meta = TableMetadata(schema, ("id",), ("p",), properties={"compactor.aborted.threshold": "5"})
+    assert Thresholds.from_metadata(meta).aborted_num == 5
+    assert Thresholds.from_metadata(meta, aborted_num=9).aborted_num == 9
+    assert Thresholds.from_metadata(TableMetadata(schema)).aborted_num == 1000
+    with pytest.raises(UsageError, match="must not be negative"):
+        Thresholds.from_metadata(meta, aborted_num=-1)
+    assert Thresholds(1, 0.5, 3).to_json() == {
+        "compactor.delta.num.threshold": 1,
+        "compactor.delta.pct.threshold": 0.5,
+        "compactor.aborted.threshold": 3,
+    }
