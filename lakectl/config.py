@@ -109,6 +109,10 @@ def config_files(cwd: Path | None = None) -> list[Path]:
     return [f for f in files if f.is_file()]
 
 
+_ONE_OF = {"master": "remote", "remote": "master"}
+_ENV_LEVEL, _FLAG_LEVEL = 100, 200  # above any number of config files
+
+
 def load_config(
     *,
     warehouse: str | None = None,
@@ -118,19 +122,32 @@ def load_config(
     cwd: Path | None = None,
 ) -> Config:
     """Merge files, environment and flags into one :class:`Config`."""
+    if master and remote:
+        raise UsageError("--master and --remote: give one (how to reach Spark)")
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
+    levels: dict[str, int] = {}
     spark_conf: dict[str, str] = {}
     storage_options: dict[str, Any] = {}
-    for path in config_files(cwd):
+
+    def put(key: str, value: str, source: str, level: int) -> None:
+        values[key] = value
+        sources[key] = source
+        levels[key] = level
+        # master and remote are one choice: a setting from a higher source replaces the other
+        # one from a lower source (LAKECTL_REMOTE in the environment, --master on the command
+        # line: local Spark).
+        other = _ONE_OF.get(key)
+        if other in values and levels[other] < level:
+            del values[other], sources[other], levels[other]
+
+    for level, path in enumerate(config_files(cwd)):
         data = _read_toml(path)
         for key in ("warehouse", "default_table", "master", "remote"):
             if key in data:
-                values[key] = str(data[key])
-                sources[key] = str(path)
+                put(key, str(data[key]), str(path), level)
         if "table" in data:
-            values["default_table"] = str(data["table"])
-            sources["default_table"] = str(path)
+            put("default_table", str(data["table"]), str(path), level)
         file_conf = {k: str(v) for k, v in data.get("spark", {}).get("conf", {}).items()}
         spark_conf.update(file_conf)
         storage_options.update(data.get("storage", {}))
@@ -144,8 +161,7 @@ def load_config(
     }
     for env, key in env_map.items():
         if os.environ.get(env):
-            values[key] = os.environ[env]
-            sources[key] = env
+            put(key, os.environ[env], env, _ENV_LEVEL)
     for env, env_value in os.environ.items():
         if env.startswith("LAKECTL_SPARK_CONF_"):
             conf_key = env[len("LAKECTL_SPARK_CONF_") :].lower().replace("__", ".")
@@ -154,8 +170,7 @@ def load_config(
     flags = {"warehouse": warehouse, "master": master, "remote": remote}
     for key, value in flags.items():
         if value:
-            values[key] = value
-            sources[key] = "command line"
+            put(key, value, "command line", _FLAG_LEVEL)
     for item in conf:
         key, sep, value = item.partition("=")
         if not sep:

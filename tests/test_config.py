@@ -83,13 +83,28 @@ def test_flags_beat_env_and_file(clean_env, monkeypatch):
     (clean_env / "lakectl.toml").write_text('warehouse = "/from/file"\nremote = "sc://file:1"\n')
     monkeypatch.setenv("LAKECTL_WAREHOUSE", "/from/env")
     monkeypatch.setenv("LAKECTL_MASTER", "local[3]")
-    config = load_config(warehouse="/from/flag", master="local[4]", remote="sc://flag:2")
-    assert (config.warehouse, config.master, config.remote) == (
-        "/from/flag",
-        "local[4]",
-        "sc://flag:2",
-    )
+    config = load_config(warehouse="/from/flag", remote="sc://flag:2")
+    assert (config.warehouse, config.remote) == ("/from/flag", "sc://flag:2")
     assert config.sources["warehouse"] == "command line"
+
+
+def test_master_and_remote_are_one_choice_taken_from_the_highest_source(clean_env, monkeypatch):
+    (clean_env / "lakectl.toml").write_text('remote = "sc://file:1"\n')
+    # The file's remote would otherwise win over every --master: Spark Connect, silently.
+    config = load_config(master="local[2]")
+    assert (config.master, config.remote) == ("local[2]", None)
+    assert "remote" not in config.sources
+    monkeypatch.setenv("LAKECTL_REMOTE", "sc://env:2")
+    assert load_config().remote == "sc://env:2"
+    config = load_config(master="local[3]")
+    assert (config.master, config.remote) == ("local[3]", None)
+    monkeypatch.delenv("LAKECTL_REMOTE")
+    monkeypatch.setenv("LAKECTL_MASTER", "local[4]")  # over the file's remote
+    config = load_config()
+    assert (config.master, config.remote) == ("local[4]", None)
+    assert load_config(remote="sc://flag:3").remote == "sc://flag:3"
+    with pytest.raises(UsageError, match="--master and --remote: give one"):
+        load_config(master="local[2]", remote="sc://flag:3")
 
 
 def test_empty_env_or_flag_does_not_override(clean_env, monkeypatch):
@@ -264,7 +279,7 @@ def test_config_command_shows_values_sources_and_masks_secrets(
     assert _by_name(result.json) == {
         "warehouse": ("/project/wh", project),
         "default_table": ("user_table", user),
-        "master": ("local[3]", "LAKECTL_MASTER"),
+        "master": ("local[*]", "default"),  # --remote replaced LAKECTL_MASTER: one choice
         "remote": ("sc://10.0.0.5:15002/;token=****;user_id=ann", "command line"),
         "spark.conf.spark.executor.memory": ("2g", "LAKECTL_SPARK_CONF_SPARK__EXECUTOR__MEMORY"),
         "spark.conf.spark.hadoop.fs.s3a.secret.key": ("****", project),

@@ -360,7 +360,10 @@ def load(
 )
 @click.option("--columns", metavar="COLS", help="Columns to return (comma-separated).")
 @click.option(
-    "--limit", type=int, default=None, help="Rows to show [default 100 on a terminal; 0: all]."
+    "--limit",
+    type=int,
+    default=None,
+    help="Rows to show [default: 100 in the text table, all with --json or --out; 0: all].",
 )
 @click.option("--out", metavar="PATH", help="Write the rows to PATH instead of showing them.")
 @click.option(
@@ -707,8 +710,9 @@ def updates_cmd(table: str | None, settings: dict[str, Any]) -> None:
 @click.option(
     "--target-file-size",
     metavar="SIZE",
-    help="About this much input per Spark task, e.g. 256MB [write.target-file-size]. Files stay "
-    "one per bucket, as Hive's readers need.",
+    help="About this much input per Spark task, e.g. 256MB [write.target-file-size], for "
+    "minor compactions and the Spark rewrite; a default major compaction runs one task per "
+    "(partition, bucket). Files stay one per bucket, as Hive's readers need.",
 )
 @common_options
 def compact(

@@ -107,7 +107,7 @@ def list_bucket(
     ctx: Context, table_ref: str | None, options: ListBucketOptions
 ) -> ListBucketResult:
     """Decide per partition, rewrite the ones that change, commit once (nothing when dry run)."""
-    from lakectl.ops.compact import _execute, lowest_open_write_id
+    from lakectl.ops.compact import _execute, lowest_open_write_id, target_file_size
 
     started = time.time()
     _check_options(options)
@@ -175,7 +175,14 @@ def list_bucket(
         ctx.progress(f"rewriting {len(chosen)} partition(s)")
         split = {d.relative: d.wanted for d in result.rewritten if d.wanted is not None}
         added, counts = _execute(
-            ctx, store, meta, state, chosen, f"list-bucket-{write_id}", layouts=split
+            ctx,
+            store,
+            meta,
+            state,
+            chosen,
+            f"list-bucket-{write_id}",
+            layouts=split,
+            target_size=target_file_size(meta, None),
         )
         record = CommitRecord.draft(
             operation=OPERATION,

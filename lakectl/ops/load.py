@@ -102,14 +102,11 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
     from lakectl.spark.sources import FORMATS, guess_format, read_source, source_stamp
 
     started = time.time()
-    if options.mode not in MODES:
-        raise UsageError(f"--mode {options.mode!r}: use one of {', '.join(MODES)}")
+    check_mode_options(options)
     source_options = ctx.config.storage_options  # [storage] applies to sources too
     fmt = (options.format or guess_format(options.source, source_options)).lower()
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
-    if options.mode == "cdc":
-        parse_op_values(options.op_values)  # a bad --op-values fails before any work
     store = ctx.table(table_ref)
     if not store.has_log() and store.exists() and store.storage.list_names(store.root):
         # A first load creates the table: never over other data (a Hive table's deltas would
@@ -150,6 +147,31 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
         cache_source=False,
         before_commit=unchanged,
     )
+
+
+def check_mode_options(options: LoadOptions) -> None:
+    """Refuse a mode that is unknown, or options that the mode would ignore or misread (an
+    op column outside cdc would be checked against no op codes at all)."""
+    if options.mode not in MODES:
+        raise UsageError(f"--mode {options.mode!r}: use one of {', '.join(MODES)}")
+    if options.mode == "cdc":
+        parse_op_values(options.op_values)  # a bad --op-values fails before any work
+        return
+    for flag, given in (
+        ("--op-column", options.op_column),
+        ("--op-values", options.op_values != DEFAULT_OP_VALUES),
+    ):
+        if given:
+            raise UsageError(
+                f"{flag} applies to --mode cdc, not --mode {options.mode}",
+                hint="add --mode cdc (the default when --op-column is given), or drop it",
+            )
+    if options.mode == "append" and options.order_by:
+        raise UsageError(
+            "--order-by picks the latest change of each key; --mode append applies rows as "
+            "they are",
+            hint="use --mode upsert or cdc for changes by key, or drop --order-by",
+        )
 
 
 def check_table_options(meta: TableMetadata, options: LoadOptions) -> None:

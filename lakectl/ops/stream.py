@@ -41,7 +41,13 @@ from lakectl.errors import (
     UsageError,
 )
 from lakectl.ops.context import Context
-from lakectl.ops.load import MODES, LoadOptions, LoadResult, check_table_options, parse_op_values
+from lakectl.ops.load import (
+    LoadOptions,
+    LoadResult,
+    check_mode_options,
+    check_table_options,
+    parse_op_values,
+)
 from lakectl.planning.compaction_plan import Thresholds
 from lakectl.planning.stream_plan import (
     BAD_DIR,
@@ -167,12 +173,9 @@ class StreamRunner:
         self, ctx: Context, table_ref: str | None, options: StreamOptions, on_event: Event
     ):
         lo = options.load
-        if lo.mode not in MODES:
-            raise UsageError(f"--mode {lo.mode!r}: use one of {', '.join(MODES)}")
+        check_mode_options(lo)
         if options.on_bad_file not in BAD_FILE_ACTIONS:
             raise UsageError(f"--on-bad-file {options.on_bad_file!r}: use fail or skip")
-        if lo.mode == "cdc":
-            parse_op_values(lo.op_values)
         self.ctx = ctx
         self.options = options
         self.event = on_event

@@ -33,6 +33,7 @@ from lakectl.table.layout import (
     parse_bucket_file,
 )
 from lakectl.table.orc_files import add_acid_metadata
+from lakectl.table.properties import pyarrow_orc_codec
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
@@ -49,7 +50,6 @@ _SORT_KEYS = ("originalTransaction", "bucket", "rowId")
 _SAFE_TYPE = re.compile(
     r"^(bigint|int|smallint|tinyint|string|double|float|boolean|date|binary|decimal\(\d+,\s*\d+\))$"
 )
-_CODECS = {"none": "uncompressed", "": "snappy"}
 _MAX_TASKS = 1000
 # ``false`` makes every major compaction take the Spark rewrite (to compare the two, or as an
 # escape hatch): ``lakectl --conf spark.lakectl.compact.bucketMerge=false compact ...``.
@@ -147,7 +147,7 @@ def merge_major(
         struct,
         valid.high_watermark,
         sorted(valid.exceptions),
-        _CODECS.get(compression.lower(), compression.lower()),
+        pyarrow_orc_codec(compression),
         key,
     )
     n = len(groups)

@@ -38,6 +38,7 @@ from pyspark.sql.datasource import (
 from lakectl.errors import StorageError
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import escape_partition_value, unescape_partition_value
+from lakectl.table.properties import pyarrow_orc_codec
 
 from .types import event_schema_ddl
 
@@ -60,7 +61,6 @@ _EVENT_COLUMNS = (
     "row",
 )
 _NO_FILESYSTEM = ("UnsupportedFileSystem", "No FileSystem for scheme", "ClassNotFoundException")
-_COMPRESSION = {"none": "uncompressed", "": "snappy"}
 # (id of the session, lakectl scheme) -> Hadoop scheme or None (the classpath does not change)
 _hadoop_schemes: dict[tuple[int, str], str | None] = {}
 
@@ -277,7 +277,7 @@ class _EventWriter(DataSourceArrowWriter):
         self.storage = storage
         self.staging = staging
         self.group_columns = group_columns
-        self.compression = _COMPRESSION.get(compression.lower(), compression.lower())
+        self.compression = pyarrow_orc_codec(compression)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFiles:
         import pyarrow as pa

@@ -306,7 +306,12 @@ class Storage:
             with self._errors("committing", path):
                 if self._libhdfs is None:
                     options = self.options
-                    self._libhdfs = LibHdfs(options["host"], options["port"], options.get("user"))
+                    self._libhdfs = LibHdfs(
+                        options["host"],
+                        options["port"],
+                        options.get("user"),
+                        options.get("kerb_ticket"),
+                    )
                 renamed = self._libhdfs.rename(tmp, path)
             if not renamed:
                 if self.exists(path):

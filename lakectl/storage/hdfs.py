@@ -136,13 +136,16 @@ def connect_error(
 class LibHdfs:
     """The few libhdfs calls pyarrow does not expose, through ctypes: connect and rename."""
 
-    def __init__(self, host: str, port: int, user: str | None = None) -> None:
+    def __init__(
+        self, host: str, port: int, user: str | None = None, kerb_ticket: str | None = None
+    ) -> None:
         self._lib = _load_libhdfs()
         lib = self._lib
         lib.hdfsNewBuilder.restype = ctypes.c_void_p
         lib.hdfsBuilderSetNameNode.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         lib.hdfsBuilderSetNameNodePort.argtypes = [ctypes.c_void_p, ctypes.c_uint16]
         lib.hdfsBuilderSetUserName.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        lib.hdfsBuilderSetKerbTicketCachePath.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         lib.hdfsBuilderConnect.argtypes = [ctypes.c_void_p]
         lib.hdfsBuilderConnect.restype = ctypes.c_void_p
         lib.hdfsRename.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
@@ -153,6 +156,8 @@ class LibHdfs:
             lib.hdfsBuilderSetNameNodePort(builder, port)
         if user:
             lib.hdfsBuilderSetUserName(builder, user.encode())
+        if kerb_ticket:  # as pyarrow's HadoopFileSystem does with its kerb_ticket
+            lib.hdfsBuilderSetKerbTicketCachePath(builder, kerb_ticket.encode())
         self._fs = lib.hdfsBuilderConnect(builder)  # frees the builder
         if not self._fs:
             raise OSError(ctypes.get_errno(), f"hdfsBuilderConnect({host}:{port}) failed")

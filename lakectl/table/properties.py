@@ -25,7 +25,9 @@ _DURATION_UNITS = {
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgt]?b?)$", re.IGNORECASE)
-ORC_CODECS = ("NONE", "ZLIB", "SNAPPY", "LZO", "LZ4", "ZSTD")
+# ORC's codecs that every writer here supports: Spark's, and pyarrow's (compaction's bucket merge,
+# tables on S3 without hadoop-aws), which has no LZO.
+ORC_CODECS = ("NONE", "ZLIB", "SNAPPY", "LZ4", "ZSTD")
 
 
 def parse_duration(text: str) -> int:
@@ -78,6 +80,13 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
+def pyarrow_orc_codec(codec: str) -> str:
+    """pyarrow's name for an ``orc.compress`` codec (``NONE`` is its "uncompressed"; unset is
+    SNAPPY, the default)."""
+    name = codec.strip().lower()
+    return {"none": "uncompressed", "": "snappy"}.get(name, name)
+
+
 def _codec(text: str) -> str:
     if text.upper() not in ORC_CODECS:
         raise UsageError(f"{text!r} is not an ORC codec (use one of {', '.join(ORC_CODECS)})")
@@ -119,7 +128,8 @@ SPECS: dict[str, PropertySpec] = {
         PropertySpec(
             "write.target-file-size",
             parse_size,
-            "compact: aim for output files of about this size (e.g. 128MB)",
+            "compact, list-bucket: input per Spark task where they rewrite through Spark "
+            "(minor compactions, list bucketing, the major fallback); files stay one per bucket",
         ),
         PropertySpec("orc.compress", _codec, "codec of written ORC files"),
     )

@@ -204,6 +204,26 @@ def test_order_column_that_is_not_in_the_table(table, tmp_path, lakectl_cli, unc
     assert "--order-by 'seq' is not a column of the table" in message
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--mode", "upsert", "--op-column", "op_code"), "--op-column applies to --mode cdc"),
+        (
+            ("--mode", "append", "--op-values", "I=insert,U=update,X=delete"),
+            "--op-values applies to --mode cdc",
+        ),
+        (("--mode", "append", "--order-by", "change_ts"), "--mode append applies rows as"),
+    ],
+)
+def test_options_the_mode_would_ignore_are_refused(
+    table, tmp_path, lakectl_cli, unchanged, args, said
+):
+    source = tmp_path / "b.csv"
+    source.write_text(f"{HEADER}\n{BASE_ROWS[0]}\n")
+    result = lakectl_cli("load", table["path"], source, *args, "--json")
+    assert said in _error(result, 2, "usage")
+
+
 @pytest.mark.parametrize("command", ["snapshot", "show", "history"])
 def test_table_that_does_not_exist(tmp_path, lakectl_cli, command):
     result = lakectl_cli(command, "ghost", "--warehouse", tmp_path / "wh", "--json")
