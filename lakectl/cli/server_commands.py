@@ -65,8 +65,14 @@ def start(port: int | None, timeout: float, settings: dict[str, Any]) -> None:
       lakectl server start --master local[4] --conf spark.driver.memory=8g
     """
     from lakectl.config import load_config
+    from lakectl.errors import UsageError
     from lakectl.ops.server import start_server
 
+    if settings["remote"]:
+        raise UsageError(
+            "server start starts a Spark Connect server; --remote names one to use",
+            hint="give its driver a --master, or drop --remote",
+        )
     config = load_config(master=settings["master"], conf=settings["confs"])
     status = start_server(port, master=config.master, conf=config.spark_conf, timeout=timeout)
     _render(status, settings["as_json"])

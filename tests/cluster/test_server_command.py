@@ -59,3 +59,11 @@ def test_server_start_status_stop(tmp_path: Path, monkeypatch, lakectl_cli):
     assert not port_open("127.0.0.1", info["port"])
     assert lakectl_cli("server", "status", "--json").json["running"] is False
     assert lakectl_cli("server", "stop").out.strip() == "no lakectl Spark Connect server is running"
+
+
+def test_server_start_refuses_remote(tmp_path: Path, monkeypatch, lakectl_cli):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    refused = lakectl_cli("server", "start", "--remote", "sc://127.0.0.1:15002", "--json")
+    assert refused.code == 2, refused.err
+    assert "--remote names one to use" in refused.out + refused.err
+    assert lakectl_cli("server", "status", "--json").json["running"] is False
