@@ -164,7 +164,10 @@ def load_config(
             put(key, os.environ[env], env, _ENV_LEVEL)
     for env, env_value in os.environ.items():
         if env.startswith("LAKECTL_SPARK_CONF_"):
-            conf_key = env[len("LAKECTL_SPARK_CONF_") :].lower().replace("__", ".")
+            suffix = env[len("LAKECTL_SPARK_CONF_") :]
+            # SPARK__SQL__SHUFFLE__PARTITIONS is lower-cased; a name written in mixed case
+            # (spark__sql__autoBroadcastJoinThreshold) keeps it, as Spark's keys need.
+            conf_key = (suffix.lower() if suffix.isupper() else suffix).replace("__", ".")
             spark_conf[conf_key] = env_value
             sources[f"spark.conf.{conf_key}"] = env
     flags = {"warehouse": warehouse, "master": master, "remote": remote}

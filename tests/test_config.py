@@ -143,6 +143,15 @@ def test_spark_conf_from_env_and_flags(clean_env, monkeypatch):
         load_config(conf=("novalue",))
 
 
+def test_spark_conf_env_names_in_mixed_case_keep_their_case(clean_env, monkeypatch):
+    monkeypatch.setenv("LAKECTL_SPARK_CONF_spark__lakectl__compact__bucketMerge", "false")
+    monkeypatch.setenv("LAKECTL_SPARK_CONF_SPARK__EXECUTOR__MEMORY", "2g")
+    assert load_config().spark_conf == {
+        "spark.lakectl.compact.bucketMerge": "false",
+        "spark.executor.memory": "2g",
+    }
+
+
 def test_invalid_toml_names_the_file(clean_env):
     (clean_env / "lakectl.toml").write_text("warehouse = \n")
     with pytest.raises(UsageError) as info:
