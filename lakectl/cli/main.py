@@ -672,13 +672,10 @@ def updates_cmd(table: str | None, settings: dict[str, Any]) -> None:
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("table")
-@click.option("--minor", "kind", flag_value="minor", help="Merge deltas into one delta_A_B.")
-@click.option("--major", "kind", flag_value="major", help="Rewrite base + deltas into base_N.")
+@click.option("--minor", is_flag=True, help="Merge deltas into one delta_A_B.")
+@click.option("--major", is_flag=True, help="Rewrite base + deltas into base_N.")
 @click.option(
-    "--auto",
-    "kind",
-    flag_value="auto",
-    help="Decide per partition with Hive's thresholds (for cron).",
+    "--auto", "auto_", is_flag=True, help="Decide per partition with Hive's thresholds (for cron)."
 )
 @click.option(
     "--partition",
@@ -717,7 +714,9 @@ def updates_cmd(table: str | None, settings: dict[str, Any]) -> None:
 @common_options
 def compact(
     table: str,
-    kind: str | None,
+    minor: bool,
+    major: bool,
+    auto_: bool,
     partitions: tuple[str, ...],
     dry_run: bool,
     delta_num_threshold: int | None,
@@ -740,8 +739,18 @@ def compact(
     from lakectl.ops.compact import CompactOptions
     from lakectl.ops.compact import compact as run_compact
 
-    if kind is None:
-        raise UsageError("choose one of --minor, --major or --auto")
+    kinds = [k for k, on in (("minor", minor), ("major", major), ("auto", auto_)) if on]
+    if len(kinds) != 1:
+        given = f" (not {' and '.join('--' + k for k in kinds)})" if kinds else ""
+        raise UsageError(f"choose one of --minor, --major or --auto{given}")
+    kind = kinds[0]
+    for flag, value in (
+        ("--delta-num-threshold", delta_num_threshold),
+        ("--delta-pct-threshold", delta_pct_threshold),
+        ("--aborted-threshold", aborted_threshold),
+    ):
+        if value is not None and kind != "auto":
+            raise UsageError(f"{flag} applies to --auto, not --{kind}")
     ctx = make_context(settings)
     options = CompactOptions(
         kind=kind,

@@ -70,8 +70,8 @@ class Thresholds:
         num = delta_num if delta_num is not None else parse(DELTA_NUM_KEY, int)
         pct = delta_pct if delta_pct is not None else parse(DELTA_PCT_KEY, float)
         aborted = aborted_num if aborted_num is not None else parse(ABORTED_KEY, int)
-        if num < 0 or pct < 0 or aborted < 0:
-            raise UsageError("compaction thresholds must not be negative")
+        if num < 0 or aborted < 0 or not pct >= 0 or pct == float("inf"):
+            raise UsageError("compaction thresholds must be finite and not negative")
         return Thresholds(num, pct, aborted)
 
     def to_json(self) -> dict[str, float]:

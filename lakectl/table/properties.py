@@ -6,6 +6,7 @@ string into the value operations use and raises a :class:`UsageError` a user can
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,9 @@ _SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgt]?b?)$", re.IGNORECASE)
 ORC_CODECS = ("NONE", "ZLIB", "SNAPPY", "LZ4", "ZSTD")
 
 
+_LONGEST_DURATION = 100 * 366 * 86_400_000  # ms; "now - retain" stays a representable date
+
+
 def parse_duration(text: str) -> int:
     """``7d``, ``12h``, ``30m``, ``0s``, ``1d12h``, ``500ms`` -> milliseconds."""
     compact = text.strip().lower().replace(" ", "")
@@ -44,6 +48,8 @@ def parse_duration(text: str) -> int:
             f"{text!r} is not a duration",
             hint="use a number and a unit: ms, s, m, h, d or w (e.g. 7d, 12h, 30m, 0s)",
         )
+    if total > _LONGEST_DURATION:
+        raise UsageError(f"{text!r} is longer than 100 years")
     return int(total)
 
 
@@ -75,7 +81,9 @@ def _non_negative_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise UsageError(f"{text!r} is not a number (e.g. 0.1 for 10%)") from None
-    if value < 0 or value != value:
+    if not math.isfinite(value):
+        raise UsageError(f"{text!r} is not a finite number (e.g. 0.1 for 10%)")
+    if value < 0:
         raise UsageError(f"{text!r} must not be negative")
     return value
 

@@ -6,10 +6,10 @@ log record (``info["deleted"]``); a state needing any of them can no longer be r
 travel to it fails with a :class:`TimeTravelError` naming the oldest version and time still
 available.
 
-A prefix of the log is followed, in the log, by compactions (and cleans) that change no data: the
-state right after version N is the same table whether or not a compaction committed right after
-N is included. :func:`with_following_compactions` adds them, so ``--version`` of the newest
-version still reads after its deltas were compacted and cleaned.
+A prefix of the log is followed, in the log, by compactions (and cleans, and property changes)
+that change no rows: the state right after version N is the same table whether or not a
+compaction committed right after N is included. :func:`with_following_compactions` adds them, so
+``--version`` of the newest version still reads after its deltas were compacted and cleaned.
 """
 
 from __future__ import annotations
@@ -22,11 +22,17 @@ from lakectl.errors import TimeTravelError
 from lakectl.table.log import CLEAN_OPS, COMPACT_OPS, CommitRecord, TableState
 
 DELETED_KEY = "deleted"
+# Records after which a table holds the same rows as before them.
+SAME_ROWS_OPS = COMPACT_OPS | CLEAN_OPS | frozenset({"set-properties"})
 
 
 def format_time(millis: int) -> str:
-    """``2026-11-22 07:42:59 UTC`` for epoch milliseconds."""
-    return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    """``2026-11-22 07:42:59 UTC`` for epoch milliseconds (the number itself outside the years
+    Python's datetime knows)."""
+    try:
+        return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (ValueError, OverflowError, OSError):
+        return f"{millis} ms after the epoch"
 
 
 def cleaned_dirs(records: Iterable[CommitRecord]) -> set[str]:
@@ -53,7 +59,8 @@ def needed_dirs(records: Iterable[CommitRecord]) -> set[str]:
 
 
 def with_following_compactions(prefix: TableState, full: TableState) -> TableState:
-    """``prefix`` plus the compaction and clean records that directly follow it in ``full``.
+    """``prefix`` plus the compaction, clean and property records that directly follow it in
+    ``full``.
 
     Such a compaction folds only write ids committed before it, all in ``prefix`` (no data
     commit lies in between), so the rows are the same and fewer directories are needed.
@@ -67,7 +74,7 @@ def with_following_compactions(prefix: TableState, full: TableState) -> TableSta
     for record in full.records:
         if record.seq <= last:
             continue
-        if record.operation not in COMPACT_OPS | CLEAN_OPS:
+        if record.operation not in SAME_ROWS_OPS:
             break
         extra.append(record)
     return TableState(prefix.records + tuple(extra)) if extra else prefix
@@ -85,10 +92,13 @@ class Availability:
         return {"seq": self.seq, "version": self.version, "committed_at": self.committed_at}
 
     def describe(self) -> str:
-        version = f"version {self.version}" if self.version is not None else "the empty table"
-        return (
-            f"the oldest state available is {version} (committed {format_time(self.committed_at)})"
-        )
+        if self.version is not None:
+            state = f"version {self.version}"
+        elif self.seq == 0:
+            state = "the empty table"
+        else:  # no --version from here on: only times
+            state = f"the one of log entry {self.seq}"
+        return f"the oldest state available is {state} (committed {format_time(self.committed_at)})"
 
 
 def availability(full: TableState, deleted: set[str] | None = None) -> Availability | None:
@@ -128,7 +138,7 @@ def _prefix_readability(records: tuple[CommitRecord, ...], gone: set[str]) -> li
     out = raw[:]
     # A run of compactions after a prefix belongs to it: readable if the run's end is.
     for i in range(len(records) - 2, -1, -1):
-        if records[i + 1].operation in COMPACT_OPS | CLEAN_OPS:
+        if records[i + 1].operation in SAME_ROWS_OPS:
             out[i] = out[i + 1]
     return out
 

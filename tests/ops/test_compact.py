@@ -236,6 +236,13 @@ def test_dry_run_changes_nothing_and_open_write_ids_block(tmp_path, lakectl_cli,
     assert bad.code == 2 and "no such partition" in bad.out + bad.err
     none = lakectl_cli("compact", table)
     assert none.code == 2 and "--minor, --major or --auto" in none.out + none.err
+    files = _files(table)
+    both = lakectl_cli("compact", table, "--minor", "--major")
+    assert both.code == 2 and "(not --minor and --major)" in both.out + both.err
+    outside = lakectl_cli("compact", table, "--major", "--delta-num-threshold", "3")
+    assert outside.code == 2
+    assert "--delta-num-threshold applies to --auto, not --major" in outside.out + outside.err
+    assert _files(table) == files
 
 
 @pytest.mark.slow

@@ -206,8 +206,9 @@ def test_aborted_threshold_from_properties_and_options():
     assert Thresholds.from_metadata(meta).aborted_num == 5
     assert Thresholds.from_metadata(meta, aborted_num=9).aborted_num == 9
     assert Thresholds.from_metadata(TableMetadata(schema)).aborted_num == 1000
-    with pytest.raises(UsageError, match="must not be negative"):
-        Thresholds.from_metadata(meta, aborted_num=-1)
+    for bad in ({"aborted_num": -1}, {"delta_pct": float("nan")}, {"delta_pct": float("inf")}):
+        with pytest.raises(UsageError, match="must be finite and not negative"):
+            Thresholds.from_metadata(meta, **bad)
     assert Thresholds(1, 0.5, 3).to_json() == {
         "compactor.delta.num.threshold": 1,
         "compactor.delta.pct.threshold": 0.5,

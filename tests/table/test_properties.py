@@ -66,6 +66,21 @@ def test_unknown_key_lists_the_known_ones():
             "compactor.delta.pct.threshold=-0.5: '-0.5' must not be negative",
         ),
         ("clean.retain", "forever", "clean.retain=forever: 'forever' is not a duration"),
+        (
+            "clean.retain",
+            "99999999999d",
+            "clean.retain=99999999999d: '99999999999d' is longer than 100 years",
+        ),
+        (
+            "compactor.delta.pct.threshold",
+            "nan",
+            "compactor.delta.pct.threshold=nan: 'nan' is not a finite number (e.g. 0.1 for 10%)",
+        ),
+        (
+            "compactor.delta.pct.threshold",
+            "inf",
+            "compactor.delta.pct.threshold=inf: 'inf' is not a finite number (e.g. 0.1 for 10%)",
+        ),
         ("write.target-file-size", "big", "write.target-file-size=big: 'big' is not a size"),
         (
             "orc.compress",
