@@ -456,8 +456,7 @@ class StreamRunner:
     def _commit(self, frames: list[tuple[str, Any]]) -> LoadResult:
         from lakectl.ops.load import load_frame
 
-        if self._abandon:
-            raise StreamStopped("stopped before the micro-batch committed")
+        self._unless_abandoned()
         raw = frames[0][1]
         for _, frame in frames[1:]:
             raw = raw.unionByName(frame)
@@ -481,8 +480,9 @@ class StreamRunner:
         return result
 
     def _unless_abandoned(self) -> None:
-        """Abort the micro-batch at its commit if a second stop request came while it ran (its
-        Spark jobs may all have finished before the request could cancel them)."""
+        """Abort the micro-batch, before its load and again at its commit, if a second stop
+        request came (its Spark jobs may all have finished before the request could cancel
+        them)."""
         if self._abandon:
             raise StreamStopped("stopped before the micro-batch committed")
 

@@ -22,6 +22,7 @@ is, so a running writer's transaction is never folded into a compacted directory
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,7 +71,7 @@ class Thresholds:
         num = delta_num if delta_num is not None else parse(DELTA_NUM_KEY, int)
         pct = delta_pct if delta_pct is not None else parse(DELTA_PCT_KEY, float)
         aborted = aborted_num if aborted_num is not None else parse(ABORTED_KEY, int)
-        if num < 0 or aborted < 0 or not pct >= 0 or pct == float("inf"):
+        if num < 0 or aborted < 0 or not math.isfinite(pct) or pct < 0:
             raise UsageError("compaction thresholds must be finite and not negative")
         return Thresholds(num, pct, aborted)
 
@@ -214,7 +215,6 @@ def plan_partition_compaction(
         stats.update(base_rows=base_rows, delta_rows=delta_rows)
     if aborted:
         stats["aborted_write_ids"] = aborted
-    too_many_aborts = kind == "auto" and aborted > thresholds.aborted_num
 
     def leave(reason: str) -> PartitionCompaction:
         return PartitionCompaction(
@@ -223,7 +223,7 @@ def plan_partition_compaction(
 
     if n == 0:
         where = f"above {base.acid.name}" if base else "in the partition"
-        if too_many_aborts:
+        if kind == "auto" and aborted > thresholds.aborted_num:
             return leave(
                 f"{_aborts(aborted, thresholds)}, but no committed deltas {where} to compact; "
                 "`lakectl clean` removes their directories"
@@ -240,14 +240,10 @@ def plan_partition_compaction(
         if len(ranges) < 2:
             return leave(f"nothing to merge: the deltas cover one write-id range ({low}..{high})")
         chosen, reason = MINOR, f"minor requested: merge {_plural(n, 'delta')} ({low}..{high})"
-    elif too_many_aborts:
-        chosen = MAJOR
-        reason = (
-            f"{_aborts(aborted, thresholds)}: rewrite {_describe(base, n)}; "
-            "`lakectl clean` then removes their directories"
-        )
     else:
-        chosen, reason = _auto(base, n, base_bytes, delta_bytes, base_rows, delta_rows, thresholds)
+        chosen, reason = _auto(
+            base, n, base_bytes, delta_bytes, base_rows, delta_rows, aborted, thresholds
+        )
         if chosen == MINOR and len(ranges) < 2:
             return leave(f"{reason}, but they cover one write-id range: nothing to merge")
         if chosen is None:
@@ -301,9 +297,15 @@ def _auto(
     delta_bytes: int,
     base_rows: int | None,
     delta_rows: int | None,
+    aborted: int,
     t: Thresholds,
 ) -> tuple[str | None, str]:
-    """Hive's Initiator decision for one partition."""
+    """Hive's Initiator decision for one partition with ``n`` > 0 committed deltas."""
+    if aborted > t.aborted_num:  # Hive's "too many aborts" comes first
+        return MAJOR, (
+            f"{_aborts(aborted, t)}: rewrite {_describe(base, n)}; "
+            "`lakectl clean` then removes their directories"
+        )
     no_base = base is None or (base_bytes == 0 and not base_rows)
     if not no_base:
         by_bytes = delta_bytes / base_bytes if base_bytes else 0.0

@@ -10,7 +10,8 @@ has a filesystem for the source's scheme, else through fsspec
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 from lakectl.errors import BadInputError, LakectlError, TableNotFoundError, UsageError
 from lakectl.storage.fs import storage_for
@@ -142,7 +143,7 @@ def _read_avro(spark: SparkSession, storage, path: str) -> DataFrame:
                         "(one column per field)"
                     )
                 schema = schema or written
-                records.extend(r for r in reader if isinstance(r, dict))
+                records.extend(cast(Iterator[dict], reader))  # records: checked above
         except (ValueError, EOFError, fastavro.read.SchemaResolutionError) as exc:  # type: ignore[attr-defined]
             raise BadInputError(f"{storage.url(file)}: not a readable Avro file: {exc}") from exc
     if schema is None:

@@ -21,7 +21,9 @@ MERGE_OPS = frozenset({"upsert", "cdc", "delete", "materialize"})
 DATA_OPS = APPEND_OPS | MERGE_OPS
 # Operations that read (and decide for) the whole table, whatever partitions they end up writing.
 WHOLE_TABLE_OPS = frozenset({"materialize"})
-METADATA_OPS = frozenset({"create", "set-properties"})
+# ``set`` changes table properties only: the rows stay as they are.
+PROPERTY_OPS = frozenset({"set-properties"})
+METADATA_OPS = frozenset({"create"}) | PROPERTY_OPS
 # A compaction rewrites committed write ids below every open one and keeps each row's identity:
 # it conflicts with nothing, and nothing conflicts with it. ``list-bucket`` is such a rewrite too
 # (a major compaction whose base is split by skewed values; lakectl.ops.list_bucket).

@@ -19,11 +19,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lakectl.errors import TimeTravelError
-from lakectl.table.log import CLEAN_OPS, COMPACT_OPS, CommitRecord, TableState
+from lakectl.table.log import CLEAN_OPS, COMPACT_OPS, PROPERTY_OPS, CommitRecord, TableState
 
 DELETED_KEY = "deleted"
 # Records after which a table holds the same rows as before them.
-SAME_ROWS_OPS = COMPACT_OPS | CLEAN_OPS | frozenset({"set-properties"})
+SAME_ROWS_OPS = COMPACT_OPS | CLEAN_OPS | PROPERTY_OPS
 
 
 def format_time(millis: int) -> str:

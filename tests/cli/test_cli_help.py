@@ -178,3 +178,13 @@ def test_fast_commands_do_not_start_spark(lakectl_table, interop, args):
     assert probe["elapsed"] < 1.0, f"{argv[0]} took {probe['elapsed']:.2f}s"
     if "--json" in argv:
         json.loads(out)
+
+
+@pytest.mark.parametrize("command", ["load", "stream"])
+def test_op_values_default_is_the_one_load_treats_as_unset(command):
+    # The CLI spells the default out (importing lakectl.ops.load would slow every command);
+    # load refuses --op-values outside cdc by comparing with this constant.
+    from lakectl.ops.load import DEFAULT_OP_VALUES
+
+    [option] = [p for p in cli.commands[command].params if p.name == "op_values"]
+    assert option.default == DEFAULT_OP_VALUES
