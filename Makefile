@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test test-fast lint bench clean check-java
 
+JAR := lakectl/jars/lakectl-spark.jar
+JAVA_SOURCES := $(wildcard jvm/src/io/lakectl/spark/*.java)
+
 $(STAMP): pyproject.toml
 	@scripts/check-java.sh
 	$(PYTHON) -m venv $(VENV)
@@ -13,15 +16,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-setup: $(STAMP)
+# lakectl's Spark data source; skipped with a warning where there is no JDK.
+$(JAR): $(STAMP) $(JAVA_SOURCES) scripts/build-jar.sh
+	@scripts/build-jar.sh $(BIN)/python
+
+setup: $(STAMP) $(JAR)
 
 check-java:
 	@scripts/check-java.sh
 
-demo: $(STAMP)
+demo: $(STAMP) $(JAR)
 	@scripts/demo.sh
 
-test: $(STAMP)
+test: $(STAMP) $(JAR)
 	$(BIN)/python -m pytest -q
 
 test-fast: $(STAMP)
@@ -32,9 +39,9 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check lakectl tests bench
 	$(BIN)/mypy lakectl
 
-bench: $(STAMP)
+bench: $(STAMP) $(JAR)
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.run_all
 
 clean:
-	rm -rf $(VENV) warehouse demo-warehouse .pytest_cache
+	rm -rf $(VENV) $(JAR) warehouse demo-warehouse .pytest_cache

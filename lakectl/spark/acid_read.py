@@ -399,7 +399,13 @@ def read_rows(
     spec: ReadSpec,
     with_identity: bool = False,
 ) -> DataFrame:
-    """The snapshot's rows as a flat DataFrame."""
+    """The snapshot's rows as a flat DataFrame: through lakectl's data source where it can
+    serve the read (:mod:`native_read`), else by Spark's ORC scan and joins."""
+    from lakectl.spark.native_read import native_rows
+
+    rows = native_rows(spark, plans, spec, with_identity)
+    if rows is not None:
+        return rows
     events = live_events(spark, plans, spec)
     if events is None:
         return empty_rows(spark, spec, with_identity)

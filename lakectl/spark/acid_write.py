@@ -65,6 +65,12 @@ def _bucket_id(raw: Column) -> Column:
     return F.when(raw.bitwiseAND(F.lit(_CODEC_V1)) != 0, decoded).otherwise(raw)
 
 
+# Bytes per compression block: ORC C++'s default, and pyarrow's (major compaction). A reader
+# allocates one block per column stream of a file: with ORC Java's 256 KiB, opening a
+# load's small delta file (tens of KB) allocated and zeroed about 7 MB.
+ORC_COMPRESSION_BLOCK = 64 * 1024
+
+
 def _write_events(
     df: DataFrame,
     target: WriteTarget,
@@ -94,6 +100,7 @@ def _write_events(
         ordered.write.mode("overwrite")
         .option("partitionOverwriteMode", "static")
         .option("compression", compression)
+        .option("orc.compress.size", str(ORC_COMPRESSION_BLOCK))
     )
     if not dictionary:
         writer = writer.option("orc.dictionary.key.threshold", "0")

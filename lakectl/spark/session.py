@@ -108,10 +108,25 @@ def driver_conf(master: str = "local[*]") -> dict[str, str]:
         # barrier and refinement work competes with the tasks for the few cores of a laptop.
         options += f" {_LOCAL_GC}"
     conf["spark.driver.extraJavaOptions"] = options
+    jar = _lakectl_jar()
+    if jar:
+        # lakectl's data source (native_read): on the driver's class path from its start, and
+        # shipped to the executors of a cluster (local mode runs them in the driver).
+        conf["spark.driver.extraClassPath"] = jar
+        if not master.startswith("local"):
+            conf["spark.jars"] = jar
     return conf
 
 
+def _lakectl_jar() -> str | None:
+    from lakectl.spark.native_read import jar_path
+
+    return jar_path()
+
+
 _LOCAL_GC = "-XX:+UseParallelGC"
+# Settings that list paths: the user's entries are added to lakectl's, not put in their place.
+_PATH_LISTS = {"spark.driver.extraClassPath": os.pathsep, "spark.jars": ","}
 _CHOOSES_GC = re.compile(r"-XX:\+Use\w+GC\b")
 
 
@@ -121,6 +136,20 @@ def merge_java_options(ours: str, theirs: str) -> str:
     if _CHOOSES_GC.search(theirs):
         ours = " ".join(o for o in ours.split() if o != _LOCAL_GC)
     return f"{ours} {theirs}".strip()
+
+
+def launch_conf(settings: SparkSettings) -> dict[str, str]:
+    """The settings of a session lakectl launches: :func:`driver_conf`, then the user's
+    ``--conf`` on top, JVM options and class paths added to lakectl's instead of replacing
+    them."""
+    conf = driver_conf(settings.master)
+    for key, value in settings.conf.items():
+        if key.endswith("extraJavaOptions") and key in conf:
+            value = merge_java_options(conf[key], value)
+        elif key in _PATH_LISTS and key in conf:
+            value = _PATH_LISTS[key].join((conf[key], value))
+        conf[key] = value
+    return conf
 
 
 def _connect(settings: SparkSettings) -> SparkSession:
@@ -175,11 +204,7 @@ def get_session(settings: SparkSettings | None = None) -> SparkSession:
                 )
             from pyspark.sql import SparkSession
 
-            conf = driver_conf(settings.master)
-            for key, value in settings.conf.items():
-                if key.endswith("extraJavaOptions") and key in conf:
-                    value = merge_java_options(conf[key], value)
-                conf[key] = value
+            conf = launch_conf(settings)
             builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
             for key, value in conf.items():
                 builder = builder.config(key, value)

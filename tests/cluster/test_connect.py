@@ -89,3 +89,23 @@ def test_stream_over_spark_connect_gives_the_table_local_mode_gives(tmp_path, co
     assert remote_rows == STREAM_EXPECTED
     assert remote["batches"] == len(STREAM_FILES) and remote["files"] == len(STREAM_FILES)
     assert remote["counts"]["ignored"] == 1 and remote["counts"]["deleted"] == 1
+
+
+NATIVE_PROBE = (
+    "import sys\n"
+    "from lakectl.spark.native_read import _enabled\n"
+    "from lakectl.spark.session import SparkSettings, get_session\n"
+    "print(_enabled(get_session(SparkSettings(remote=sys.argv[1]))))\n"
+)
+
+
+def test_the_server_lakectl_starts_resolves_lakectls_data_source(connect_url: str):
+    """The server gets the data source's jar (driver_conf), so Connect reads take it too."""
+    done = subprocess.run(
+        [sys.executable, "-c", NATIVE_PROBE, connect_url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -57,3 +58,21 @@ def test_local_drivers_use_the_throughput_collector_unless_the_user_picks_one():
     assert "-XX:+UseSerialGC" in merged and "-XX:+UseParallelGC" not in merged
     assert "-XX:-DontCompileHugeMethods" in merged and "-XX:TieredStopAtLevel=1" in merged
     assert merge_java_options(local, "-Xss4m").split() == [*local.split(), "-Xss4m"]
+
+
+def test_the_data_source_jar_is_on_the_drivers_class_path_and_shipped_to_clusters():
+    from lakectl.spark.native_read import jar_path
+    from lakectl.spark.session import SparkSettings, launch_conf
+
+    jar = jar_path()
+    assert jar is not None  # make builds it (scripts/build-jar.sh)
+    local = driver_conf("local[2]")
+    assert local["spark.driver.extraClassPath"] == jar
+    assert "spark.jars" not in local  # local mode runs the tasks in the driver
+    cluster = driver_conf("spark://127.0.0.1:7077")
+    assert cluster["spark.jars"] == jar
+    # The user's class path and jars are added to lakectl's, not put in their place.
+    mine = {"spark.driver.extraClassPath": "/opt/x.jar", "spark.jars": "/opt/y.jar"}
+    conf = launch_conf(SparkSettings(master="spark://127.0.0.1:7077", conf=mine))
+    assert conf["spark.driver.extraClassPath"].split(os.pathsep) == [jar, "/opt/x.jar"]
+    assert conf["spark.jars"].split(",") == [jar, "/opt/y.jar"]
