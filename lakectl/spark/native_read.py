@@ -44,8 +44,9 @@ _DATA_TYPES = re.compile(
     r"^(boolean|tinyint|smallint|int|bigint|float|double|string|binary|date|decimal\(\d+,\d+\))$"
 )
 _INTEGER_TYPES = {"tinyint", "smallint", "int", "bigint"}
-_INTEGER = re.compile(r"^[+-]?\d{1,18}$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# ASCII digits only: Spark's cast reads no others (a Unicode digit gives NULL).
+_INTEGER = re.compile(r"^[+-]?[0-9]{1,18}$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _EPOCH = dt.date(1970, 1, 1)
 _IDENTITY_DDL = ["originalTransaction bigint", "bucket int", "rowId bigint"]
 # Spark's settings for its file scans: bytes per task at most, and what opening a file costs
@@ -191,6 +192,12 @@ def _fits(value: object, type_name: str) -> bool:
     return -(2 ** (bits - 1)) <= value < 2 ** (bits - 1)
 
 
+def _field_index(schema: Schema, name: str | None) -> int:
+    """The position of column ``name`` (case-insensitive), or -1."""
+    lowered = [n.lower() for n in schema.names]
+    return lowered.index(name.lower()) if name and name.lower() in lowered else -1
+
+
 def _output_ddl(spec: ReadSpec, with_identity: bool) -> str:
     ddl = [f"`{c.name}` {c.type}" for c in spec.data_schema.columns]
     ddl += [f"`{c.name}` {c.type}" for c in spec.partition_schema.columns]
@@ -215,6 +222,8 @@ def _plan_json(
             "dataColumns": len(spec.data_schema.columns),
             "partitionColumns": len(spec.partition_schema.columns),
             "identity": with_identity,
+            # As the join path's guard: a live row's key is never null (other writers' files).
+            "notNullField": _field_index(spec.data_schema, spec.not_null_column),
             "highWatermark": spec.valid.high_watermark,
             "exceptions": sorted(spec.valid.exceptions),
             "splits": [

@@ -113,9 +113,14 @@ def driver_conf(master: str = "local[*]") -> dict[str, str]:
         # lakectl's data source (native_read): on the driver's class path from its start, and
         # shipped to the executors of a cluster (local mode runs them in the driver).
         conf["spark.driver.extraClassPath"] = jar
-        if not master.startswith("local"):
+        if not _runs_tasks_in_the_driver(master):
             conf["spark.jars"] = jar
     return conf
+
+
+def _runs_tasks_in_the_driver(master: str) -> bool:
+    """``local`` and ``local[N]``; not ``local-cluster[...]``, whose executors are processes."""
+    return master == "local" or master.startswith("local[")
 
 
 def _lakectl_jar() -> str | None:

@@ -76,3 +76,8 @@ def test_the_data_source_jar_is_on_the_drivers_class_path_and_shipped_to_cluster
     conf = launch_conf(SparkSettings(master="spark://127.0.0.1:7077", conf=mine))
     assert conf["spark.driver.extraClassPath"].split(os.pathsep) == [jar, "/opt/x.jar"]
     assert conf["spark.jars"].split(",") == [jar, "/opt/y.jar"]
+
+
+def test_local_cluster_executors_are_processes_and_get_the_jar():
+    assert "spark.jars" in driver_conf("local-cluster[2,1,1024]")
+    assert "spark.jars" not in driver_conf("local")

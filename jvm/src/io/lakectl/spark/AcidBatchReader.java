@@ -48,6 +48,9 @@ final class AcidBatchReader implements PartitionReader<ColumnarBatch> {
         readFields[source] = true;
       }
     }
+    if (plan.notNullField >= 0) {
+      readFields[plan.notNullField] = true;
+    }
     this.files = new AcidFiles(conf, plan.rowType, readFields); // read only: not copied
     this.batch = files.newBatch();
     StructColumnVector row = (StructColumnVector) batch.cols[AcidFiles.ROW];
@@ -161,6 +164,8 @@ final class AcidBatchReader implements PartitionReader<ColumnarBatch> {
     LongColumnVector rowId = (LongColumnVector) batch.cols[AcidFiles.ROW_ID];
     LongColumnVector current = (LongColumnVector) batch.cols[AcidFiles.CURRENT_TRANSACTION];
     StructColumnVector row = (StructColumnVector) batch.cols[AcidFiles.ROW];
+    org.apache.hadoop.hive.ql.exec.vector.ColumnVector notNull =
+        plan.notNullField < 0 ? null : row.fields[plan.notNullField];
     boolean probe = !deletes.isEmpty();
     int[] index = selection.index;
     int n = 0;
@@ -168,6 +173,7 @@ final class AcidBatchReader implements PartitionReader<ColumnarBatch> {
       if (AcidFiles.isNull(op, i)
           || AcidFiles.value(op, i) == OP_DELETE
           || AcidFiles.isNull(row, i)
+          || (notNull != null && AcidFiles.isNull(notNull, i))
           || AcidFiles.isNull(current, i)
           || (!base && !plan.valid(AcidFiles.value(current, i)))
           || AcidFiles.isNull(txn, i)

@@ -1,15 +1,9 @@
 package io.lakectl.spark;
 
-import java.io.IOException;
-import java.io.ObjectInputStream;
-import java.io.ObjectOutputStream;
-import java.io.Serializable;
-
 import org.apache.hadoop.conf.Configuration;
-import org.apache.spark.SparkContext;
-import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -20,6 +14,7 @@ import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.util.SerializableConfiguration;
 
 /** The scan of an {@link AcidSource}: the plan's splits, the columns Spark asked for. */
 final class AcidScan implements Scan, Batch {
@@ -91,9 +86,12 @@ final class AcidScan implements Scan, Batch {
       StructField field = required.fields()[i];
       sources[i] = schema.fieldIndex(field.name());
     }
-    SparkContext sc = SparkContext.getOrCreate();
-    Broadcast<HadoopConf> conf =
-        JavaSparkContext.fromSparkContext(sc).broadcast(new HadoopConf(sc.hadoopConfiguration()));
+    // The session's Hadoop settings (its SQL conf included), as Spark's own file scans use;
+    // shipped the way they ship them (a Java-serialized wrapper, also under Kryo).
+    SparkSession session = SparkSession.active();
+    Configuration hadoop = session.sessionState().newHadoopConf();
+    Broadcast<SerializableConfiguration> conf =
+        SerializableConfiguration.broadcast(session.sparkContext(), hadoop);
     return new ReaderFactory(schema, sources, plan, conf);
   }
 
@@ -103,9 +101,13 @@ final class AcidScan implements Scan, Batch {
     private final StructType schema;
     private final int[] sources;
     private final ReadPlan plan;
-    private final Broadcast<HadoopConf> conf;
+    private final Broadcast<SerializableConfiguration> conf;
 
-    ReaderFactory(StructType schema, int[] sources, ReadPlan plan, Broadcast<HadoopConf> conf) {
+    ReaderFactory(
+        StructType schema,
+        int[] sources,
+        ReadPlan plan,
+        Broadcast<SerializableConfiguration> conf) {
       this.schema = schema;
       this.sources = sources;
       this.plan = plan;
@@ -126,29 +128,6 @@ final class AcidScan implements Scan, Batch {
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
       return new AcidBatchReader(
           schema, sources, plan, (ReadPlan.Split) partition, conf.value().value());
-    }
-  }
-
-  /** A Hadoop configuration that Spark can ship to executors. */
-  static final class HadoopConf implements Serializable {
-    private static final long serialVersionUID = 1L;
-    private transient Configuration value;
-
-    HadoopConf(Configuration value) {
-      this.value = value;
-    }
-
-    Configuration value() {
-      return value;
-    }
-
-    private void writeObject(ObjectOutputStream out) throws IOException {
-      value.write(out);
-    }
-
-    private void readObject(ObjectInputStream in) throws IOException {
-      value = new Configuration(false);
-      value.readFields(in);
     }
   }
 }

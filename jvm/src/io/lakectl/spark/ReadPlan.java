@@ -24,6 +24,7 @@ import org.apache.spark.sql.types.StructType;
  * <pre>{
  *   "rowType": "struct&lt;a:bigint,b:string&gt;",   ORC type of the row struct (data columns)
  *   "dataColumns": 2, "partitionColumns": 1, "identity": false,
+ *   "notNullField": 0,                             rows where this row field is null are not live
  *   "highWatermark": 12, "exceptions": [7],       valid write ids of delta and delete events
  *   "splits": [{"groups": [{"values": ["2024-01-01"],
  *                            "files": [["file:/t/d=x/base_5/bucket_00000", 123, true], ...],
@@ -41,6 +42,7 @@ final class ReadPlan implements Serializable {
   final int dataColumns;
   final int partitionColumns;
   final boolean identity;
+  final int notNullField; // a row field that is never null in a live row (the key), or -1
   final long highWatermark;
   final long[] exceptions; // sorted
   // Each task gets its own split; the rest of the plan travels with the reader factory.
@@ -51,6 +53,7 @@ final class ReadPlan implements Serializable {
       int dataColumns,
       int partitionColumns,
       boolean identity,
+      int notNullField,
       long highWatermark,
       long[] exceptions,
       Split[] splits) {
@@ -58,6 +61,7 @@ final class ReadPlan implements Serializable {
     this.dataColumns = dataColumns;
     this.partitionColumns = partitionColumns;
     this.identity = identity;
+    this.notNullField = notNullField;
     this.highWatermark = highWatermark;
     this.exceptions = exceptions;
     this.splits = splits;
@@ -147,6 +151,7 @@ final class ReadPlan implements Serializable {
         data,
         parts,
         identity,
+        root.path("notNullField").asInt(-1),
         root.path("highWatermark").asLong(),
         exceptions,
         splits.toArray(new Split[0]));
