@@ -14,6 +14,7 @@ from functools import partial
 import pytest
 from cluster_support import (
     CREATE,
+    STARTUP_TIMEOUT,
     STREAM_EXPECTED,
     STREAM_FILES,
     WORKFLOW,
@@ -21,6 +22,8 @@ from cluster_support import (
     run_lakectl_process,
     stream_three_files,
 )
+
+from lakectl.spark.daemons import LOOPBACK, free_port, start_connect_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -109,3 +112,38 @@ def test_the_server_lakectl_starts_resolves_lakectls_data_source(connect_url: st
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True"
+
+
+def test_a_connect_server_without_lakectls_jar_reads_through_the_join_path(
+    tmp_path, lakectl_cli, spark
+):
+    """A server someone else started (here: lakectl's, with its class path emptied) cannot
+    resolve the data source: the client falls back to Spark's ORC scan and the joins."""
+    port = free_port()
+    server = start_connect_server(
+        port,
+        tmp_path / "server.log",
+        master="local[2]",
+        conf={"spark.driver.extraClassPath": ""},
+        timeout=STARTUP_TIMEOUT,
+    )
+    try:
+        url = f"sc://{LOOPBACK}:{port}"
+        probe = subprocess.run(
+            [sys.executable, "-c", NATIVE_PROBE, url], capture_output=True, text=True, timeout=120
+        )
+        assert probe.returncode == 0, probe.stderr[-2000:]
+        assert probe.stdout.strip() == "False"
+        warehouse = tmp_path / "wh"
+        for command in [CREATE, WORKFLOW[0], WORKFLOW[1]]:
+            done = lakectl_cli(*command, "--warehouse", warehouse, "--json")
+            assert done.code == 0, done.err
+        local = lakectl_cli("snapshot", "sales", "--warehouse", warehouse, "--json").json
+        remote = run_lakectl_process(
+            tmp_path, "--warehouse", warehouse, "--remote", url, "snapshot", "sales"
+        )
+        assert remote["truncated"] == local["truncated"] is False
+        key = lambda row: row["sell_id"]  # noqa: E731
+        assert sorted(remote["rows"], key=key) == sorted(local["rows"], key=key)
+    finally:
+        server.stop()
