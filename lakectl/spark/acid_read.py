@@ -385,12 +385,17 @@ def to_rows(events: DataFrame, spec: ReadSpec, with_identity: bool = False) -> D
     return events.select(*cols)
 
 
-def empty_rows(spark: SparkSession, spec: ReadSpec, with_identity: bool = False) -> DataFrame:
+def rows_ddl(spec: ReadSpec, with_identity: bool = False) -> str:
+    """The DDL of :func:`read_rows`' frame: data columns, partition columns, identity."""
     ddl = [f"`{c.name}` {c.type}" for c in spec.data_schema.columns]
     ddl += [f"`{c.name}` {c.type}" for c in spec.partition_schema.columns]
     if with_identity:
         ddl += ["originalTransaction bigint", "bucket int", "rowId bigint"]
-    return spark.createDataFrame([], ", ".join(ddl))
+    return ", ".join(ddl)
+
+
+def empty_rows(spark: SparkSession, spec: ReadSpec, with_identity: bool = False) -> DataFrame:
+    return spark.createDataFrame([], rows_ddl(spec, with_identity))
 
 
 def read_rows(
@@ -492,5 +497,6 @@ __all__ = [
     "live_events",
     "live_events_for_keys",
     "read_rows",
+    "rows_ddl",
     "to_rows",
 ]

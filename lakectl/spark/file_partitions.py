@@ -264,12 +264,18 @@ def fits_broadcast(spark: SparkSession, size: int) -> bool:
     join's estimate is the product of its sides), so callers hint a broadcast themselves where
     Spark would have chosen one from the files' size.
     """
-    text = (spark.conf.get(_THRESHOLD_CONF, "10m") or "10m").strip()
+    threshold = conf_bytes(spark, _THRESHOLD_CONF, "10m")
+    return threshold is not None and 0 < size <= threshold
+
+
+def conf_bytes(spark: SparkSession, key: str, default: str) -> int | None:
+    """A session setting in bytes (``"10m"``, ``"1048576"``, ``"-1"``), or None when it
+    does not parse as one."""
+    text = (spark.conf.get(key, default) or default).strip()
     try:
-        threshold = int(text) if text.lstrip("-").isdigit() else parse_size(text)
+        return int(text) if text.lstrip("-").isdigit() else parse_size(text)
     except UsageError:
-        return False
-    return 0 < size <= threshold
+        return None
 
 
 __all__ = [
@@ -277,6 +283,7 @@ __all__ = [
     "PARTITION_KEY_COLUMN",
     "FilesFrame",
     "KnownFile",
+    "conf_bytes",
     "directory_values",
     "files_frame",
     "fits_broadcast",

@@ -24,17 +24,16 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from lakectl.errors import UsageError
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.planning.read_splits import SplitFile, SplitGroup, pack_splits
+from lakectl.spark.acid_read import ReadSpec, rows_ddl
+from lakectl.spark.file_partitions import conf_bytes
 from lakectl.spark.fsspec_orc import hadoop_urls
-from lakectl.table.properties import parse_size
+from lakectl.spark.types import row_struct_ddl
 from lakectl.table.schema import Schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-    from lakectl.spark.acid_read import ReadSpec
 
 SOURCE = "io.lakectl.spark.AcidSource"
 ENABLED_CONF = "spark.lakectl.read.native"
@@ -48,14 +47,11 @@ _INTEGER_TYPES = {"tinyint", "smallint", "int", "bigint"}
 _INTEGER = re.compile(r"^[+-]?[0-9]{1,18}$")
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _EPOCH = dt.date(1970, 1, 1)
-_IDENTITY_DDL = ["originalTransaction bigint", "bucket int", "rowId bigint"]
 # Spark's settings for its file scans: bytes per task at most, and what opening a file costs
 # in bytes. Spark's defaults served best here too: weighing a small file at 256 KB instead of
 # 4 MB packed 10M rows into 6 tasks instead of 10 and read them 15% slower on 2 cores.
-_MAX_BYTES_CONF = ("spark.sql.files.maxPartitionBytes", 128 * 1024 * 1024)
-_OPEN_COST_CONF = ("spark.sql.files.openCostInBytes", 4 * 1024 * 1024)
-
-_available: dict[int, bool] = {}
+_MAX_BYTES = ("spark.sql.files.maxPartitionBytes", 128 * 1024 * 1024)
+_OPEN_COST = ("spark.sql.files.openCostInBytes", 4 * 1024 * 1024)
 
 
 def jar_path() -> str | None:
@@ -110,10 +106,7 @@ def native_rows(
     ]
     plan = _plan_json(spark, groups, spec, with_identity)
     return (
-        spark.read.format(SOURCE)
-        .schema(_output_ddl(spec, with_identity))
-        .option("plan", plan)
-        .load()
+        spark.read.format(SOURCE).schema(rows_ddl(spec, with_identity)).option("plan", plan).load()
     )
 
 
@@ -136,13 +129,9 @@ def _enabled(spark: SparkSession) -> bool:
 
 
 def _conf_bytes(spark: SparkSession, key: str, default: int) -> int:
-    text = (spark.conf.get(key, None) or "").strip()
-    if not text:
-        return default
-    try:
-        return int(text) if text.isdigit() else parse_size(text)
-    except UsageError:
-        return default
+    """A positive byte count from the session, else ``default``."""
+    value = conf_bytes(spark, key, str(default))
+    return value if value is not None and value > 0 else default
 
 
 def _parallelism(spark: SparkSession) -> int:
@@ -198,27 +187,16 @@ def _field_index(schema: Schema, name: str | None) -> int:
     return lowered.index(name.lower()) if name and name.lower() in lowered else -1
 
 
-def _output_ddl(spec: ReadSpec, with_identity: bool) -> str:
-    ddl = [f"`{c.name}` {c.type}" for c in spec.data_schema.columns]
-    ddl += [f"`{c.name}` {c.type}" for c in spec.partition_schema.columns]
-    return ", ".join(ddl + (_IDENTITY_DDL if with_identity else []))
-
-
-def _orc_row_type(schema: Schema) -> str:
-    """The ORC type of the row struct (ORC spells Spark's SQL types the same way here)."""
-    fields = ",".join(f"`{c.name}`:{c.type}" for c in schema.columns)
-    return f"struct<{fields}>"
-
-
 def _plan_json(
     spark: SparkSession, groups: list[SplitGroup], spec: ReadSpec, with_identity: bool
 ) -> str:
-    max_bytes = _conf_bytes(spark, *_MAX_BYTES_CONF)
-    open_cost = _conf_bytes(spark, *_OPEN_COST_CONF)
+    max_bytes = _conf_bytes(spark, *_MAX_BYTES)
+    open_cost = _conf_bytes(spark, *_OPEN_COST)
     splits = pack_splits(groups, max_bytes, open_cost, _parallelism(spark))
     return json.dumps(
         {
-            "rowType": _orc_row_type(spec.data_schema),
+            # ORC spells the types of _DATA_TYPES as Spark does.
+            "rowType": row_struct_ddl(spec.data_schema),
             "dataColumns": len(spec.data_schema.columns),
             "partitionColumns": len(spec.partition_schema.columns),
             "identity": with_identity,

@@ -1,7 +1,6 @@
 package io.lakectl.spark;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hive.ql.exec.vector.LongColumnVector;
@@ -152,7 +151,7 @@ final class AcidBatchReader implements PartitionReader<ColumnarBatch> {
     } else if (value instanceof Boolean b) {
       vector.setBoolean(b);
     } else {
-      throw new UncheckedIOException(new IOException("unexpected partition value " + value));
+      throw new IllegalStateException("unexpected partition value " + value);
     }
   }
 
