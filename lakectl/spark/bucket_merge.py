@@ -33,7 +33,7 @@ from lakectl.table.layout import (
     parse_bucket_file,
 )
 from lakectl.table.orc_files import add_acid_metadata
-from lakectl.table.properties import pyarrow_orc_codec
+from lakectl.table.properties import ORC_DICTIONARY_THRESHOLD, pyarrow_orc_codec
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
@@ -268,7 +268,7 @@ class _MergeTask:
                         handle,
                         compression=self.compression,
                         bloom_filter_columns=_bloom_ids(target, self.key),
-                        dictionary_key_size_threshold=0.8,  # ORC Java's default, as Spark writes
+                        dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
                     )
                 writer.write(pa.Table.from_batches([batch]))
                 rows += batch.num_rows

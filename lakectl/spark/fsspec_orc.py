@@ -38,7 +38,7 @@ from pyspark.sql.datasource import (
 from lakectl.errors import StorageError
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import escape_partition_value, unescape_partition_value
-from lakectl.table.properties import pyarrow_orc_codec
+from lakectl.table.properties import ORC_DICTIONARY_THRESHOLD, pyarrow_orc_codec
 
 from .types import event_schema_ddl
 
@@ -297,7 +297,11 @@ class _EventWriter(DataSourceArrowWriter):
                         path = self._file_path(key)
                         self.storage.makedirs(path.rsplit("/", 1)[0])  # local files need dirs
                         handle = self.storage.fs.open(path, "wb")
-                        writer = orc.ORCWriter(handle, compression=self.compression)
+                        writer = orc.ORCWriter(
+                            handle,
+                            compression=self.compression,
+                            dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
+                        )
                         written.append(path)
                         current = key
                     writer.write(pa.Table.from_batches([_unsliced(rows.select(_EVENT_COLUMNS))]))

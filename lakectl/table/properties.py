@@ -88,6 +88,12 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
+# ORC Java's default (``orc.dictionary.key.threshold``), which Spark's and Hive's writers use: a
+# string column is dictionary-encoded while its distinct values are at most this share of its
+# values. pyarrow's writer defaults to 0 (never), so lakectl's pyarrow writers pass it.
+ORC_DICTIONARY_THRESHOLD = 0.8
+
+
 def pyarrow_orc_codec(codec: str) -> str:
     """pyarrow's name for an ``orc.compress`` codec (``NONE`` is its "uncompressed"; unset is
     SNAPPY, the default)."""

@@ -25,7 +25,13 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1500)]
 def test_sales_workflow_on_a_standalone_cluster_matches_local_mode(
     tmp_path, standalone_cluster: Standalone, local_reference
 ):
-    spark_args = ("--warehouse", tmp_path / "wh", "--master", standalone_cluster.master_url)
+    # Under Kryo, as many clusters run: what lakectl ships to executors (the data source's
+    # Hadoop settings travel in a broadcast) must survive it. The stream test and the S3
+    # cluster test keep Spark's default (Java) serializer.
+    spark_args = (
+        "--warehouse", tmp_path / "wh", "--master", standalone_cluster.master_url,
+        "--conf", "spark.serializer=org.apache.spark.serializer.KryoSerializer",
+    )  # fmt: skip
     results = run_lakectl_sequence(
         tmp_path, [(*spark_args, *command) for command in [CREATE, *WORKFLOW]]
     )

@@ -343,20 +343,20 @@ def test_append_keeps_every_row(tmp_path, lakectl_cli, spark):
     assert len(lakectl_cli("history", table, "--json").json) == 3
 
 
-def test_load_deltas_skip_string_dictionaries_compacted_bases_keep_them(tmp_path, lakectl_cli):
-    """Deltas are short-lived: a load writes strings without ORC dictionaries (cheaper to
-    write); the base a major compaction writes has them, as ORC's default chooses."""
+def test_strings_get_orcs_default_encoding_in_deltas_and_bases(tmp_path, lakectl_cli):
+    """As Hive writes them: a dictionary for a string column of few distinct values, direct
+    encoding for one of unique values; in a load's delta and in a major compaction's base."""
     table = tmp_path / "events"
-    rows = [{"id": i, "name": f"n{i % 3}", "score": 1.0, "region": "r1"} for i in range(400)]
+    rows = [{"id": i, "name": f"n{i % 3}", "score": 1.0, "region": f"r{i}"} for i in range(400)]
     source = _write(tmp_path / "a.csv", UPSERT_FILE_COLUMNS, rows)
     loaded = lakectl_cli("load", table, source, "--primary-key", "id", "--json")
     assert loaded.code == 0, loaded.err
     deltas = list(table.glob("delta_*/bucket_*"))
-    assert deltas and all(dictionary_columns(f) == set() for f in deltas)
+    assert deltas and all(dictionary_columns(f) == {"row.name"} for f in deltas)
     compacted = lakectl_cli("compact", table, "--major", "--json")
     assert compacted.code == 0, compacted.err
     bases = list(table.glob("base_*/bucket_*"))
-    assert bases and all("row.name" in dictionary_columns(f) for f in bases)
+    assert bases and all(dictionary_columns(f) == {"row.name"} for f in bases)
 
 
 # --- other source formats ---------------------------------------------------------------------

@@ -46,13 +46,30 @@ final class DeleteSet {
     if (c > 0 && rows[c - 1] >= rowId) {
       c = lowerBound(rows, 0, c, rowId); // a row before the last one probed
     } else if (c < rows.length && rows[c] < rowId) {
-      c = lowerBound(rows, c, rows.length, rowId);
+      c = seekForward(rows, c, rowId);
     }
     cursor = c;
     return c < rows.length && rows[c] == rowId;
   }
 
-  private static int lowerBound(long[] values, int from, int to, long value) {
+  /**
+   * The first index at or after {@code from} whose value is at least {@code value}, given
+   * {@code values[from] < value}: steps of 1, 2, 4, ... then a binary search, so passing the
+   * next few deleted rows costs a few comparisons rather than a search of the whole array.
+   */
+  static int seekForward(long[] values, int from, long value) {
+    int lo = from + 1; // values[lo - 1] < value throughout
+    int step = 1;
+    int hi = lo;
+    while (hi < values.length && values[hi] < value) {
+      lo = hi + 1;
+      step <<= 1;
+      hi = from + step;
+    }
+    return lowerBound(values, lo, Math.min(hi, values.length), value);
+  }
+
+  static int lowerBound(long[] values, int from, int to, long value) {
     int lo = from;
     int hi = to;
     while (lo < hi) {
@@ -114,8 +131,31 @@ final class DeleteSet {
     return new DeleteSet(sorted);
   }
 
-  /** The rows a delete event can name: those of one writer's bucket file. */
-  private record FileKey(long transaction, int bucket) {}
+  /**
+   * The rows a delete event can name: those of one writer's bucket file. A class rather than a
+   * record: a record's equals and hashCode are bound at run time through method handles, which
+   * the JIT compiles into the row loop (JFR, first read of a process: the C2 compilations of
+   * lakectl's classes took 0.65 s with the record, 0.16 s without).
+   */
+  private static final class FileKey {
+    final long transaction;
+    final int bucket;
+
+    FileKey(long transaction, int bucket) {
+      this.transaction = transaction;
+      this.bucket = bucket;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+      return other instanceof FileKey k && k.transaction == transaction && k.bucket == bucket;
+    }
+
+    @Override
+    public int hashCode() {
+      return Long.hashCode(transaction) * 31 + bucket;
+    }
+  }
 
   private static final class LongList {
     private long[] values = new long[64];
