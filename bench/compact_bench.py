@@ -211,6 +211,7 @@ def _cold_reads(table: str, seqs: dict[str, int]) -> tuple[lb.Timing, lb.Timing]
     runs: dict[str, list[lb.Timing]] = {"deltas": [], "base": []}
     for _ in range(COLD_ROUNDS):
         for name, seq in seqs.items():
+            load_before = os.getloadavg()[0]
             proc = subprocess.run(
                 [sys.executable, "-m", "bench.cold_read", table, str(seq)],
                 capture_output=True,
@@ -220,7 +221,7 @@ def _cold_reads(table: str, seqs: dict[str, int]) -> tuple[lb.Timing, lb.Timing]
             if proc.returncode != 0:
                 raise RuntimeError(f"cold read failed: {proc.stderr[-2000:]}")
             inner = json.loads(proc.stdout.strip().splitlines()[-1])
-            timing = lb.Timing(f"cold_{name}", inner["read_s"], 0.0, os.getloadavg()[0])
+            timing = lb.Timing(f"cold_{name}", inner["read_s"], load_before, os.getloadavg()[0])
             timing.detail = {"rows": inner["rows"], "session_s": inner["session_s"]}
             if inner["read_cpu_s"] is not None:
                 timing.detail["cpu_s"] = inner["read_cpu_s"]
