@@ -1,7 +1,8 @@
 """One snapshot read in a new process, as a cron job's ``lakectl snapshot`` makes it: the
 JVM has compiled nothing yet. Run by the compaction bench (``python -m bench.cold_read TABLE
-SEQ``); prints one JSON line: the session start and the read (planning, merge-on-read, an
-aggregate over every column), in wall and CPU seconds.
+SEQ``); prints one JSON line: the session start and the read (Spark's analysis and planning of
+the snapshot query, the merge-on-read, an aggregate over every column), in wall and CPU seconds.
+Reading the log and listing the files come before the timed read, as in the bench's warm reads.
 
 ``SEQ`` is the last log record of the state to read (``-1``: the newest), so the layout of a
 table before a compaction can be read again while its files are still there.

@@ -64,7 +64,7 @@ final class DeleteSet {
     while (hi < values.length && values[hi] < value) {
       lo = hi + 1;
       step <<= 1;
-      hi = from + step;
+      hi = step >= values.length - from ? values.length : from + step; // no int overflow
     }
     return lowerBound(values, lo, Math.min(hi, values.length), value);
   }
