@@ -56,6 +56,7 @@ final class DeleteSet {
    * The first index at or after {@code from} whose value is at least {@code value}, given
    * {@code values[from] < value}: steps of 1, 2, 4, ... then a binary search, so passing the
    * next few deleted rows costs a few comparisons rather than a search of the whole array.
+   * Package-private: a test calls it through reflection.
    */
   static int seekForward(long[] values, int from, long value) {
     int lo = from + 1; // values[lo - 1] < value throughout
@@ -69,7 +70,7 @@ final class DeleteSet {
     return lowerBound(values, lo, Math.min(hi, values.length), value);
   }
 
-  static int lowerBound(long[] values, int from, int to, long value) {
+  private static int lowerBound(long[] values, int from, int to, long value) {
     int lo = from;
     int hi = to;
     while (lo < hi) {
