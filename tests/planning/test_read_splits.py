@@ -7,7 +7,12 @@ import random
 
 import pytest
 
-from lakectl.planning.read_splits import SplitFile, SplitGroup, pack_splits
+from lakectl.planning.read_splits import (
+    OPEN_COST_TASKS_PER_CORE,
+    SplitFile,
+    SplitGroup,
+    pack_splits,
+)
 
 MB = 1024 * 1024
 
@@ -59,12 +64,30 @@ def test_a_directory_is_cut_only_where_its_data_outgrows_a_task():
 
 def test_tasks_are_a_multiple_of_the_cores_and_balanced():
     groups = [_group(f"p{i}", [10 * MB]) for i in range(40)]  # 40 x (10 MB + 4 MB open cost)
-    splits = pack_splits(groups, 64 * MB, 4 * MB, 2)
-    # 560 MB at 64 MB a task: 9 tasks, rounded up to 10 for 2 cores; 4 directories each.
+    splits = pack_splits(groups, 64 * MB, 4 * MB, 3)
+    # 560 MB at 64 MB a task: 9 tasks, a multiple of 3 cores.
+    assert len(splits) == 9
+    assert sorted(len(split) for split in splits) == [4] * 5 + [5] * 4
+    # 10 for 5 cores (a multiple, not 9); 4 directories each.
+    splits = pack_splits(groups, 64 * MB, 4 * MB, 5)
     assert len(splits) == 10
     assert {len(split) for split in splits} == {4}
-    assert pack_splits(groups, 64 * MB, 4 * MB, 3)  # 9 for 3 cores
-    assert len(pack_splits(groups, 64 * MB, 4 * MB, 3)) == 9
+
+
+def test_open_costs_add_at_most_a_few_tasks_per_core():
+    # The compaction bench's shape: 40 directories, each a base and 10 small deltas and 10
+    # delete deltas. Open costs weigh 84 MB a directory (55 tasks); the bytes fit in 2.
+    groups = [_group(f"p{i}", [2 * MB] + [100_000] * 10, deletes=10) for i in range(40)]
+    splits = pack_splits(groups, 64 * MB, 4 * MB, 2)
+    assert len(splits) == OPEN_COST_TASKS_PER_CORE * 2
+    assert {len(split) for split in splits} == {40 // len(splits)}  # balanced
+    _check_cover(groups, splits)
+    # With more cores the cap is higher: one directory a task (no directory is cut).
+    assert len(pack_splits(groups, 64 * MB, 4 * MB, 16)) == 40
+    # Where the bytes alone need more tasks, the cap does not apply: 80 pieces of 50 MB at
+    # 64 MB a task need 63 tasks, 64 for 2 cores.
+    big = [_group(f"b{i}", [50 * MB, 50 * MB], deletes=1) for i in range(40)]
+    assert len(pack_splits(big, 64 * MB, 4 * MB, 2)) == 64
 
 
 def test_fewer_pieces_than_cores_and_nothing_to_read():
