@@ -19,8 +19,10 @@ Consecutive statements are fused into one projection while no statement reads a 
 earlier one in the group wrote (SET values and WHERE then see the same row either way); a DELETE
 that reads no written column filters before the pending projection. Runs of point statements on
 one key column (:mod:`lakectl.updates.keyed`) become one hash-set test and a map lookup per
-written column. Each projection then stays a separate operator with its own small generated
-method (see :meth:`_PlanBuilder._stage`), which the JVM compiles quickly.
+written column. A string column that many statements test for equality with a literal, and none
+writes, is hashed once per row, and the tests compare hashes first
+(:mod:`lakectl.updates.prefilter`). Each projection then stays a separate operator with its
+own small generated method (see :meth:`_PlanBuilder._stage`), which the JVM compiles quickly.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from sqlglot import exp
 from lakectl.errors import BadInputError
 from lakectl.table.schema import Schema
 from lakectl.updates.keyed import KeyedStatement, keyed_form
+from lakectl.updates.prefilter import hashed_columns, string_equality
 from lakectl.updates.validate import (
     RULES,
     CheckedStatement,
@@ -103,7 +106,8 @@ def _build(
     fuse: bool,
     deleted_flag: str | None = None,
 ) -> DataFrame:
-    plan = _PlanBuilder(df, schema, deleted_flag)
+    hashed = hashed_columns(checked, schema, keyed=fuse)
+    plan = _PlanBuilder(df, schema, deleted_flag, hashed)
     for stmt in checked:
         plan.add(stmt, fuse=fuse)
     return plan.finish()
@@ -187,6 +191,8 @@ def key_literal(value: int | str, key_type: str) -> str:
 
 # A column that keeps groups of projections apart (see :meth:`_PlanBuilder._stage`).
 _STAGE = "__lakectl_stage"
+# The names of the hashes of string columns (see :mod:`lakectl.updates.prefilter`).
+_HASH = "__lakectl_hash_"
 # Projections Spark may fuse into one generated method. At 10M rows and 100 statements a read
 # cost 1.51x a plain one with 1 (a method call per projection), 1.40x with 3 and 1.47x with 6
 # (bigger methods wait longer for C2); 24-30 KB methods (all fused) never got compiled.
@@ -198,7 +204,13 @@ class _PlanBuilder:
     query of nested ``SELECT`` layers that Spark parses and analyzes once (a DataFrame call per
     layer re-analyzed the growing plan each time: ~0.5 s for 100 statements)."""
 
-    def __init__(self, df: DataFrame, schema: Schema, deleted_flag: str | None = None) -> None:
+    def __init__(
+        self,
+        df: DataFrame,
+        schema: Schema,
+        deleted_flag: str | None = None,
+        hashed: Sequence[str] = (),
+    ) -> None:
         self.schema = schema
         self.deleted_flag = deleted_flag
         self.names = list(df.columns)  # one schema lookup: the column list never changes
@@ -210,10 +222,22 @@ class _PlanBuilder:
         self.renamed = safe != self.names
         self.df = df.toDF(*safe) if self.renamed else df
         self.refs = {n.lower(): quote_name(s) for n, s in zip(self.names, safe, strict=True)}
-        self.sql = _ExpressionCompiler(schema, self.refs)
+        # Hashes of string columns (prefilter): computed by the first layer, passed on by every
+        # layer, dropped from the result; none where a column of the input has a hash's name.
+        if any(n.lower().startswith(_HASH) for n in self.names):
+            hashed = ()
+        hashes = {n.lower(): quote_name(f"{_HASH}{i}") for i, n in enumerate(hashed)}
+        self.helpers = list(hashes.values())
+        self.sql = _ExpressionCompiler(schema, self.refs, hashes)
         self.pending: dict[str, str] = {}  # lower-cased name -> new value over the query
         self.query = ""  # the layers so far, over the relation {frame}; "" while there are none
         self.layers = 0
+        if hashes:  # NULL for a NULL value, so that a test of it is NULL as ``col = 'lit'`` is
+            values = [
+                f"if({self.refs[n]} IS NULL, NULL, hash({self.refs[n]})) AS {h}"
+                for n, h in hashes.items()
+            ]
+            self._layer(", ".join(["*", *values]))
         self.flushes = 0
         self.staged = False  # does the query carry the stage column (see _stage)?
         self.run: _KeyedRun | None = None  # point statements not yet folded into pending
@@ -278,6 +302,7 @@ class _PlanBuilder:
             ref = self.refs[name.lower()]
             value = self.pending.get(name.lower())
             projection.append(ref if value is None else f"{value} AS {ref}")
+        projection.extend(self.helpers)
         self.flushes += 1
         if not self.staged or self.flushes % _FUSED_PROJECTIONS == 0:
             projection.append(f"{self._stage()} AS `{_STAGE}`")
@@ -302,7 +327,9 @@ class _PlanBuilder:
         Non-deterministic projections also keep Spark from pushing a DELETE's filter down
         through them, which would copy every rewritten column's expression into it.
         """
-        columns = ", ".join(self.refs[n.lower()] for n in self.names)
+        # The helpers too: a group that passes one on without reading it, between the
+        # statements that test it, would otherwise be fused with its neighbours.
+        columns = ", ".join([*(self.refs[n.lower()] for n in self.names), *self.helpers])
         if not self.staged:
             return f"if(spark_partition_id() < 0, hash({columns}), spark_partition_id())"
         previous = f"`{_STAGE}`"
@@ -367,9 +394,10 @@ class _KeyedRun:
 class _ExpressionCompiler:
     """Turns a checked sqlglot expression into Spark SQL text, node by node."""
 
-    def __init__(self, schema: Schema, refs: dict[str, str]) -> None:
+    def __init__(self, schema: Schema, refs: dict[str, str], hashes: dict[str, str]) -> None:
         self.schema = schema
         self.refs = refs  # lower-cased column name -> quoted identifier
+        self.hashes = hashes  # lower-cased column name -> its hash column, where it has one
 
     def compile(self, node: exp.Expression) -> str:
         handler = COMPILERS.get(type(node))
@@ -390,6 +418,18 @@ class _ExpressionCompiler:
 
     def literal(self, node: exp.Literal) -> str:
         return string_literal(str(node.this)) if node.is_string else number_literal(node)
+
+    def equality(self, node: exp.EQ | exp.NEQ) -> str:
+        """``=`` or ``<>``; against a string literal, of a hashed column, the hashes first."""
+        symbol = "=" if isinstance(node, exp.EQ) else "<>"
+        match = string_equality(node)
+        column = None if match is None else self.schema.find(match[0].name)
+        hashed = None if column is None else self.hashes.get(column.name.lower())
+        if match is None or hashed is None:
+            return f"({self.compile(node.this)} {symbol} {self.compile(node.expression)})"
+        value, literal = self.compile(match[0]), self.literal(match[1])
+        test = f"(({hashed} = hash({literal})) AND ({value} = {literal}))"
+        return test if symbol == "=" else f"(NOT {test})"
 
     def case(self, node: exp.Case) -> str:
         subject = None if node.this is None else self.compile(node.this)
@@ -507,8 +547,8 @@ COMPILERS: dict[type[exp.Expression], _Compiler] = {
     exp.Mul: _operator("*"),
     exp.Div: _operator("/"),
     exp.Mod: _operator("%"),
-    exp.EQ: _operator("="),
-    exp.NEQ: _operator("<>"),
+    exp.EQ: _ExpressionCompiler.equality,  # type: ignore[dict-item]
+    exp.NEQ: _ExpressionCompiler.equality,  # type: ignore[dict-item]
     exp.LT: _operator("<"),
     exp.LTE: _operator("<="),
     exp.GT: _operator(">"),

@@ -578,3 +578,83 @@ def test_a_long_chain_of_statements_compiles_to_small_methods(spark) -> None:  #
     for line in lines:
         oracle.execute(line)
     assert sorted(rows_of(result)) == sorted(oracle.execute("SELECT * FROM t").fetchall())
+
+
+def _colliding_strings(spark) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """Two different strings with the same Spark ``hash`` (a 32-bit hash: among 300,000
+    strings several pairs collide)."""
+    pairs = (
+        spark.range(300_000)
+        .selectExpr("concat('k', id) AS s")
+        .groupBy(F.hash("s").alias("h"))
+        .agg(F.min("s").alias("a"), F.max("s").alias("b"))
+        .where("a <> b")
+        .limit(1)
+        .collect()
+    )
+    assert pairs, "no two of 300,000 strings share a hash"
+    return pairs[0]["a"], pairs[0]["b"]
+
+
+def test_hashed_string_tests_keep_sql_semantics(spark) -> None:  # type: ignore[no-untyped-def]
+    # store is tested by many statements and written by none: the compiler hashes it once per
+    # row and compares hashes first. NULLs, '', a string whose hash equals a literal's and
+    # negated tests must give what DuckDB gives for the plain statements.
+    collides, present = _colliding_strings(spark)
+    schema = parse_schema("id int, store string, n int, note string")
+    stores = [None, "", "S1", "S2", "S3", "S10", present, "s1", "S1 "]
+    rows = [(i, stores[i % len(stores)], i % 7, f"r{i}") for i in range(90)]
+    lines = [
+        "UPDATE t SET n = n + 100 WHERE store = 'S1';",
+        "UPDATE t SET note = concat(note, '-2') WHERE 'S2' = store;",
+        f"UPDATE t SET n = n + 1000 WHERE store = '{collides}';",  # hash equal, string not
+        "UPDATE t SET note = concat(note, '-ne') WHERE store <> 'S3';",  # NULL: no match
+        "UPDATE t SET note = concat(note, '-not') WHERE NOT (store = 'S10');",
+        "UPDATE t SET note = CASE WHEN store = '' THEN 'empty' ELSE note END;",
+        f"DELETE FROM t WHERE store = '{collides}' OR (store = 'S3' AND n > 3);",
+        "UPDATE t SET n = -n WHERE store = 'S1' OR store IS NULL;",
+    ]
+    statements = parse_updates_text("\n".join(lines), "u.sql", schema=schema).statements
+    df = spark.createDataFrame(rows, schema.to_ddl())
+    result = apply_statements(df, statements, schema)
+    plan = result._jdf.queryExecution().optimizedPlan().toString()
+    assert "__lakectl_hash_0" in plan  # the hashed form was compiled
+    assert plan.count("hash(store") == 1  # and the hash computed once per row
+    assert "__lakectl_hash" not in ",".join(result.columns)
+    oracle = duckdb.connect()
+    oracle.execute("CREATE TABLE t (id INTEGER, store VARCHAR, n INTEGER, note VARCHAR)")
+    oracle.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
+    for line in lines:
+        oracle.execute(line)
+    expected = oracle.execute("SELECT * FROM t").fetchall()
+    assert ordered(rows_of(result)) == ordered(expected)
+    assert any(r[1] == present for r in expected)  # the colliding rows were kept
+
+
+def test_hashed_columns_keep_the_generated_methods_small(spark) -> None:  # type: ignore[no-untyped-def]
+    # Every projection passes the hash on, also where no statement reads it; a stage column
+    # that did not read it would let Spark fuse the statements into one method the JVM never
+    # compiles (a read 25x slower).
+    schema = parse_schema("id bigint, a int, store string, d double")
+    columns = [
+        "id",
+        "cast(id % 97 AS int) AS a",
+        "concat('S', id % 13) AS store",
+        "id / 2.0e0 AS d",
+    ]
+    df = spark.range(2000).selectExpr(*columns)
+    tests = [f"UPDATE t SET a = a + {i} WHERE store = 'S{i}' AND d > {i};" for i in range(4)]
+    lines = tests[:2]  # two tests first, two last, 56 statements between that do not read it
+    for i in range(28):
+        lines.append(f"UPDATE t SET a = a + {i} WHERE d > {i * 30};")
+        lines.append(f"UPDATE t SET d = d + a WHERE a % {i + 2} = 0;")
+    lines += tests[2:]
+    statements = parse_updates_text("\n".join(lines), schema=schema).statements
+    result = apply_statements(df, statements, schema)
+    assert "__lakectl_hash_0" in result._jdf.queryExecution().optimizedPlan().toString()
+    assert largest_generated_method(result.agg(F.sum(F.hash(*result.columns)))) < 8000
+    oracle = duckdb.connect()
+    oracle.execute(f"CREATE TABLE t AS SELECT {', '.join(columns)} FROM range(2000) r(id)")
+    for line in lines:
+        oracle.execute(line)
+    assert sorted(rows_of(result)) == sorted(oracle.execute("SELECT * FROM t").fetchall())
