@@ -16,7 +16,7 @@ from dataclasses import dataclass
 # tasks do not open files on more cores at once; each only adds its own cost (scheduling, the
 # task's deserialization, per-task set-up). A 10M-row table with 10 CDC deltas in 40
 # directories (840 files) was cut into 40 tasks for 2 cores; its first read in a new process
-# took 4.4-5.4 s, in 8 tasks 4.0-4.2 s.
+# took 4.4-5.9 s, in 8 tasks 4.0-4.7 s.
 OPEN_COST_TASKS_PER_CORE = 4
 
 
@@ -48,8 +48,8 @@ def pack_splits(
     A directory is cut between its files only where its data files hold more than
     ``max_bytes``: each piece loads the directory's delete events again. The pieces go to a
     number of tasks that is a multiple of ``cores`` (so that no core is left with the last
-    task alone) and gives each at most about ``max_bytes``, largest piece first to the lightest
-    task. A piece's weight counts ``open_cost`` bytes per file, delete files included, as
+    task alone; fewer where there are fewer pieces) and gives each at most about
+    ``max_bytes``, largest piece first to the lightest task. A piece's weight counts ``open_cost`` bytes per file, delete files included, as
     Spark weighs files: many small files are not as cheap as their bytes say. Open costs
     raise the task count above what the bytes alone need to at most
     :data:`OPEN_COST_TASKS_PER_CORE` tasks per core; they still weigh in the balance.
@@ -95,4 +95,4 @@ def _piece(group: SplitGroup, files: list[SplitFile]) -> SplitGroup:
     return SplitGroup(group.values, tuple(files), group.deletes)
 
 
-__all__ = ["SplitFile", "SplitGroup", "pack_splits"]
+__all__ = ["OPEN_COST_TASKS_PER_CORE", "SplitFile", "SplitGroup", "pack_splits"]

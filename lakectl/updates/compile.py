@@ -232,15 +232,19 @@ class _PlanBuilder:
         self.pending: dict[str, str] = {}  # lower-cased name -> new value over the query
         self.query = ""  # the layers so far, over the relation {frame}; "" while there are none
         self.layers = 0
-        if hashes:  # NULL for a NULL value, so that a test of it is NULL as ``col = 'lit'`` is
+        self.flushes = 0
+        self.staged = False  # does the query carry the stage column (see _stage)?
+        self.run: _KeyedRun | None = None  # point statements not yet folded into pending
+        if hashes:
+            # NULL for a NULL value, so that a test of it is NULL as ``col = 'lit'`` is. With
+            # the stage column: no DELETE's filter is pushed below this layer (which would copy
+            # the hash into the filter, once per DELETE).
             values = [
                 f"if({self.refs[n]} IS NULL, NULL, hash({self.refs[n]})) AS {h}"
                 for n, h in hashes.items()
             ]
-            self._layer(", ".join(["*", *values]))
-        self.flushes = 0
-        self.staged = False  # does the query carry the stage column (see _stage)?
-        self.run: _KeyedRun | None = None  # point statements not yet folded into pending
+            self._layer(", ".join(["*", *values, f"{self._stage(helpers=False)} AS `{_STAGE}`"]))
+            self.staged = True
 
     def add(self, stmt: CheckedStatement, *, fuse: bool) -> None:
         keyed = keyed_form(stmt, self.schema) if fuse else None
@@ -312,7 +316,7 @@ class _PlanBuilder:
         self._layer(", ".join(projection))
         self.pending = {}
 
-    def _stage(self) -> str:
+    def _stage(self, helpers: bool = True) -> str:
         """The stage column, computed by every :data:`_FUSED_PROJECTIONS`-th projection: the
         partition id (never negative), computed so that it is non-deterministic and reads the
         previous stage column twice and every other column once more (in a branch that never
@@ -327,9 +331,12 @@ class _PlanBuilder:
         Non-deterministic projections also keep Spark from pushing a DELETE's filter down
         through them, which would copy every rewritten column's expression into it.
         """
-        # The helpers too: a group that passes one on without reading it, between the
-        # statements that test it, would otherwise be fused with its neighbours.
-        columns = ", ".join([*(self.refs[n.lower()] for n in self.names), *self.helpers])
+        # The helpers too (unless they are being defined): a group that passes one on without
+        # reading it, between the statements that test it, would otherwise be fused with its
+        # neighbours.
+        columns = ", ".join(
+            [*(self.refs[n.lower()] for n in self.names), *(self.helpers if helpers else [])]
+        )
         if not self.staged:
             return f"if(spark_partition_id() < 0, hash({columns}), spark_partition_id())"
         previous = f"`{_STAGE}`"
