@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -557,6 +558,20 @@ def largest_generated_method(df) -> int:  # type: ignore[no-untyped-def]
     return max(sizes)
 
 
+def duckdb_after(
+    create: str, lines: list[str], rows: Sequence[tuple[object, ...]] = ()
+) -> list[tuple[object, ...]]:
+    """What DuckDB's table ``t`` holds after the statements ``lines``: the table made by
+    ``create``, filled with ``rows``."""
+    oracle = duckdb.connect()
+    oracle.execute(create)
+    if rows:
+        oracle.executemany(f"INSERT INTO t VALUES ({', '.join('?' * len(rows[0]))})", rows)
+    for line in lines:
+        oracle.execute(line)
+    return oracle.execute("SELECT * FROM t").fetchall()
+
+
 def test_a_long_chain_of_statements_compiles_to_small_methods(spark) -> None:  # type: ignore[no-untyped-def]
     # 60 statements that each read what the one before wrote: 60 projections. Fused into one
     # generated method they made ~25 KB of bytecode, over the JVM's 8000-byte limit for
@@ -573,11 +588,8 @@ def test_a_long_chain_of_statements_compiles_to_small_methods(spark) -> None:  #
     result = apply_statements(df, statements, schema)
     assert statement_projections(result) >= 40
     assert largest_generated_method(result.agg(F.sum(F.hash(*result.columns)))) < 8000
-    oracle = duckdb.connect()
-    oracle.execute(f"CREATE TABLE t AS SELECT {', '.join(columns)} FROM range(2000) r(id)")
-    for line in lines:
-        oracle.execute(line)
-    assert sorted(rows_of(result)) == sorted(oracle.execute("SELECT * FROM t").fetchall())
+    create = f"CREATE TABLE t AS SELECT {', '.join(columns)} FROM range(2000) r(id)"
+    assert sorted(rows_of(result)) == sorted(duckdb_after(create, lines))
 
 
 def _colliding_strings(spark) -> tuple[str, str]:  # type: ignore[no-untyped-def]
@@ -621,12 +633,8 @@ def test_hashed_string_tests_keep_sql_semantics(spark) -> None:  # type: ignore[
     assert "__lakectl_hash_0" in plan  # the hashed form was compiled
     assert plan.count("hash(store") == 1  # and the hash computed once per row
     assert "__lakectl_hash" not in ",".join(result.columns)
-    oracle = duckdb.connect()
-    oracle.execute("CREATE TABLE t (id INTEGER, store VARCHAR, n INTEGER, note VARCHAR)")
-    oracle.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
-    for line in lines:
-        oracle.execute(line)
-    expected = oracle.execute("SELECT * FROM t").fetchall()
+    create = "CREATE TABLE t (id INTEGER, store VARCHAR, n INTEGER, note VARCHAR)"
+    expected = duckdb_after(create, lines, rows)
     assert ordered(rows_of(result)) == ordered(expected)
     assert any(r[1] == present for r in expected)  # the colliding rows were kept
 
@@ -653,11 +661,8 @@ def test_hashed_columns_keep_the_generated_methods_small(spark) -> None:  # type
     result = apply_statements(df, statements, schema)
     assert "__lakectl_hash_0" in result._jdf.queryExecution().optimizedPlan().toString()
     assert largest_generated_method(result.agg(F.sum(F.hash(*result.columns)))) < 8000
-    oracle = duckdb.connect()
-    oracle.execute(f"CREATE TABLE t AS SELECT {', '.join(columns)} FROM range(2000) r(id)")
-    for line in lines:
-        oracle.execute(line)
-    assert sorted(rows_of(result)) == sorted(oracle.execute("SELECT * FROM t").fetchall())
+    create = f"CREATE TABLE t AS SELECT {', '.join(columns)} FROM range(2000) r(id)"
+    assert sorted(rows_of(result)) == sorted(duckdb_after(create, lines))
 
 
 def test_hashed_tests_before_any_update_and_on_renamed_columns(spark) -> None:  # type: ignore[no-untyped-def]
@@ -688,12 +693,8 @@ def test_hashed_tests_before_any_update_and_on_renamed_columns(spark) -> None:  
     plan = result._jdf.queryExecution().optimizedPlan().toString()
     assert "__lakectl_hash_0" in plan
     assert plan.count("hash(store id") == 1  # hashed once per row, not in the filters
-    oracle = duckdb.connect()
-    oracle.execute('CREATE TABLE t (id INTEGER, "store id" VARCHAR, n INTEGER, gone BOOLEAN)')
-    oracle.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", rows)
-    for line in lines:
-        oracle.execute(line.replace("`", '"'))
-    expected = oracle.execute("SELECT * FROM t").fetchall()
+    create = 'CREATE TABLE t (id INTEGER, "store id" VARCHAR, n INTEGER, gone BOOLEAN)'
+    expected = duckdb_after(create, [line.replace("`", '"') for line in lines], rows)
     assert result.columns == ["id", "store id", "n", "gone"]
     assert ordered(rows_of(result)) == ordered(expected)
     flagged = apply_statements(df, statements, schema, deleted_flag="gone")
