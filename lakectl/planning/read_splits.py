@@ -49,10 +49,11 @@ def pack_splits(
     ``max_bytes``: each piece loads the directory's delete events again. The pieces go to a
     number of tasks that is a multiple of ``cores`` (so that no core is left with the last
     task alone; fewer where there are fewer pieces) and gives each at most about
-    ``max_bytes``, largest piece first to the lightest task. A piece's weight counts ``open_cost`` bytes per file, delete files included, as
-    Spark weighs files: many small files are not as cheap as their bytes say. Open costs
-    raise the task count above what the bytes alone need to at most
-    :data:`OPEN_COST_TASKS_PER_CORE` tasks per core; they still weigh in the balance.
+    ``max_bytes``, largest piece first to the lightest task. A piece's weight counts
+    ``open_cost`` bytes per file, delete files included, as Spark weighs files: many small
+    files are not as cheap as their bytes say. Open costs raise the task count above what the
+    bytes alone need to at most :data:`OPEN_COST_TASKS_PER_CORE` tasks per core; they still
+    weigh in the balance.
     """
 
     def cost(files: Sequence[SplitFile]) -> int:
@@ -73,7 +74,7 @@ def pack_splits(
     if not pieces:
         return []
     cores = max(cores, 1)
-    by_bytes = _ceil(sum(f.size for _, p in pieces for f in (*p.files, *p.deletes)), max_bytes)
+    by_bytes = _ceil(sum(f.size for g in groups for f in (*g.files, *g.deletes)), max_bytes)
     by_weight = _ceil(sum(weight for weight, _ in pieces), max_bytes)
     wanted = max(by_bytes, min(by_weight, OPEN_COST_TASKS_PER_CORE * cores))
     count = min(len(pieces), _ceil(wanted, cores) * cores)

@@ -431,11 +431,11 @@ class _ExpressionCompiler:
         symbol = "=" if isinstance(node, exp.EQ) else "<>"
         match = string_equality(node)
         column = None if match is None else self.schema.find(match[0].name)
-        hashed = None if column is None else self.hashes.get(column.name.lower())
-        if match is None or hashed is None:
+        hash_ref = None if column is None else self.hashes.get(column.name.lower())
+        if match is None or hash_ref is None:
             return f"({self.compile(node.this)} {symbol} {self.compile(node.expression)})"
-        value, literal = self.compile(match[0]), self.literal(match[1])
-        test = f"(({hashed} = hash({literal})) AND ({value} = {literal}))"
+        column_ref, literal = self.compile(match[0]), self.literal(match[1])
+        test = f"(({hash_ref} = hash({literal})) AND ({column_ref} = {literal}))"
         return test if symbol == "=" else f"(NOT {test})"
 
     def case(self, node: exp.Case) -> str:
