@@ -264,20 +264,14 @@ def load_options(
     ``**batch`` and passes them on). Without ``--mode``: cdc with an op
     column, upsert when the table (or ``--primary-key``) has a key, else append."""
     from lakectl.ops.create import split_columns
-    from lakectl.ops.load import LoadOptions
+    from lakectl.ops.load import LoadOptions, resolve_mode
 
-    if mode is None:
-        if op_column:
-            mode = "cdc"
-        else:
-            store = ctx.table(table)
-            has_key = bool(primary_key) or (store.has_log() and store.read_state().metadata.has_key)
-            mode = "upsert" if has_key else "append"
+    keys = split_columns(primary_key)
     return LoadOptions(
         source=source,
         format=fmt,
-        mode=mode,
-        primary_key=split_columns(primary_key),
+        mode=resolve_mode(ctx.table(table), mode, op_column, keys),
+        primary_key=keys,
         partition_by=split_columns(partition_by),
         op_column=op_column,
         op_values=op_values,
@@ -409,8 +403,6 @@ def snapshot(
 
     ctx = make_context(settings)
     as_of_ms = parse_time_option(as_of, "--as-of", timezone)
-    if as_of_ms is not None and as_of_ms < 0:
-        raw, as_of_ms = True, None
     if limit is None:
         limit = 0 if (out or settings["as_json"]) else 100
     request = SnapshotRequest(

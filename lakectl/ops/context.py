@@ -33,6 +33,10 @@ class Context:
         storage, path = storage_for(url, self.config.storage_options)
         return TableStore(storage, path, name)
 
+    def use_spark(self, session: SparkSession) -> None:
+        """Run this context's jobs in ``session`` (the caller's) instead of starting one."""
+        self._spark = session
+
     def spark(self) -> SparkSession:
         if self._spark is None:
             from lakectl.spark.session import SparkSettings, get_session

@@ -53,6 +53,36 @@ class LoadResult:
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def version(self) -> int:
+        """The version (write id) this load committed."""
+        return self.write_id
+
+    @property
+    def inserted(self) -> int:
+        """Rows inserted (new keys, or every row of an append)."""
+        return self.counts.get("inserted", 0)
+
+    @property
+    def updated(self) -> int:
+        """Stored rows replaced by a newer version."""
+        return self.counts.get("updated", 0)
+
+    @property
+    def deleted(self) -> int:
+        """Stored rows deleted."""
+        return self.counts.get("deleted", 0)
+
+    @property
+    def ignored(self) -> int:
+        """Changes older than (or as old as) the stored row, and deletes of missing keys."""
+        return self.counts.get("ignored", 0)
+
+    @property
+    def superseded_in_batch(self) -> int:
+        """Changes a newer change to the same key in the same batch replaced."""
+        return self.counts.get("superseded_in_batch", 0)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "table": self.table,
@@ -94,19 +124,25 @@ def _num_tasks(rows: int, partitions: int, parallelism: int) -> int:
     return max(1, min(parallelism * 2, by_rows))
 
 
-def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResult:
-    """Load one batch into a table, creating the table on first load."""
-    import time
+def resolve_mode(
+    store: TableStore,
+    mode: str | None,
+    op_column: str | None,
+    primary_key: tuple[str, ...] = (),
+) -> str:
+    """The load mode: ``mode`` when given; else ``cdc`` with an op column, ``upsert`` when the
+    table (or the key a first load creates it with) has a primary key, else ``append``."""
+    if mode is not None:
+        return mode
+    if op_column:
+        return "cdc"
+    has_key = bool(primary_key) or (store.has_log() and store.read_state().metadata.has_key)
+    return "upsert" if has_key else "append"
 
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark.sources import FORMATS, guess_format, read_source, source_stamp
 
-    started = time.time()
+def _prepare(ctx: Context, table_ref: str | None, options: LoadOptions) -> TableStore:
+    """The checks every load makes before reading its batch; the table's store."""
     check_mode_options(options)
-    source_options = ctx.config.storage_options  # [storage] applies to sources too
-    fmt = (options.format or guess_format(options.source, source_options)).lower()
-    if fmt not in FORMATS:
-        raise UsageError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
     store = ctx.table(table_ref)
     if not store.has_log() and store.exists() and store.storage.list_names(store.root):
         # A first load creates the table: never over other data (a Hive table's deltas would
@@ -116,6 +152,22 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
             "create a table over other data",
             hint="load into a new location; read a Hive-written table with `lakectl snapshot`",
         )
+    return store
+
+
+def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResult:
+    """Load one batch into a table, creating the table on first load."""
+    import time
+
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.spark.sources import FORMATS, guess_format, read_source, source_stamp
+
+    started = time.time()
+    source_options = ctx.config.storage_options  # [storage] applies to sources too
+    fmt = (options.format or guess_format(options.source, source_options)).lower()
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
+    store = _prepare(ctx, table_ref, options)
     spark = ctx.spark()
     ctx.progress(f"reading {options.source}")
     if store.has_log():
@@ -146,6 +198,24 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
         started=started,
         cache_source=False,
         before_commit=unchanged,
+    )
+
+
+def load_dataframe(
+    ctx: Context, table_ref: str | None, frame: Any, options: LoadOptions
+) -> LoadResult:
+    """Load the rows of a Spark DataFrame as one batch (the library's ``Table.load(df)``); the
+    table is created from its columns when it does not exist yet."""
+    import time
+
+    started = time.time()
+    store = _prepare(ctx, table_ref, options)
+    state = store.read_state() if store.has_log() else None
+    if state is not None:
+        check_table_options(state.metadata, options)
+    info = {"source": "DataFrame"}
+    return load_frame(
+        ctx, store, state, frame, options, fmt="dataframe", info=info, started=started
     )
 
 

@@ -30,6 +30,12 @@ class SnapshotRequest:
     valid_write_ids: str | None = None
     raw: bool = False
 
+    def __post_init__(self) -> None:
+        # A negative valid time (``--as-of -1``) asks for the raw data, without statements.
+        if self.as_of is not None and self.as_of < 0:
+            object.__setattr__(self, "as_of", None)
+            object.__setattr__(self, "raw", True)
+
 
 @dataclass
 class SnapshotResult:
@@ -83,8 +89,23 @@ def snapshot_frame(
     return acid_read.read_rows(spark, target.plans, spec, with_identity)
 
 
-def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
-    """Read the table and return rows (or write them to ``request.out``)."""
+@dataclass(frozen=True)
+class SnapshotFrame:
+    """A snapshot's rows as a lazy DataFrame, with what was read to plan it."""
+
+    frame: DataFrame
+    table: str
+    version: int | None
+    scan: ScanStats
+
+
+def snapshot_dataframe(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> DataFrame:
+    """The rows ``request`` asks for as a lazy Spark DataFrame (``--limit`` and ``--out`` do not
+    apply): merged on read, Type 7 statements applied, filtered and projected."""
+    return _read(ctx, table_ref, request).frame
+
+
+def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotFrame:
     from pyspark.sql import functions as F
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
@@ -119,12 +140,19 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
             )
         df = df.select(*[F.col(f"`{target.metadata.schema[c].name}`") for c in request.columns])
     version = target.state.max_write_id if target.state is not None else None
+    return SnapshotFrame(df, store.name or store.url, version, scan)
+
+
+def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
+    """Read the table and return rows (or write them to ``request.out``)."""
+    read = _read(ctx, table_ref, request)
+    df = read.frame
     result = SnapshotResult(
-        table=store.name or store.url,
+        table=read.table,
         columns=df.columns,
         types=[f.dataType.simpleString() for f in df.schema.fields],
-        version=version,
-        scan=scan.to_json(),
+        version=read.version,
+        scan=read.scan.to_json(),
     )
     if request.out:
         return _write_out(df, request, result, ctx.config.storage_options)

@@ -1,0 +1,488 @@
+"""lakectl as a library: open or create a table, then load, read, correct and maintain it.
+
+```python
+import lakectl
+
+t = lakectl.open_table("sales", warehouse="./warehouse")        # a name, a path or a URL
+r = t.load("batch.csv", mode="cdc", op_column="op_code", order_by="change_ts")
+r.inserted, r.updated, r.deleted, r.ignored, r.version
+df = t.to_spark(as_of="2024-06-01", where="store_id = 'S01'")  # a lazy Spark DataFrame
+t.compact("auto")
+t.clean(retain="7d", dry_run=True)
+```
+
+Every method returns a plain result object (the ones the CLI renders) and raises the
+:class:`lakectl.LakectlError` family. Reading the log (``schema``, ``version``, ``history``,
+``partitions``, ``updates``, ``compactions``, ``clean``, ``set_properties``) never starts a JVM;
+the other methods use the Spark session given as ``spark=``, else the active one of the process,
+else one lakectl starts (``master=``/``remote=``/``conf=``, or the configuration files).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from lakectl.config import Config, load_config
+from lakectl.errors import UsageError
+from lakectl.ops.context import Context, Progress, no_progress
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from lakectl.ops.clean import CleanResult
+    from lakectl.ops.compact import CompactionEntry, CompactResult
+    from lakectl.ops.inspect import HistoryEntry, PartitionSummary, ShowResult
+    from lakectl.ops.list_bucket import ListBucketResult
+    from lakectl.ops.load import LoadResult
+    from lakectl.ops.materialize import MaterializeResult
+    from lakectl.ops.set_properties import SetResult
+    from lakectl.ops.skew import SkewResult
+    from lakectl.ops.snapshot import SnapshotResult
+    from lakectl.ops.updates import InstalledStatement, InstallResult
+    from lakectl.table.schema import Schema
+
+TimeLike = int | str | dt.datetime | dt.date
+"""A point in time: epoch milliseconds, a date or ISO date-time text, or a date/datetime
+(naive values are UTC). For ``as_of``, ``-1`` means the raw data without Type 7 statements."""
+
+CompactKind = Literal["minor", "major", "auto"]
+
+
+def to_millis(value: TimeLike | None, what: str, timezone: str | None = None) -> int | None:
+    """``value`` as epoch milliseconds (``None`` stays ``None``); text as ``--as-of`` takes it."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise UsageError(f"{what}: expected a time, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        return int(aware.timestamp() * 1000)
+    if isinstance(value, dt.date):
+        return to_millis(dt.datetime(value.year, value.month, value.day), what)
+    if isinstance(value, str):
+        from lakectl.updates.times import parse_time
+
+        try:
+            return parse_time(value, timezone).millis
+        except UsageError:
+            raise
+        except Exception as exc:  # BadInputError: the value itself is malformed
+            message = getattr(exc, "message", str(exc))
+            raise UsageError(f"{what}: {message}") from exc
+    raise UsageError(f"{what}: expected a time, got {type(value).__name__}")
+
+
+def _columns(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Column names given as a list or as comma-separated text."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        from lakectl.ops.create import split_columns
+
+        return split_columns(value)
+    return tuple(value)
+
+
+def _context(
+    warehouse: str | None,
+    spark: SparkSession | None,
+    master: str | None,
+    remote: str | None,
+    conf: Mapping[str, Any] | None,
+    storage_options: Mapping[str, Any] | None,
+    progress: Progress,
+) -> Context:
+    config = load_config(
+        warehouse=warehouse,
+        master=master,
+        remote=remote,
+        conf=tuple(f"{k}={v}" for k, v in (conf or {}).items()),
+    )
+    if storage_options:
+        config = replace(config, storage_options={**config.storage_options, **storage_options})
+    ctx = Context(config=config, progress=progress)
+    session = spark if spark is not None else _active_session()
+    if session is not None:
+        ctx.use_spark(session)
+    return ctx
+
+
+def _active_session() -> SparkSession | None:
+    """The caller's active Spark session, if pyspark is loaded and one is running (never starts
+    pyspark or a JVM itself)."""
+    if "pyspark.sql" not in sys.modules:
+        return None
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
+
+
+class Table:
+    """One lakectl (or Hive-written) table. Create it with :func:`open_table` or
+    :func:`create_table`; it holds no state beyond where the table is and how to reach Spark, so
+    every call reads the newest committed state."""
+
+    def __init__(self, ctx: Context, ref: str) -> None:
+        self._ctx = ctx
+        self._ref = ref
+        store = ctx.table(ref)
+        self.name: str = store.name or store.url
+        """The table's name under the warehouse, or its location."""
+        self.location: str = store.url
+        """The table's URL (``file://...``, ``s3://...``, ``hdfs://...``)."""
+
+    def __repr__(self) -> str:
+        return f"lakectl.Table({self.location!r})"
+
+    @property
+    def context(self) -> Context:
+        """The configuration and Spark session this table's operations use."""
+        return self._ctx
+
+    # --- the log (no JVM) ----------------------------------------------------------------
+
+    def show(self, valid_write_ids: str | None = None) -> ShowResult:
+        """What ``lakectl show`` prints: schema, key, partitioning, properties, partitions."""
+        from lakectl.ops.inspect import show
+
+        return show(self._ctx.table(self._ref), valid_write_ids)
+
+    @property
+    def schema(self) -> Schema:
+        """The table's columns (partition columns last, as stored)."""
+        return self._ctx.table(self._ref).read_state().metadata.schema
+
+    @property
+    def primary_key(self) -> tuple[str, ...]:
+        """The primary key columns (empty when the table has none)."""
+        return tuple(self._ctx.table(self._ref).read_state().metadata.primary_key)
+
+    @property
+    def partition_by(self) -> tuple[str, ...]:
+        """The partition columns."""
+        return tuple(self._ctx.table(self._ref).read_state().metadata.partition_by)
+
+    @property
+    def properties(self) -> dict[str, str]:
+        """Every table property with its effective value (defaults included)."""
+        return self._ctx.table(self._ref).read_state().metadata.effective_properties()
+
+    @property
+    def version(self) -> int:
+        """The newest committed version (write id); 0 for an empty new table."""
+        return self._ctx.table(self._ref).read_state().max_write_id
+
+    def history(self, limit: int | None = None) -> list[HistoryEntry]:
+        """The commits, oldest first (the last ``limit`` only, when given)."""
+        from lakectl.ops.inspect import history
+
+        return history(self._ctx.table(self._ref), limit)
+
+    def partitions(self) -> list[PartitionSummary]:
+        """Per partition: directories, files, bytes and rows of the current state."""
+        return self.show().partitions
+
+    def updates(self) -> list[InstalledStatement]:
+        """The installed Type 7 statements, in the order reads apply them."""
+        from lakectl.ops.updates import list_installed
+
+        return list_installed(self._ctx.table(self._ref))
+
+    def compactions(
+        self, states: Iterable[str] = (), partitions: Iterable[str] = ()
+    ) -> list[CompactionEntry]:
+        """The table's compactions, one entry per partition (``lakectl compactions``)."""
+        from lakectl.ops.compact import compactions
+
+        return compactions(self._ctx.table(self._ref), tuple(states), tuple(partitions))
+
+    def set_properties(
+        self, properties: Mapping[str, object] | None = None, unset: Iterable[str] = ()
+    ) -> SetResult:
+        """Change table properties in one commit (values as ``lakectl set`` takes them)."""
+        from lakectl.ops.set_properties import set_properties
+
+        assignments = tuple(f"{k}={v}" for k, v in (properties or {}).items())
+        return set_properties(self._ctx.table(self._ref), assignments, tuple(unset))
+
+    def apply_updates(self, path: str, timezone: str | None = None) -> InstallResult:
+        """Validate the statements of the ``.updates`` file at ``path`` and install them all
+        (one commit), or none."""
+        from lakectl.ops.updates import install
+
+        return install(self._ctx, self._ref, path, timezone)
+
+    def clean(self, retain: str | None = None, dry_run: bool = False) -> CleanResult:
+        """Delete what compactions replaced and no state inside ``retain`` (default: the
+        table's ``clean.retain``) reads, and the files of writers that never committed."""
+        from lakectl.ops.clean import CleanOptions, clean
+
+        return clean(self._ctx, self._ref, CleanOptions(retain=retain, dry_run=dry_run))
+
+    # --- Spark ---------------------------------------------------------------------------
+
+    def load(
+        self,
+        source: str | DataFrame,
+        *,
+        mode: Literal["append", "upsert", "cdc"] | None = None,
+        format: str | None = None,
+        op_column: str | None = None,
+        op_values: str | Mapping[str, str] | None = None,
+        order_by: str | None = None,
+        effective_from: TimeLike | None = None,
+    ) -> LoadResult:
+        """Load one batch as one transaction: a file or directory (CSV, JSON lines, Parquet,
+        ORC, Avro; ``format`` overrides the extension) or a Spark DataFrame.
+
+        Without ``mode``: ``cdc`` when ``op_column`` is given, ``upsert`` when the table has a
+        primary key, else ``append``. The result's ``inserted``, ``updated``, ``deleted``,
+        ``ignored`` and ``version`` say what the load did.
+        """
+        from lakectl.ops.load import LoadOptions, load, load_dataframe, resolve_mode
+
+        store = self._ctx.table(self._ref)
+        options = LoadOptions(
+            source=source if isinstance(source, str) else "DataFrame",
+            format=format,
+            mode=resolve_mode(store, mode, op_column),
+            op_column=op_column,
+            op_values=_op_values(op_values),
+            order_by=order_by,
+            effective_at=to_millis(effective_from, "effective_from"),
+        )
+        if isinstance(source, str):
+            return load(self._ctx, self._ref, options)
+        return load_dataframe(self._ctx, self._ref, source, options)
+
+    def to_spark(
+        self,
+        *,
+        version: int | None = None,
+        as_of: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        where: str | None = None,
+        columns: str | Sequence[str] | None = None,
+        raw: bool = False,
+        valid_write_ids: str | None = None,
+        timezone: str | None = None,
+    ) -> DataFrame:
+        """The table's rows as a lazy Spark DataFrame: merge-on-read at ``version`` (a write
+        id), ``known_at`` (transaction time) and ``as_of`` (valid time; ``-1``: raw data), with
+        the Type 7 statements effective at ``as_of`` applied unless ``raw``, filtered by
+        ``where`` (Spark SQL over the table's columns) and projected to ``columns``."""
+        from lakectl.ops.snapshot import snapshot_dataframe
+
+        request = self._request(
+            version, as_of, known_at, where, columns, raw, valid_write_ids, timezone
+        )
+        return snapshot_dataframe(self._ctx, self._ref, request)
+
+    def snapshot(
+        self,
+        *,
+        version: int | None = None,
+        as_of: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        where: str | None = None,
+        columns: str | Sequence[str] | None = None,
+        raw: bool = False,
+        limit: int | None = None,
+        out: str | None = None,
+        out_format: str = "parquet",
+        valid_write_ids: str | None = None,
+        timezone: str | None = None,
+    ) -> SnapshotResult:
+        """What ``lakectl snapshot`` does: the rows collected to the driver (at most ``limit``),
+        or written to ``out`` as Parquet, ORC, CSV or JSON."""
+        from lakectl.ops.snapshot import snapshot
+
+        request = replace(
+            self._request(version, as_of, known_at, where, columns, raw, valid_write_ids, timezone),
+            limit=limit,
+            out=out,
+            out_format=out_format,
+        )
+        return snapshot(self._ctx, self._ref, request)
+
+    def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:
+        """Fold the active statements effective by ``until`` into the data and retire them."""
+        from lakectl.ops.materialize import materialize
+
+        until_ms = to_millis(until, "until", timezone)
+        assert until_ms is not None
+        return materialize(self._ctx, self._ref, until_ms)
+
+    def compact(
+        self,
+        kind: CompactKind = "auto",
+        *,
+        partitions: Iterable[str] = (),
+        dry_run: bool = False,
+        delta_num_threshold: int | None = None,
+        delta_pct_threshold: float | None = None,
+        aborted_threshold: int | None = None,
+        target_file_size: str | None = None,
+    ) -> CompactResult:
+        """Compact as Hive's compactor does: ``minor`` merges deltas, ``major`` rewrites the
+        base, ``auto`` decides per partition from the table's thresholds. ``partitions`` are
+        ``col=value`` texts (default: all)."""
+        from lakectl.ops.compact import CompactOptions, compact
+
+        options = CompactOptions(
+            kind=kind,
+            partitions=tuple(partitions),
+            dry_run=dry_run,
+            delta_num_threshold=delta_num_threshold,
+            delta_pct_threshold=delta_pct_threshold,
+            aborted_threshold=aborted_threshold,
+            target_file_size=target_file_size,
+        )
+        return compact(self._ctx, self._ref, options)
+
+    def skew(
+        self,
+        columns: str | Sequence[str],
+        *,
+        partitions: Iterable[str] = (),
+        top: int = 10,
+        min_share: float = 0.01,
+        max_values: int = 10,
+    ) -> SkewResult:
+        """Per partition, the heaviest values of ``columns`` and the list-bucketing
+        recommendation."""
+        from lakectl.ops.skew import SkewOptions, skew
+
+        options = SkewOptions(_columns(columns), tuple(partitions), top, min_share, max_values)
+        return skew(self._ctx, self._ref, options)
+
+    def list_bucket(
+        self,
+        columns: str | Sequence[str] = (),
+        *,
+        keys: str | None = None,
+        auto: bool = False,
+        off: bool = False,
+        partitions: Iterable[str] = (),
+        dry_run: bool = False,
+        min_share: float = 0.01,
+        max_values: int = 10,
+    ) -> ListBucketResult:
+        """Rewrite partitions into one directory per skewed value (``keys`` as ``--keys`` takes
+        them, or ``auto``) plus a default directory; ``off`` goes back to the plain layout."""
+        from lakectl.ops.list_bucket import ListBucketOptions, list_bucket
+
+        options = ListBucketOptions(
+            columns=_columns(columns),
+            keys=keys,
+            auto=auto,
+            off=off,
+            partitions=tuple(partitions),
+            min_share=min_share,
+            max_values=max_values,
+            dry_run=dry_run,
+        )
+        return list_bucket(self._ctx, self._ref, options)
+
+    def _request(
+        self,
+        version: int | None,
+        as_of: TimeLike | None,
+        known_at: TimeLike | None,
+        where: str | None,
+        columns: str | Sequence[str] | None,
+        raw: bool,
+        valid_write_ids: str | None,
+        timezone: str | None,
+    ) -> Any:
+        from lakectl.ops.snapshot import SnapshotRequest
+
+        return SnapshotRequest(
+            version=version,
+            as_of=to_millis(as_of, "as_of", timezone),
+            known_at=to_millis(known_at, "known_at", timezone),
+            where=where,
+            columns=_columns(columns),
+            valid_write_ids=valid_write_ids,
+            raw=raw,
+        )
+
+
+def _op_values(value: str | Mapping[str, str] | None) -> str:
+    from lakectl.ops.load import DEFAULT_OP_VALUES
+
+    if value is None:
+        return DEFAULT_OP_VALUES
+    if isinstance(value, str):
+        return value
+    return ",".join(f"{code}={action}" for code, action in value.items())
+
+
+def open_table(
+    ref: str | None = None,
+    *,
+    warehouse: str | None = None,
+    spark: SparkSession | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    conf: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    progress: Progress = no_progress,
+) -> Table:
+    """A table by name (under ``warehouse``, else the configured one), path or URL.
+
+    ``spark`` is the session to run jobs in (default: the process's active session, else one
+    lakectl starts with ``master``/``remote``/``conf`` when a job first needs it).
+    ``storage_options`` go to fsspec (e.g. ``endpoint_url`` for S3). Opening reads nothing:
+    a table that does not exist fails at its first use.
+    """
+    ctx = _context(warehouse, spark, master, remote, conf, storage_options, progress)
+    return Table(ctx, _ref(ref, ctx.config))
+
+
+def create_table(
+    ref: str,
+    *,
+    schema: str,
+    primary_key: str | Sequence[str] | None = None,
+    partition_by: str | Sequence[str] | None = None,
+    buckets: int = 0,
+    warehouse: str | None = None,
+    spark: SparkSession | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    conf: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    progress: Progress = no_progress,
+) -> Table:
+    """Create an empty table (``schema`` as ``lakectl create --schema`` takes it, e.g.
+    ``"sell_id bigint, amt double default 0, day string"``) and return it."""
+    from lakectl.ops.create import create_table as create
+
+    table = open_table(
+        ref,
+        warehouse=warehouse,
+        spark=spark,
+        master=master,
+        remote=remote,
+        conf=conf,
+        storage_options=storage_options,
+        progress=progress,
+    )
+    store = table.context.table(ref)
+    create(store, schema, _columns(primary_key), _columns(partition_by), buckets)
+    return table
+
+
+def _ref(ref: str | None, config: Config) -> str:
+    if ref is not None:
+        return ref
+    if config.default_table:
+        return config.default_table
+    raise UsageError("no table given and no default table configured", hint="open_table('sales')")
