@@ -11,9 +11,7 @@ directories is ``clean``'s job.
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -21,6 +19,13 @@ from lakectl.errors import CommitConflictError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import committed_dirs, plan_lakectl
+from lakectl.ops.rewrite import (
+    lowest_open_write_id,
+    partition_values,
+    rewrite_partitions,
+    select_partitions,
+    target_file_size,
+)
 from lakectl.planning.compaction_plan import (
     KINDS,
     MAJOR,
@@ -29,27 +34,18 @@ from lakectl.planning.compaction_plan import (
     aborted_write_ids,
     plan_compaction,
 )
-from lakectl.planning.list_bucket_plan import ListBucketing, kept_layouts, layout_info
+from lakectl.planning.list_bucket_plan import kept_layouts, layout_info
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table import compaction_runs
 from lakectl.table.layout import (
-    ACID_VERSION,
-    ACID_VERSION_FILE,
-    COMPACTOR_METADATA_FILE,
-    parse_partition_path,
     parse_partition_spec,
 )
 from lakectl.table.log import CommitRecord, TableState
-from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import read_footer
-from lakectl.table.properties import parse_size, property_value
 from lakectl.table.retention import cleaned_dirs
 from lakectl.table.store import TableStore, now_millis
-from lakectl.table.validity import ValidWriteIds
 
 OPERATION = "compact"
-# Hive's AcidUtils.MetaDataFile marker of a compactor-written directory.
-COMPACTOR_MARKER = json.dumps({"thisFileVersion": "0", "dataFormat": "compacted"})
 STATES = ("planned", "working", "ready for cleaning", "cleaned", "failed")
 
 
@@ -99,36 +95,6 @@ class CompactResult:
         }
 
 
-def lowest_open_write_id(
-    store: TableStore, state: TableState, allocated: dict[int, dict[str, Any]] | None = None
-) -> int | None:
-    """The lowest write id allocated but neither committed nor marked aborted (``allocated``:
-    the store's allocations, when already read)."""
-    committed = state.committed_write_ids
-    allocated = store.allocated_write_ids() if allocated is None else allocated
-    open_ids = [
-        w for w, entry in allocated.items() if w not in committed and not entry.get("aborted")
-    ]
-    return min(open_ids, default=None)
-
-
-def _select_partitions(
-    meta: TableMetadata, plans: list[PartitionReadPlan], specs: tuple[str, ...]
-) -> list[PartitionReadPlan]:
-    if not specs:
-        return plans
-    wanted = parse_partition_spec(list(specs), list(meta.partition_by))
-    index = {c: i for i, c in enumerate(meta.partition_by)}
-    chosen = [p for p in plans if all(p.values[index[c]] == value for c, value in wanted.items())]
-    if not chosen:
-        known = ", ".join(p.relative for p in plans[:10]) or "none"
-        raise UsageError(
-            f"--partition {' '.join(specs)}: no such partition in the table",
-            hint=f"partitions: {known}",
-        )
-    return chosen
-
-
 def _row_counts(store: TableStore, plans: list[PartitionReadPlan]) -> dict[str, int]:
     """Events per directory, from ORC footers (no Spark)."""
     out: dict[str, int] = {}
@@ -163,7 +129,7 @@ def _plan(
     )
     target_file_size(meta, options.target_file_size)  # a bad size fails before any work
     _, plans, listings = plan_lakectl(store, state)
-    plans = _select_partitions(meta, plans, options.partitions)
+    plans = select_partitions(meta, plans, options.partitions)
     # The compactor base's visibility id: the highest write id ever allocated.
     visibility = max(max(allocated, default=0), state.max_write_id)
     aborted = [w for w, entry in allocated.items() if entry.get("aborted")]
@@ -235,7 +201,9 @@ def _run(
             store.storage.delete(store.path(rel), recursive=True)
     ctx.progress(f"compacting {len(chosen)} partition(s)")
     target_size = target_file_size(meta, options.target_file_size)
-    added, counts = _execute(ctx, store, meta, state, chosen, run_id, target_size=target_size)
+    added, counts = rewrite_partitions(
+        ctx, store, meta, state, chosen, run_id, target_size=target_size
+    )
     failpoint("compact.before_commit")
     obsolete = sorted(d.relative for p in chosen for d in p.inputs if _shadowed(d, p, added))
     info = {
@@ -277,16 +245,6 @@ def _shadowed(d: Any, p: PartitionCompaction, added: set[str]) -> bool:
     return name is not None and p.output_path(name) in added
 
 
-def _rows_under(store: TableStore, rels: list[str]) -> int:
-    """Rows in the bucket files under these directories (list-bucketing subdirectories too)."""
-    total = 0
-    for rel in rels:
-        for path in store.storage.fs.find(store.path(rel)):
-            if path.rsplit("/", 1)[-1].startswith("bucket_"):
-                total += read_footer(store.storage, path).rows
-    return total
-
-
 def _bytes(store: TableStore, rels: list[str]) -> int:
     total = 0
     for rel in rels:
@@ -294,177 +252,6 @@ def _bytes(store: TableStore, rels: list[str]) -> int:
         if store.storage.exists(path):
             total += store.storage.du(path)
     return total
-
-
-def _num_tasks(ctx: Context, bytes_in: int, target_size: int, partitions: int) -> int:
-    """Spark tasks for the rewrite: about one per ``target_size`` bytes of input.
-
-    Every (partition, bucket) goes to one task and becomes one file, as Hive's ACID readers
-    require (``bucket_N`` is the file of bucket N; Hive 3 cannot read a second file of a bucket),
-    so a compaction writes at most one file per bucket of its inputs: never more files than
-    before, and no file is split to meet the target.
-    """
-    parallelism = int(ctx.spark().conf.get("spark.sql.shuffle.partitions") or 8)
-    by_size = max(1, -(-bytes_in // target_size))
-    return max(1, min(max(partitions, by_size), max(parallelism * 2, by_size)))
-
-
-def target_file_size(meta: TableMetadata, option: str | None) -> int:
-    """Bytes per output file: the option, else the table's ``write.target-file-size``."""
-    return parse_size(option) if option else int(property_value(meta, "write.target-file-size"))
-
-
-def _execute(
-    ctx: Context,
-    store: TableStore,
-    meta: TableMetadata,
-    state: TableState,
-    chosen: list[PartitionCompaction],
-    run_id: str,
-    layouts: Mapping[str, ListBucketing] | None = None,
-    *,
-    target_size: int = 128 << 20,
-) -> tuple[set[str], dict[str, int]]:
-    """Rewrite the chosen partitions; returns the directories written and row counts.
-
-    A major compaction writes the new base split like the old one (list bucketing), or as
-    ``layouts`` (partition -> mapping) says when given (``lakectl list-bucket``)."""
-
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark import acid_read, acid_write, bucket_merge, list_bucket
-
-    spark = ctx.spark()
-    top = max(p.max_write_id for p in chosen)
-    committed = state.committed_write_ids
-    valid = ValidWriteIds(top, frozenset(w for w in range(1, top + 1) if w not in committed))
-    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
-    spec = acid_read.ReadSpec(
-        store.storage,
-        store.root,
-        meta.data_schema,
-        meta.schema.select(list(meta.partition_by)),
-        valid,
-        key,
-    )
-    staging = store.path("_lakectl", "staging", f"compact-{run_id}")
-    target = acid_write.WriteTarget(store.storage, store.root, staging, meta)
-    event_cols = ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"]
-    cols = [*event_cols, "row", *[f"`{c}`" for c in meta.partition_by]]
-    bytes_in = sum(d.size for p in chosen for d in p.inputs)
-    tasks = _num_tasks(ctx, bytes_in, target_size, len(chosen))
-    added: set[str] = set()
-    counts: dict[str, int] = {"partitions": len(chosen)}
-    try:
-        majors = [p for p in chosen if p.kind == MAJOR]
-        minors = [p for p in chosen if p.kind != MAJOR]
-        if majors:
-            plans = [
-                PartitionReadPlan(
-                    p.relative, _values(meta, p.relative), p.base, p.deltas, p.delete_deltas, ()
-                )
-                for p in majors
-            ]
-            out_dirs = {p.relative: p.output_base or "" for p in majors}
-            split = kept_layouts(state.records, majors) if layouts is None else layouts
-            merged = None
-            if not any(p.relative in split for p in majors):
-                # Inputs are already in the output's order: one task per bucket, no shuffle.
-                ctx.progress("major: merging each bucket's files into the new base")
-                merged = bucket_merge.merge_major(
-                    spark,
-                    store.storage,
-                    store.root,
-                    plans,
-                    out_dirs,
-                    meta.data_schema,
-                    valid,
-                    key=key,
-                    compression=meta.property("orc.compress") or "snappy",
-                )
-            live = acid_read.live_events(spark, plans, spec) if merged is None else None
-            if merged is not None:
-                added |= merged.dirs
-                counts["merge_task_cpu_ms"] = merged.task_cpu_ms
-            elif live is not None:
-                # One pass: rows are counted from the written files' footers afterwards.
-                live = live.select(*cols)
-                ctx.progress("major: writing the new base")
-                events, subdirs = list_bucket.split_events(
-                    spark, live, meta, split, [p.relative for p in majors]
-                )
-                added |= set(
-                    acid_write.write_compacted(
-                        events,
-                        target,
-                        tasks,
-                        out_dirs,
-                        bloom=True,
-                        staging_name="base",
-                        subdir_names=subdirs,
-                    )
-                )
-            # A partition whose rows were all deleted still gets its (empty) base.
-            for p in majors:
-                rel = p.output_path(p.output_base or "")
-                if rel not in added:
-                    store.storage.makedirs(store.path(rel))
-                    added.add(rel)
-            counts["rows_written"] = (
-                merged.rows
-                if merged is not None
-                else _rows_under(store, [p.output_path(p.output_base or "") for p in majors])
-            )
-        if minors:
-            plans = [
-                PartitionReadPlan(p.relative, _values(meta, p.relative), None, p.deltas, (), ())
-                for p in minors
-                if p.deltas
-            ]
-            inserts = acid_read.insert_events(spark, plans, spec) if plans else None
-            if inserts is not None:
-                ctx.progress("minor: merging deltas")
-                added |= set(
-                    acid_write.write_compacted(
-                        inserts.select(*cols),
-                        target,
-                        tasks,
-                        {p.relative: p.output_delta or "" for p in minors},
-                        bloom=True,
-                        staging_name="delta",
-                    )
-                )
-            delete_files = [f for p in minors for d in p.delete_deltas for f in d.files]
-            if delete_files:
-                ctx.progress("minor: merging delete deltas")
-                deletes = acid_read.delete_event_rows(spark, spec, delete_files).select(*cols)
-                added |= set(
-                    acid_write.write_compacted(
-                        deletes,
-                        target,
-                        tasks,
-                        {p.relative: p.output_delete_delta or "" for p in minors},
-                        bloom=False,
-                        staging_name="delete_delta",
-                    )
-                )
-        failpoint("compact.before_markers")
-        for rel in added:
-            store.storage.write_bytes(
-                store.storage.join(store.path(rel), ACID_VERSION_FILE), ACID_VERSION.encode()
-            )
-            store.storage.write_bytes(
-                store.storage.join(store.path(rel), COMPACTOR_METADATA_FILE),
-                COMPACTOR_MARKER.encode(),
-            )
-    finally:
-        store.storage.delete(staging, recursive=True)
-    counts["dirs_in"] = sum(len(p.inputs) for p in chosen)
-    counts["dirs_out"] = len(added)
-    return added, counts
-
-
-def _values(meta: TableMetadata, relative: str) -> tuple[str | None, ...]:
-    return parse_partition_path(list(meta.partition_by), relative) if relative else ()
 
 
 # --- compactions (SHOW COMPACTIONS) -------------------------------------------------------------
@@ -529,7 +316,7 @@ def compactions(
     index = {c: i for i, c in enumerate(meta.partition_by)}
 
     def wanted(rel: str) -> bool:
-        values = _values(meta, rel) if rel else ()
+        values = partition_values(meta, rel) if rel else ()
         return all(values[index[c]] == v for c, v in wanted_parts.items())
 
     gone = cleaned_dirs(log_state.records)
@@ -610,6 +397,5 @@ __all__ = [
     "CompactionEntry",
     "compact",
     "compactions",
-    "lowest_open_write_id",
     "plan",
 ]

@@ -37,6 +37,7 @@ from lakectl.planning.list_bucket_plan import (
     validate_partition,
 )
 from lakectl.table.log import CommitRecord
+from lakectl.table.transaction import WriteTransaction
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def list_bucket(
     ctx: Context, table_ref: str | None, options: ListBucketOptions
 ) -> ListBucketResult:
     """Decide per partition, rewrite the ones that change, commit once (nothing when dry run)."""
-    from lakectl.ops.compact import _execute, lowest_open_write_id, target_file_size
+    from lakectl.ops.rewrite import lowest_open_write_id, rewrite_partitions, target_file_size
 
     started = time.time()
     _check_options(options)
@@ -162,7 +163,8 @@ def list_bucket(
     if options.dry_run or not result.rewritten:
         result.seconds = time.time() - started
         return result
-    write_id = store.allocate_write_id(OPERATION)
+    txn = WriteTransaction.begin(store, OPERATION)
+    write_id = txn.write_id
     result.decisions = decide(write_id)
     chosen = [d.compaction for d in result.rewritten if d.compaction is not None]
     try:
@@ -172,9 +174,11 @@ def list_bucket(
             if rel in visible:
                 raise UsageError(f"{rel} is already committed; run list-bucket again")
             store.storage.delete(store.path(rel), recursive=True)
+            # Invisible and named after this write id: nobody else uses it.
+            txn.added.append(rel)
         ctx.progress(f"rewriting {len(chosen)} partition(s)")
         split = {d.relative: d.wanted for d in result.rewritten if d.wanted is not None}
-        added, counts = _execute(
+        added, counts = rewrite_partitions(
             ctx,
             store,
             meta,
@@ -205,11 +209,9 @@ def list_bucket(
             },
         )
         failpoint("list_bucket.before_commit")
-        final = store.commit(record)
+        final = txn.commit(record)
     except BaseException as exc:
-        for p in chosen:  # invisible and named after this write id: nobody else uses them
-            store.storage.delete(store.path(p.output_path(p.output_base or "")), recursive=True)
-        store.mark_aborted(write_id, f"list-bucket failed: {type(exc).__name__}")
+        txn.abort(exc)
         raise
     result.committed_seq = final.seq
     result.version = write_id

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakectl.errors import BadInputError, LakectlError, TableExistsError, UsageError
+from lakectl.errors import BadInputError, TableExistsError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.create import build_metadata, split_columns
 from lakectl.ops.reading import plan_lakectl
+from lakectl.ops.rewrite import write_tasks
 from lakectl.table.layout import delta_dir_name, escape_partition_value
 from lakectl.table.log import CommitRecord, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Column, Schema, normalize_type
 from lakectl.table.store import TableStore
+from lakectl.table.transaction import WriteTransaction
 
 MODES = ("append", "upsert", "cdc")
 DEFAULT_OP_VALUES = "I=insert,U=update,D=delete"
@@ -115,13 +116,6 @@ def _partition_key(meta: TableMetadata, values: tuple[Any, ...]) -> str:
         f"{c}={escape_partition_value(None if v is None else str(v))}"
         for c, v in zip(meta.partition_by, values, strict=True)
     )
-
-
-def _num_tasks(rows: int, partitions: int, parallelism: int) -> int:
-    by_rows = max(1, math.ceil(rows / 1_000_000))
-    if partitions:
-        return max(1, min(partitions, max(parallelism * 2, by_rows)))
-    return max(1, min(parallelism * 2, by_rows))
 
 
 def resolve_mode(
@@ -316,16 +310,16 @@ def load_frame(
             store.create(meta, {"source": options.source})
             state = store.read_state()
             created = True
-        write_id = store.allocate_write_id(options.mode)
-        staging = store.staging_path(write_id)
-        target = acid_write.WriteTarget(store.storage, store.root, staging, meta)
+        txn = WriteTransaction.begin(store, options.mode)
+        write_id = txn.write_id
+        target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
         parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
-        added: list[str] = []
+        added = txn.added
         try:
             part_rows = stats.partitions
             touched = {_partition_key(meta, r) for r in part_rows} if meta.partition_by else {""}
             rows = stats.rows
-            tasks = _num_tasks(rows, len(part_rows), parallelism)
+            tasks = write_tasks(rows, len(part_rows), parallelism)
             if options.mode == "append":
                 changes = acid_write.change_events(
                     batch,
@@ -381,15 +375,10 @@ def load_frame(
                 counts=counts,
                 info=info if info is not None else {"source": options.source, "format": fmt},
             )
-            store.commit(record)
+            txn.commit(record)
             failpoint("load.after_commit")
         except BaseException as exc:
-            store.mark_aborted(write_id, f"{type(exc).__name__}: {exc}"[:500])
-            for rel in added:
-                store.storage.delete(store.path(rel), recursive=True)
-            store.storage.delete(staging, recursive=True)
-            if isinstance(exc, LakectlError | KeyboardInterrupt):
-                raise
+            txn.abort(exc)
             raise
     finally:
         for frame in cached:

@@ -41,6 +41,7 @@ from lakectl.ops.updates import (
 )
 from lakectl.table.log import DATA_OPS, CommitRecord, TableState
 from lakectl.table.store import TableStore, now_millis
+from lakectl.table.transaction import WriteTransaction
 from lakectl.updates.times import format_millis
 
 OPERATION = MATERIALIZE_OPERATION
@@ -138,8 +139,8 @@ def _fold_and_commit(
 ) -> tuple[int, dict[str, int], tuple[str, ...]]:
     """Write the folded rows as a new write id and commit it with the retirement."""
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.ops.load import _num_tasks
     from lakectl.ops.reading import ReadTarget, plan_lakectl
+    from lakectl.ops.rewrite import write_tasks
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
     from lakectl.spark import acid_write, statement_fold
     from lakectl.table.layout import delta_dir_name
@@ -151,9 +152,8 @@ def _fold_and_commit(
     rows = snapshot_frame(ctx, target, SnapshotRequest(), with_identity=True)
     statements = [i.statement for i in plan.retire]
     changes = statement_fold.fold_changes(rows, statements, meta).persist()
-    write_id = store.allocate_write_id(OPERATION)
-    staging = store.staging_path(write_id)
-    added: list[str] = []
+    txn = WriteTransaction.begin(store, OPERATION)
+    write_id, added = txn.write_id, txn.added
     try:
         by_kind = {r[0]: r[1] for r in changes.groupBy(statement_fold.CHANGE_COL).count().collect()}
         counts = {
@@ -162,8 +162,8 @@ def _fold_and_commit(
             "retired": len(plan.retire),
         }
         parallelism = int(ctx.spark().conf.get("spark.sql.shuffle.partitions") or 8)
-        tasks = _num_tasks(sum(by_kind.values()), 0, parallelism)
-        write = acid_write.WriteTarget(store.storage, store.root, staging, meta)
+        tasks = write_tasks(sum(by_kind.values()), 0, parallelism)
+        write = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
         ctx.progress("writing deltas")
         if by_kind:
             added += acid_write.write_changes(
@@ -176,12 +176,9 @@ def _fold_and_commit(
             ).directories
         failpoint("materialize.before_commit")
         ctx.progress("committing")
-        store.commit(_record(state, plan, write_id, counts, added))
+        txn.commit(_record(state, plan, write_id, counts, added))
     except BaseException as exc:
-        store.mark_aborted(write_id, f"{type(exc).__name__}: {exc}"[:500])
-        for rel in added:
-            store.storage.delete(store.path(rel), recursive=True)
-        store.storage.delete(staging, recursive=True)
+        txn.abort(exc)
         raise
     finally:
         changes.unpersist()

@@ -123,9 +123,9 @@ def select_partitions(
     meta: TableMetadata, plans: list[PartitionReadPlan], specs: Sequence[str]
 ) -> list[PartitionReadPlan]:
     """The plans named by ``--partition`` (all when none); refuses names matching nothing."""
-    from lakectl.ops.compact import _select_partitions
+    from lakectl.ops.rewrite import select_partitions
 
-    return _select_partitions(meta, plans, tuple(specs))
+    return select_partitions(meta, plans, tuple(specs))
 
 
 def _partition_key(meta: TableMetadata, values: Sequence[str | None]) -> tuple[str | None, ...]:

@@ -489,7 +489,7 @@ class StreamRunner:
     def _diagnose(self, frames: list[tuple[str, Any]]) -> tuple[dict[str, str], set[str]]:
         """Check each file of a refused micro-batch alone: the bad ones (name -> error) and the
         empty ones (a header, no rows)."""
-        from lakectl.spark.batch import BatchOptions, _first_line, shape_batch
+        from lakectl.spark.batch import BatchOptions, first_line, shape_batch
 
         lo = self.options.load
         meta = self.store.read_state().metadata
@@ -508,7 +508,7 @@ class StreamRunner:
             except BadInputError as exc:
                 bad[name] = exc.message
             except Exception as exc:  # Spark's FAILFAST parse error, from limit(1)
-                bad[name] = f"{label}: cannot be parsed: {_first_line(exc)}"
+                bad[name] = f"{label}: cannot be parsed: {first_line(exc)}"
         return bad, empty
 
     def _handle_bad(self, bad: dict[str, str]) -> None:

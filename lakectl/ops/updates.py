@@ -17,6 +17,7 @@ from lakectl.ops.context import Context
 from lakectl.table.log import CommitRecord, TableState
 from lakectl.table.schema import Schema
 from lakectl.table.store import UPDATES_FILE, TableStore
+from lakectl.table.transaction import WriteTransaction
 from lakectl.updates.statements import Statement, parse_updates_text
 from lakectl.updates.times import format_millis
 from lakectl.updates.validate import validate_statement
@@ -150,7 +151,8 @@ def install(
         raise BadInputError(f"{file}: no statements found; nothing was installed")
     for stmt in parsed.statements:
         validate_statement(stmt, schema)
-    write_id = store.allocate_write_id(OPERATION)
+    txn = WriteTransaction.begin(store, OPERATION)
+    write_id = txn.write_id
     record = CommitRecord.draft(
         operation=OPERATION,
         write_id=write_id,
@@ -159,9 +161,9 @@ def install(
         info={"source": file, "statements": [_to_json(s) for s in parsed.statements]},
     )
     try:
-        store.commit(record)
-    except BaseException:
-        store.mark_aborted(write_id, "apply-updates failed")
+        txn.commit(record)
+    except BaseException as exc:
+        txn.abort(exc)
         raise
     new_state = store.read_state()
     active = installed_statements(new_state)

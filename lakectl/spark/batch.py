@@ -137,7 +137,7 @@ def _check(
     try:
         result = raw.agg(*aggs).collect()[0].asDict()
     except Exception as exc:  # Spark's FAILFAST parse errors
-        raise BadInputError(f"{source}: cannot be parsed: {_first_line(exc)}") from exc
+        raise BadInputError(f"{source}: cannot be parsed: {first_line(exc)}") from exc
     if result["__rows"] == 0:
         raise BadInputError(f"{source}: the batch is empty (no rows); nothing was loaded")
     for i, col in enumerate(meta.schema.columns):
@@ -159,7 +159,8 @@ def _check(
     return BatchStats(int(result["__rows"]), partitions)
 
 
-def _first_line(exc: Exception) -> str:
+def first_line(exc: Exception) -> str:
+    """The part of a source-parsing error that names the problem, on one line."""
     text = str(exc)
     for marker in ("Malformed records are detected", "MALFORMED_RECORD", "CSV", "JSON"):
         idx = text.find(marker)

@@ -80,9 +80,9 @@ def read_source(
     except LakectlError:
         raise
     except Exception as exc:
-        from lakectl.spark.batch import _first_line
+        from lakectl.spark.batch import first_line
 
-        raise BadInputError(f"{source}: cannot be parsed: {_first_line(exc)}") from exc
+        raise BadInputError(f"{source}: cannot be parsed: {first_line(exc)}") from exc
     if not df.columns:
         raise BadInputError(
             f"{source}: the batch is empty (no columns, no rows); nothing was loaded"

@@ -1,0 +1,86 @@
+"""The package's structure: layers import each other only through public names, and module-level
+imports form no cycle (a cycle makes import order matter and hides which layer depends on which)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "lakectl"
+
+
+def _modules() -> dict[str, ast.Module]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = ast.parse(path.read_text(), str(path))
+    return out
+
+
+def _imports(tree: ast.Module, *, top_level_only: bool) -> list[ast.ImportFrom | ast.Import]:
+    if not top_level_only:
+        return [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+    return [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+
+
+def _target(node: ast.ImportFrom | ast.Import) -> list[str]:
+    if isinstance(node, ast.ImportFrom):
+        return [node.module or ""]
+    return [a.name for a in node.names]
+
+
+def test_no_private_name_is_imported_from_another_module() -> None:
+    found = []
+    for name, tree in _modules().items():
+        for node in _imports(tree, top_level_only=False):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lakectl"):
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        found.append(f"{name} imports {node.module}.{alias.name}")
+    assert not found, "\n".join(found)
+
+
+def test_module_level_imports_form_no_cycle() -> None:
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, tree in modules.items():
+        edges = set()
+        for node in _imports(tree, top_level_only=True):
+            for target in _target(node):
+                if target.startswith("lakectl") and target != name:
+                    # `from lakectl.cli import output` names a module too
+                    names = [a.name for a in getattr(node, "names", [])]
+                    subs = [f"{target}.{n}" for n in names if f"{target}.{n}" in modules]
+                    edges.update(subs or [target])
+        graph[name] = {e for e in edges if e in modules}
+    cycles = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join([*stack[stack.index(nxt) :], nxt]))
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert not cycles, "\n".join(cycles)
+
+
+def test_only_the_spark_layer_imports_pyspark_at_module_level() -> None:
+    found = []
+    for name, tree in _modules().items():
+        if name.startswith("lakectl.spark"):
+            continue
+        for node in _imports(tree, top_level_only=True):
+            if any(t.split(".")[0] == "pyspark" for t in _target(node)):
+                found.append(name)
+    assert not found, found
