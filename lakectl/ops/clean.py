@@ -31,12 +31,12 @@ from lakectl.planning.clean_plan import (
 )
 from lakectl.table.compaction_runs import process_alive, read_statuses
 from lakectl.table.listing import list_table
-from lakectl.table.log import CommitRecord
+from lakectl.table.log import CommitRecord, Operation
 from lakectl.table.properties import parse_duration, property_value
 from lakectl.table.retention import DELETED_KEY
 from lakectl.table.store import STAGING_DIR, TableStore, now_millis
 
-OPERATION = "clean"
+OPERATION = Operation.CLEAN
 
 
 @dataclass(frozen=True)

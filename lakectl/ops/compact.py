@@ -40,12 +40,12 @@ from lakectl.table import compaction_runs
 from lakectl.table.layout import (
     parse_partition_spec,
 )
-from lakectl.table.log import CommitRecord, TableState
+from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.orc_files import read_footer
 from lakectl.table.retention import cleaned_dirs
 from lakectl.table.store import TableStore, now_millis
 
-OPERATION = "compact"
+OPERATION = Operation.COMPACT
 STATES = ("planned", "working", "ready for cleaning", "cleaned", "failed")
 
 

@@ -13,7 +13,7 @@ from lakectl.ops.create import build_metadata, split_columns
 from lakectl.ops.reading import plan_lakectl
 from lakectl.ops.rewrite import write_tasks
 from lakectl.table.layout import delta_dir_name, escape_partition_value
-from lakectl.table.log import CommitRecord, TableState
+from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Column, Schema, normalize_type
 from lakectl.table.store import TableStore
@@ -366,7 +366,7 @@ def load_frame(
             ctx.progress("committing")
             written_parts = {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}
             record = CommitRecord.draft(
-                operation=options.mode,
+                operation=Operation(options.mode),
                 write_id=write_id,
                 read_seq=state.last_seq,
                 effective_at=options.effective_at,

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakectl.errors import UsageError
-from lakectl.table.log import CommitRecord
+from lakectl.table.log import CommitRecord, Operation
 from lakectl.table.metadata import DEFAULT_PROPERTIES
 from lakectl.table.properties import validate
 from lakectl.table.store import TableStore
 
-OPERATION = "set-properties"
+OPERATION = Operation.SET_PROPERTIES
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Any
 
 from lakectl.errors import BadInputError, TableNotFoundError
 from lakectl.ops.context import Context
-from lakectl.table.log import CommitRecord, TableState
+from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.schema import Schema
 from lakectl.table.store import UPDATES_FILE, TableStore
 from lakectl.table.transaction import WriteTransaction
@@ -22,8 +22,8 @@ from lakectl.updates.statements import Statement, parse_updates_text
 from lakectl.updates.times import format_millis
 from lakectl.updates.validate import validate_statement
 
-OPERATION = "apply-updates"
-MATERIALIZE_OPERATION = "materialize"
+OPERATION = Operation.APPLY_UPDATES
+MATERIALIZE_OPERATION = Operation.MATERIALIZE
 
 
 @dataclass(frozen=True)

@@ -52,12 +52,12 @@ from lakectl.table.layout import (
     unescape_partition_value,
 )
 from lakectl.table.listing import FileEntry
-from lakectl.table.log import CommitRecord
+from lakectl.table.log import CommitRecord, Operation
 from lakectl.table.metadata import TableMetadata
 
 MAX_SKEWED_VALUES = 1000
 SUPPORTED_TYPES = PRUNABLE_TYPES
-OPERATION = "list-bucket"
+OPERATION = Operation.LIST_BUCKET
 INFO_KEY = "list_bucketing"
 # Subdirectory numbers in a split write: 0.. skewed values, then these two.
 DEFAULT_SUBDIR = -1

@@ -9,28 +9,46 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from lakectl.errors import CommitConflictError, TimeTravelError
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.validity import ValidWriteIds
 
+
+class Operation(StrEnum):
+    """What a commit record did; stored in the log as the value's text."""
+
+    CREATE = "create"
+    APPEND = "append"
+    UPSERT = "upsert"
+    CDC = "cdc"
+    DELETE = "delete"
+    MATERIALIZE = "materialize"
+    APPLY_UPDATES = "apply-updates"
+    SET_PROPERTIES = "set-properties"
+    COMPACT = "compact"
+    LIST_BUCKET = "list-bucket"
+    CLEAN = "clean"
+
+
 # Operation kinds, for conflict rules.
-APPEND_OPS = frozenset({"append"})
-MERGE_OPS = frozenset({"upsert", "cdc", "delete", "materialize"})
+APPEND_OPS = frozenset({Operation.APPEND})
+MERGE_OPS = frozenset({Operation.UPSERT, Operation.CDC, Operation.DELETE, Operation.MATERIALIZE})
 DATA_OPS = APPEND_OPS | MERGE_OPS
 # Operations that read (and decide for) the whole table, whatever partitions they end up writing.
-WHOLE_TABLE_OPS = frozenset({"materialize"})
+WHOLE_TABLE_OPS = frozenset({Operation.MATERIALIZE})
 # ``set`` changes table properties only: the rows stay as they are.
-PROPERTY_OPS = frozenset({"set-properties"})
-METADATA_OPS = frozenset({"create"}) | PROPERTY_OPS
+PROPERTY_OPS = frozenset({Operation.SET_PROPERTIES})
+METADATA_OPS = frozenset({Operation.CREATE}) | PROPERTY_OPS
 # A compaction rewrites committed write ids below every open one and keeps each row's identity:
 # it conflicts with nothing, and nothing conflicts with it. ``list-bucket`` is such a rewrite too
 # (a major compaction whose base is split by skewed values; lakectl.ops.list_bucket).
-COMPACT_OPS = frozenset({"compact", "list-bucket"})
+COMPACT_OPS = frozenset({Operation.COMPACT, Operation.LIST_BUCKET})
 # ``clean`` deletes files no state inside its retention window reads; it changes no data and
 # conflicts with nothing. Its records say which directories are gone (see lakectl.table.retention).
-CLEAN_OPS = frozenset({"clean"})
+CLEAN_OPS = frozenset({Operation.CLEAN})
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from typing import Any
 from lakectl.errors import StorageError, TableExistsError, TableNotFoundError
 from lakectl.failpoints import failpoint
 from lakectl.storage.fs import AlreadyExistsError, Storage
-from lakectl.table.log import CommitRecord, TableState, conflict_error, find_conflict
+from lakectl.table.log import CommitRecord, Operation, TableState, conflict_error, find_conflict
 from lakectl.table.metadata import TableMetadata
 
 META_DIR = "_lakectl"
@@ -95,7 +95,7 @@ class TableStore:
         """Write log entry 0 (the table's birth); fails if the table already exists."""
         record = CommitRecord(
             seq=0,
-            operation="create",
+            operation=Operation.CREATE,
             committed_at=now_millis(),
             metadata=metadata,
             info=info or {},
