@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from lakectl.ops.clean import CleanResult
     from lakectl.ops.compact import CompactionEntry, CompactResult
+    from lakectl.ops.dml import DmlResult
     from lakectl.ops.inspect import HistoryEntry, PartitionSummary, ShowResult
     from lakectl.ops.list_bucket import ListBucketResult
     from lakectl.ops.load import LoadResult
@@ -345,6 +346,33 @@ class Table:
             target_file_size=target_file_size,
         )
         return compact(self._ctx, self._ref, options)
+
+    def delete(self, where: str, *, dry_run: bool = False) -> DmlResult:
+        """Delete the rows matching ``where`` now, as one transaction (``lakectl delete``);
+        ``dry_run`` counts them per partition and writes nothing."""
+        from lakectl.ops.dml import DmlRequest, run_dml
+
+        return run_dml(self._ctx, self._ref, DmlRequest("delete", where=where, dry_run=dry_run))
+
+    def update(
+        self,
+        assignments: str | Mapping[str, str],
+        where: str | None = None,
+        *,
+        dry_run: bool = False,
+    ) -> DmlResult:
+        """Change the rows matching ``where`` (default: all) now, as one transaction
+        (``lakectl update``). ``assignments`` is ``"c = expr, ..."`` or a mapping column -> SQL
+        expression text."""
+        from lakectl.ops.dml import DmlRequest, run_dml
+
+        text = (
+            assignments
+            if isinstance(assignments, str)
+            else ", ".join(f"{c} = {e}" for c, e in assignments.items())
+        )
+        request = DmlRequest("update", where=where, assignments=text, dry_run=dry_run)
+        return run_dml(self._ctx, self._ref, request)
 
     def skew(
         self,

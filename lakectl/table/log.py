@@ -25,6 +25,7 @@ class Operation(StrEnum):
     UPSERT = "upsert"
     CDC = "cdc"
     DELETE = "delete"
+    UPDATE = "update"
     MATERIALIZE = "materialize"
     APPLY_UPDATES = "apply-updates"
     SET_PROPERTIES = "set-properties"
@@ -35,7 +36,9 @@ class Operation(StrEnum):
 
 # Operation kinds, for conflict rules.
 APPEND_OPS = frozenset({Operation.APPEND})
-MERGE_OPS = frozenset({Operation.UPSERT, Operation.CDC, Operation.DELETE, Operation.MATERIALIZE})
+MERGE_OPS = frozenset(
+    {Operation.UPSERT, Operation.CDC, Operation.DELETE, Operation.UPDATE, Operation.MATERIALIZE}
+)
 DATA_OPS = APPEND_OPS | MERGE_OPS
 # Operations that read (and decide for) the whole table, whatever partitions they end up writing.
 WHOLE_TABLE_OPS = frozenset({Operation.MATERIALIZE})

@@ -1,0 +1,200 @@
+"""``lakectl delete`` and ``lakectl update``: one-off DELETE and UPDATE, applied at once.
+
+The request becomes one statement of the same language as Type 7 statements and passes the same
+checks (only the table's columns, the vetted functions; nothing reaches Spark as text). It is
+then applied to the stored rows exactly as ``apply-updates --materialize`` folds statements
+(:mod:`lakectl.spark.statement_fold`): delete events for the rows it deletes or changes, new
+rows for the changed ones, written as one transaction, as a load writes them. Rows it does not
+touch are not rewritten. Installed Type 7 statements still apply on top when reading.
+
+``--where`` on partition columns (and list-bucketed columns) prunes what is read. The commit
+conflicts with a concurrent data commit to a partition it read, as a merge load does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lakectl.errors import UsageError
+from lakectl.failpoints import failpoint
+from lakectl.ops.context import Context
+from lakectl.ops.pruning import prune_target
+from lakectl.ops.reading import ReadTarget, plan_lakectl
+from lakectl.table.layout import delta_dir_name, partition_path
+from lakectl.table.log import CommitRecord, Operation
+from lakectl.table.transaction import WriteTransaction
+from lakectl.updates.statements import Statement
+from lakectl.updates.validate import validate_statement
+
+DmlKind = Literal["delete", "update"]
+SOURCE = "<command line>"
+
+
+@dataclass(frozen=True)
+class DmlRequest:
+    """``delete`` with ``where``, or ``update`` with ``assignments`` (``c = expr, ...``) and an
+    optional ``where``; ``dry_run`` counts what would change and writes nothing."""
+
+    kind: DmlKind
+    where: str | None = None
+    assignments: str | None = None
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class PartitionChange:
+    """Rows one partition would lose (``deleted``) or see rewritten (``updated``)."""
+
+    partition: str
+    deleted: int
+    updated: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"partition": self.partition, "deleted": self.deleted, "updated": self.updated}
+
+
+@dataclass
+class DmlResult:
+    table: str
+    kind: DmlKind
+    statement: str
+    dry_run: bool
+    version: int | None = None  # None for a dry run or when no row matched
+    deleted: int = 0
+    updated: int = 0
+    partitions: list[PartitionChange] = field(default_factory=list)
+    partitions_read: int = 0
+    partitions_total: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "operation": self.kind,
+            "statement": self.statement,
+            "dry_run": self.dry_run,
+            "version": self.version,
+            "counts": {"deleted": self.deleted, "updated": self.updated},
+            "partitions": [p.to_json() for p in self.partitions],
+            "scan": {"partitions": self.partitions_total, "partitions_read": self.partitions_read},
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def statement_text(table: str, request: DmlRequest) -> str:
+    """The request as one SQL statement (checked afterwards like any Type 7 statement)."""
+    where = (request.where or "").strip()
+    if request.kind == "delete":
+        if request.assignments:
+            raise UsageError("delete takes no --set; use `lakectl update`")
+        if not where:
+            raise UsageError(
+                "delete needs --where: which rows to delete",
+                hint="--where \"store_id = 'S01'\" (to empty a table, say --where true)",
+            )
+        return f"DELETE FROM {table} WHERE {where}"
+    assignments = (request.assignments or "").strip()
+    if not assignments:
+        raise UsageError('update needs --set "column = expression, ..."')
+    if request.where is not None and not where:
+        raise UsageError("--where is empty: leave it out to update every row")
+    return f"UPDATE {table} SET {assignments}" + (f" WHERE {where}" if where else "")
+
+
+def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResult:
+    """Check the statement, then apply it to the current rows as one transaction (or count what
+    it would change, for a dry run)."""
+    started = time.time()
+    store = ctx.table(table_ref)
+    store.require_log()
+    state = store.read_state()
+    meta = state.metadata
+    name = "t"
+    text = statement_text(name, request)
+    statement = Statement(
+        effective_ms=0, sql=text, kind=request.kind, table=name, line=1, source=SOURCE
+    )
+    validate_statement(statement, meta.schema)
+    result = DmlResult(store.name or store.url, request.kind, text, request.dry_run)
+    valid, plans, _ = plan_lakectl(store, state)
+    target, scan = prune_target(ReadTarget(store, meta, state, valid, tuple(plans)), request.where)
+    result.partitions_total, result.partitions_read = scan.partitions, scan.partitions_read
+    if not target.plans:
+        result.seconds = time.time() - started
+        return result
+
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.ops.rewrite import write_tasks
+    from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+    from lakectl.spark import acid_write, statement_fold
+
+    ctx.progress("finding the rows the statement changes")
+    rows = snapshot_frame(ctx, target, SnapshotRequest(), with_identity=True)
+    changes = statement_fold.fold_changes(rows, [statement], meta).persist()
+    try:
+        result.partitions = _per_partition(changes, meta.partition_by)
+        result.deleted = sum(p.deleted for p in result.partitions)
+        result.updated = sum(p.updated for p in result.partitions)
+        if request.dry_run or not result.partitions:
+            result.seconds = time.time() - started
+            return result
+        txn = WriteTransaction.begin(store, request.kind)
+        try:
+            parallelism = int(ctx.spark().conf.get("spark.sql.shuffle.partitions") or 8)
+            tasks = write_tasks(
+                result.deleted + result.updated, len(result.partitions), parallelism
+            )
+            write = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
+            ctx.progress(f"writing {result.deleted + result.updated:,} change(s)")
+            txn.added += acid_write.write_changes(
+                statement_fold.changes_to_write(changes, meta),
+                write,
+                txn.write_id,
+                tasks,
+                delta_dir=delta_dir_name(txn.write_id),
+                delete_dir=delta_dir_name(txn.write_id, delete=True),
+            ).directories
+            failpoint("dml.before_commit")
+            ctx.progress("committing")
+            written = {a.rsplit("/", 1)[0] if "/" in a else "" for a in txn.added}
+            read = {p.relative for p in target.plans}
+            txn.commit(
+                CommitRecord.draft(
+                    operation=Operation(request.kind),
+                    write_id=txn.write_id,
+                    read_seq=state.last_seq,
+                    partitions=tuple(sorted(read | written)),
+                    added=tuple(sorted(txn.added)),
+                    counts={"deleted": result.deleted, "updated": result.updated},
+                    info={"source": SOURCE, "statement": text},
+                )
+            )
+        except BaseException as exc:
+            txn.abort(exc)
+            raise
+        result.version = txn.write_id
+    finally:
+        changes.unpersist()
+    result.seconds = time.time() - started
+    return result
+
+
+def _per_partition(
+    changes: Any, partition_by: tuple[str, ...] | list[str]
+) -> list[PartitionChange]:
+    """Deleted and updated rows per partition the rows were read from."""
+    from lakectl.spark.statement_fold import CHANGE_COL, OLD
+
+    keys = [OLD + p for p in partition_by]
+    counted = changes.groupBy(*keys, CHANGE_COL).count().collect()
+    per: dict[str, dict[str, int]] = {}
+    for row in counted:
+        values = [None if row[k] is None else str(row[k]) for k in keys]
+        rel = partition_path(list(partition_by), values)
+        per.setdefault(rel, {"delete": 0, "update": 0})[row[CHANGE_COL]] += row["count"]
+    return [
+        PartitionChange(rel, counts["delete"], counts["update"])
+        for rel, counts in sorted(per.items())
+    ]
