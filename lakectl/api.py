@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from lakectl.ops.list_bucket import ListBucketResult
     from lakectl.ops.load import LoadResult
     from lakectl.ops.materialize import MaterializeResult
+    from lakectl.ops.restore import RestoreResult
     from lakectl.ops.set_properties import SetResult
     from lakectl.ops.skew import SkewResult
     from lakectl.ops.snapshot import SnapshotResult
@@ -373,6 +374,16 @@ class Table:
         )
         request = DmlRequest("update", where=where, assignments=text, dry_run=dry_run)
         return run_dml(self._ctx, self._ref, request)
+
+    def restore(
+        self, version: int | None = None, *, as_of: TimeLike | None = None, dry_run: bool = False
+    ) -> RestoreResult:
+        """Make the table read as it did right after ``version`` (or at commit time ``as_of``),
+        as one new commit; the versions in between stay reachable by time travel."""
+        from lakectl.ops.restore import restore
+
+        at = to_millis(as_of, "as_of")
+        return restore(self._ctx, self._ref, version=version, at=at, dry_run=dry_run)
 
     def skew(
         self,

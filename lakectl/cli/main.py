@@ -999,10 +999,11 @@ from lakectl.cli import stream_commands  # noqa: E402
 
 cli.add_command(stream_commands.stream)  # type: ignore[has-type]
 
-from lakectl.cli import dml_commands  # noqa: E402
+from lakectl.cli import change_commands  # noqa: E402
 
-cli.add_command(dml_commands.delete)  # type: ignore[has-type]
-cli.add_command(dml_commands.update)  # type: ignore[has-type]
+cli.add_command(change_commands.delete)  # type: ignore[has-type]
+cli.add_command(change_commands.update)  # type: ignore[has-type]
+cli.add_command(change_commands.restore)  # type: ignore[has-type]
 
 
 # --- entry point ------------------------------------------------------------------------------

@@ -75,25 +75,38 @@ def installed_statements(state: TableState) -> list[InstalledStatement]:
     """The active statements of ``state`` in install (log) order, checked again against the schema.
 
     A statement stops being active when a ``materialize`` record of the same state retires it
-    (its effect is then in the data). Deciding this from ``state``'s own records means a read of
-    an earlier state (``--as-of`` before the materialize took effect, ``--known-at`` before it
-    committed) still applies the statements to the rows as they were.
+    (its effect is then in the data), or a ``restore`` record goes back to before its install; a
+    ``restore`` to before a ``materialize`` makes the statements it retired active again.
+    Deciding this from ``state``'s own records means a read of an earlier state (``--as-of``
+    before the materialize took effect, ``--known-at`` before it committed) still applies the
+    statements to the rows as they were.
     """
     schema = state.metadata.schema
-    active: dict[tuple[int | None, int], InstalledStatement] = {}
+    installed: dict[tuple[int | None, int], InstalledStatement] = {}
+    active: set[tuple[int | None, int]] = set()
     for record in state.records:
-        if record.operation == MATERIALIZE_OPERATION:
+        if record.operation in (MATERIALIZE_OPERATION, Operation.RESTORE):
             for version, index in record.info.get("retired", []):
-                active.pop((version, index), None)
+                active.discard((version, index))
+            for version, index in record.info.get("reactivated", []):
+                if (version, index) in installed:
+                    active.add((version, index))
             continue
         if record.operation != OPERATION:
             continue
         for index, data in enumerate(record.info.get("statements", [])):
             stmt = _from_json(data)
             validate_statement(stmt, schema)
-            entry = InstalledStatement(stmt, record.write_id, record.committed_at, index)
-            active[(record.write_id, index)] = entry
-    return list(active.values())
+            installed[(record.write_id, index)] = InstalledStatement(
+                stmt, record.write_id, record.committed_at, index
+            )
+            active.add((record.write_id, index))
+    return [entry for key, entry in installed.items() if key in active]
+
+
+def statement_keys(entries: list[InstalledStatement]) -> list[tuple[int | None, int]]:
+    """How records name installed statements: (install version, position in that install)."""
+    return [(e.version, e.index) for e in entries]
 
 
 def statements_for_read(

@@ -26,6 +26,7 @@ class Operation(StrEnum):
     CDC = "cdc"
     DELETE = "delete"
     UPDATE = "update"
+    RESTORE = "restore"
     MATERIALIZE = "materialize"
     APPLY_UPDATES = "apply-updates"
     SET_PROPERTIES = "set-properties"
@@ -37,11 +38,18 @@ class Operation(StrEnum):
 # Operation kinds, for conflict rules.
 APPEND_OPS = frozenset({Operation.APPEND})
 MERGE_OPS = frozenset(
-    {Operation.UPSERT, Operation.CDC, Operation.DELETE, Operation.UPDATE, Operation.MATERIALIZE}
+    {
+        Operation.UPSERT,
+        Operation.CDC,
+        Operation.DELETE,
+        Operation.UPDATE,
+        Operation.MATERIALIZE,
+        Operation.RESTORE,
+    }
 )
 DATA_OPS = APPEND_OPS | MERGE_OPS
 # Operations that read (and decide for) the whole table, whatever partitions they end up writing.
-WHOLE_TABLE_OPS = frozenset({Operation.MATERIALIZE})
+WHOLE_TABLE_OPS = frozenset({Operation.MATERIALIZE, Operation.RESTORE})
 # ``set`` changes table properties only: the rows stay as they are.
 PROPERTY_OPS = frozenset({Operation.SET_PROPERTIES})
 METADATA_OPS = frozenset({Operation.CREATE}) | PROPERTY_OPS

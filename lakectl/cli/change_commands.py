@@ -1,4 +1,4 @@
-"""``lakectl delete`` and ``lakectl update``: one-off changes to the stored rows, applied at once.
+"""``lakectl delete``, ``lakectl update`` and ``lakectl restore``: one-off changes, applied at once.
 
 Registered on the main group by :mod:`lakectl.cli.main`.
 """
@@ -10,7 +10,13 @@ from typing import Any
 import click
 
 from lakectl.cli import output
-from lakectl.cli.main import CONTEXT_SETTINGS, common_options, make_context, run_operation
+from lakectl.cli.main import (
+    CONTEXT_SETTINGS,
+    common_options,
+    make_context,
+    parse_time_option,
+    run_operation,
+)
 
 _DRY_RUN = click.option(
     "--dry-run", is_flag=True, help="Count the rows that would change per partition; write nothing."
@@ -95,3 +101,57 @@ def update(
 
     request = DmlRequest("update", where=where, assignments=assignments, dry_run=dry_run)
     _run(table, request, settings)
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.option("--version", type=int, help="Restore the state right after this version.")
+@click.option(
+    "--as-of",
+    "as_of",
+    metavar="TIME",
+    help="Restore the table as it was at TIME (the newest version committed by then).",
+)
+@click.option("--dry-run", is_flag=True, help="Count what would change; write nothing.")
+@common_options
+def restore(
+    table: str, version: int | None, as_of: str | None, dry_run: bool, settings: dict[str, Any]
+) -> None:
+    """Make the table read as it did at an earlier version, as one new commit.
+
+    Rows added since are deleted, rows deleted or changed since are written again, and the
+    Type 7 statements installed or retired since are undone. History is kept: the versions in
+    between stay reachable by time travel until `clean` removes their files.
+
+    \b
+    Example:
+      lakectl restore sales --version 3 --dry-run
+      lakectl restore sales --as-of "2024-06-01 12:00"
+    """
+    from lakectl.ops.restore import restore as run_restore
+
+    at = parse_time_option(as_of, "--as-of")
+    ctx = make_context(settings)
+
+    def operation(context: Any, ref: str) -> Any:
+        return run_restore(context, ref, version=version, at=at, dry_run=dry_run)
+
+    result = run_operation(settings, ctx, operation, table)
+    if result is None:
+        return
+    what = (
+        f"{result.deleted:,} row(s) deleted, {result.reinserted:,} written again, "
+        f"{result.statements_retired} statement(s) retired, "
+        f"{result.statements_reactivated} active again"
+    )
+    if result.dry_run:
+        output.line(f"dry run: restoring version {result.restored_version} would change: {what}")
+    elif result.version is None:
+        output.line(
+            f"{result.table} already reads as version {result.restored_version}; nothing was committed"
+        )
+    else:
+        output.line(
+            f"restored {result.table} to version {result.restored_version} as version "
+            f"{result.version}: {what}"
+        )

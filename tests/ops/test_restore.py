@@ -1,0 +1,153 @@
+"""``restore``: after it, the table reads exactly as it did at the restored version (rows and
+Type 7 statements), history is kept, and a crash changes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import lakectl
+from lakectl.table.log import CommitRecord, Operation, find_conflict
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = "id bigint, name string, qty int, day string"
+
+
+def _rows(table: lakectl.Table, **kw: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in table.to_spark(**kw).collect())
+
+
+@pytest.fixture
+def history(spark, tmp_path):
+    """A table with loads, a one-off delete and update, statements and a materialize; the rows
+    read after each version."""
+    table = lakectl.create_table(
+        str(tmp_path / "t"), schema=SCHEMA, primary_key="id", partition_by="day"
+    )
+    frame = spark.createDataFrame
+    seen: dict[int, list[tuple[Any, ...]]] = {0: []}
+    table.load(frame([(i, f"n{i}", i % 5, f"d{i % 3}") for i in range(40)], SCHEMA))
+    seen[table.version] = _rows(table)
+    table.load(frame([(i, f"m{i}", 7, f"d{i % 3}") for i in range(30, 60)], SCHEMA))
+    seen[table.version] = _rows(table)
+    table.delete("qty = 0")
+    seen[table.version] = _rows(table)
+    statements = tmp_path / "fix.updates"
+    statements.write_text("-- time=2020-01-01\nUPDATE t SET name = 'fixed' WHERE id < 5;\n")
+    table.apply_updates(str(statements))
+    seen[table.version] = _rows(table)
+    table.update("qty = qty + 100", "day = 'd1'")
+    seen[table.version] = _rows(table)
+    table.materialize(until="2021-01-01")
+    seen[table.version] = _rows(table)
+    table.load(frame([(i, f"z{i}", 1, "d9") for i in range(100, 110)], SCHEMA))
+    seen[table.version] = _rows(table)
+    return table, seen
+
+
+@pytest.mark.spark
+def test_restore_each_version_reads_as_it_did(history) -> None:
+    table, seen = history
+    latest = table.version
+    for version in (5, 2, 4, 6, 1, 0):
+        result = table.restore(version)
+        assert result.version == table.version > latest
+        latest = table.version
+        assert _rows(table) == seen[version], version
+        assert table.history()[-1].operation == "restore"
+    for version, rows in seen.items():  # every earlier version still reads by time travel
+        assert _rows(table, version=version) == rows
+
+
+@pytest.mark.spark
+def test_statements_follow_the_restore(history) -> None:
+    table, seen = history
+    assert table.updates() == []  # the materialize retired the statement
+    table.restore(4)  # after the install, before the update and the materialize
+    assert [u.statement.sql for u in table.updates()] == [
+        "UPDATE t SET name = 'fixed' WHERE id < 5"
+    ]
+    assert _rows(table) == seen[4]
+    assert _rows(table, as_of=-1) != seen[4]  # raw data: the statement is applied on read
+    table.restore(3)  # before the install
+    assert table.updates() == []
+    assert _rows(table) == seen[3]
+
+
+@pytest.mark.spark
+def test_dry_run_and_nothing_to_do(history) -> None:
+    table, _ = history
+    before = (table.version, len(table.history()))
+    dry = table.restore(2, dry_run=True)
+    assert dry.version is None and dry.deleted > 0 and dry.reinserted > 0
+    assert (table.version, len(table.history())) == before
+    assert table.restore(table.version).version is None  # already reads as itself
+    assert len(table.history()) == before[1]
+
+
+@pytest.mark.spark
+def test_restore_across_a_compaction(history) -> None:
+    table, seen = history
+    table.compact("major")
+    result = table.restore(2)
+    assert _rows(table) == seen[2]
+    # Rows kept since version 2 keep their identity through the compaction: only the difference
+    # is written.
+    assert result.deleted + result.reinserted < len(seen[2]) + len(seen[max(seen)])
+
+
+@pytest.mark.spark
+def test_as_of_picks_the_version_committed_by_then(history) -> None:
+    table, seen = history
+    commits = table.history()
+    third = next(e for e in commits if e.version == 3)
+    table.restore(as_of=third.committed_at)
+    assert _rows(table) == seen[3]
+    with pytest.raises(lakectl.TimeTravelError, match="did not exist yet"):
+        table.restore(as_of="1999-01-01")
+    with pytest.raises(lakectl.UsageError):
+        table.restore(99)
+
+
+@pytest.mark.spark
+def test_a_killed_restore_changes_nothing(history) -> None:
+    table, seen = history
+    before = (table.version, _rows(table))
+    env = {
+        **os.environ,
+        "LAKECTL_FAILPOINTS": "restore.before_commit=crash",
+        "PYTHONPATH": str(REPO),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "lakectl",
+        "--master",
+        "local[1]",
+        "restore",
+        table.location,
+        "--version",
+        "2",
+        "--json",
+    ]
+    killed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert killed.returncode == 137, killed.stderr[-2000:]
+    assert (table.version, _rows(table)) == before
+    table.restore(2)
+    assert _rows(table) == seen[2]
+
+
+def test_a_restore_conflicts_with_any_concurrent_data_commit() -> None:
+    restore = CommitRecord.draft(Operation.RESTORE, write_id=9, read_seq=3, partitions=("day=a",))
+    for op, parts in ((Operation.APPEND, ("day=z",)), (Operation.UPSERT, ("day=b",))):
+        other = CommitRecord(seq=4, operation=op, committed_at=1, write_id=8, partitions=parts)
+        assert find_conflict(restore, [other]) is other
+    compaction = CommitRecord(
+        seq=4, operation=Operation.COMPACT, committed_at=1, partitions=("day=a",)
+    )
+    assert find_conflict(restore, [compaction]) is None
