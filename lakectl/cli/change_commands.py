@@ -10,8 +10,9 @@ from typing import Any
 import click
 
 from lakectl.cli import output
-from lakectl.cli.main import (
+from lakectl.cli.common import (
     CONTEXT_SETTINGS,
+    Settings,
     common_options,
     make_context,
     parse_time_option,
@@ -23,7 +24,7 @@ _DRY_RUN = click.option(
 )
 
 
-def _run(table: str, request: Any, settings: dict[str, Any]) -> None:
+def _run(table: str, request: Any, settings: Settings) -> None:
     from lakectl.ops.dml import run_dml
 
     ctx = make_context(settings)
@@ -55,7 +56,7 @@ def _run(table: str, request: Any, settings: dict[str, Any]) -> None:
 )
 @_DRY_RUN
 @common_options
-def delete(table: str, where: str, dry_run: bool, settings: dict[str, Any]) -> None:
+def delete(table: str, where: str, dry_run: bool, settings: Settings) -> None:
     """Delete the rows matching --where, now, as one transaction.
 
     Writes delete events only (the stored files stay; time travel to earlier versions still
@@ -86,7 +87,7 @@ def delete(table: str, where: str, dry_run: bool, settings: dict[str, Any]) -> N
 @_DRY_RUN
 @common_options
 def update(
-    table: str, assignments: str, where: str | None, dry_run: bool, settings: dict[str, Any]
+    table: str, assignments: str, where: str | None, dry_run: bool, settings: Settings
 ) -> None:
     """Change the rows matching --where, now, as one transaction.
 
@@ -115,7 +116,7 @@ def update(
 @click.option("--dry-run", is_flag=True, help="Count what would change; write nothing.")
 @common_options
 def restore(
-    table: str, version: int | None, as_of: str | None, dry_run: bool, settings: dict[str, Any]
+    table: str, version: int | None, as_of: str | None, dry_run: bool, settings: Settings
 ) -> None:
     """Make the table read as it did at an earlier version, as one new commit.
 

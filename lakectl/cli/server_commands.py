@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from lakectl.cli import output
-from lakectl.cli.main import CONTEXT_SETTINGS, common_options
+from lakectl.cli.common import CONTEXT_SETTINGS, Settings, common_options
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 
@@ -54,7 +54,7 @@ def server() -> None:
     "--timeout", type=float, default=180.0, show_default=True, help="Seconds to wait for it."
 )
 @common_options
-def start(port: int | None, timeout: float, settings: dict[str, Any]) -> None:
+def start(port: int | None, timeout: float, settings: Settings) -> None:
     """Start the server and wait until it accepts connections.
 
     The server's driver uses --master (default local[*]) and --conf.
@@ -68,14 +68,14 @@ def start(port: int | None, timeout: float, settings: dict[str, Any]) -> None:
     from lakectl.errors import UsageError
     from lakectl.ops.server import start_server
 
-    if settings["remote"]:
+    if settings.remote:
         raise UsageError(
             "server start starts a Spark Connect server; --remote names one to use",
             hint="give its driver a --master, or drop --remote",
         )
-    config = load_config(master=settings["master"], conf=settings["confs"])
+    config = load_config(master=settings.master, conf=settings.confs)
     status = start_server(port, master=config.master, conf=config.spark_conf, timeout=timeout)
-    _render(status, settings["as_json"])
+    _render(status, settings.as_json)
 
 
 @server.command(context_settings=CONTEXT_SETTINGS)

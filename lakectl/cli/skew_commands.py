@@ -1,16 +1,20 @@
-"""``lakectl skew`` and ``lakectl list-bucket`` (issue 5): parse options, run, render.
+"""``lakectl skew`` and ``lakectl list-bucket``: parse options, run, render.
 
 Registered on the main group by :mod:`lakectl.cli.main`.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from lakectl.cli import output
-from lakectl.cli.main import CONTEXT_SETTINGS, common_options, make_context, run_operation
+from lakectl.cli.common import (
+    CONTEXT_SETTINGS,
+    Settings,
+    common_options,
+    make_context,
+    run_operation,
+)
 
 _PARTITION_OPTION = click.option(
     "--partition",
@@ -60,7 +64,7 @@ def skew(
     top: int,
     min_share: float,
     max_values: int,
-    settings: dict[str, Any],
+    settings: Settings,
 ) -> None:
     """Show per partition the heaviest values of a column, their share of rows, and which
     values deserve a list-bucketing directory.
@@ -138,7 +142,7 @@ def list_bucket(
     min_share: float,
     max_values: int,
     dry_run: bool,
-    settings: dict[str, Any],
+    settings: Settings,
 ) -> None:
     """Rewrite partitions into one directory per skewed value plus a default directory.
 

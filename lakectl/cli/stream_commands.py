@@ -1,4 +1,4 @@
-"""``lakectl stream`` (issue 7): parse options, run the stream in the foreground, render.
+"""``lakectl stream``: parse options, run the stream in the foreground, render.
 
 Registered on the main group by :mod:`lakectl.cli.main`.
 """
@@ -11,13 +11,8 @@ from typing import Any
 import click
 
 from lakectl.cli import output
-from lakectl.cli.main import (
-    CONTEXT_SETTINGS,
-    batch_options,
-    common_options,
-    load_options,
-    make_context,
-)
+from lakectl.cli.common import CONTEXT_SETTINGS, Settings, common_options, make_context
+from lakectl.cli.load_commands import batch_options, load_options
 
 
 def _status_line(status: Any) -> str:
@@ -91,7 +86,7 @@ def stream(
     no_compact: bool,
     max_batches: int | None,
     stop_after: float | None,
-    settings: dict[str, Any],
+    settings: Settings,
     **batch: Any,
 ) -> None:
     """Load files as they land in SOURCE_DIR, one transaction per micro-batch, until stopped.
@@ -122,7 +117,7 @@ def stream(
         max_files_per_batch=max_files_per_batch,
         compact=not no_compact,
     )
-    as_json = settings["as_json"]
+    as_json = settings.as_json
     live = not as_json and output.stderr.is_terminal
     events = (lambda text: None) if as_json else output.note
     if live:

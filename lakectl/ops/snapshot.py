@@ -201,7 +201,7 @@ def _apply_statements(df: DataFrame, target: ReadTarget, request: SnapshotReques
     import time
 
     from lakectl.ops.updates import statements_for_read
-    from lakectl.updates.compile import apply_statements
+    from lakectl.spark.statement_compile import apply_statements
     from lakectl.updates.statements import statements_effective_at
 
     statements = statements_for_read(target.store, target.state, target.metadata.schema)

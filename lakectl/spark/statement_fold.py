@@ -1,7 +1,7 @@
 """Folding Type 7 statements into stored rows: which rows they change and which they delete.
 
 The rows are read with their ACID identity, the statements applied with the same compiled plan a
-snapshot uses (:func:`lakectl.updates.compile.apply_statements`), and the result compared with the
+snapshot uses (:func:`lakectl.spark.statement_compile.apply_statements`), and the result compared with the
 rows as read. Identity, not a primary key, ties the two together, so tables without a key work.
 A row the statements leave as it was is not rewritten.
 """
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from lakectl.spark.statement_compile import apply_statements
 from lakectl.table.metadata import TableMetadata
-from lakectl.updates.compile import apply_statements
 
 from . import acid_write
 from .types import IDENTITY_COLUMNS

@@ -2,7 +2,7 @@
 
 Pure parts (no Spark import): :mod:`.times` (directive and ``--as-of`` times), :mod:`.statements`
 (the ``.updates`` file format) and :mod:`.validate` (the safety whitelist). The Spark side,
-:mod:`.compile`, is imported only when :func:`apply_statements` or :func:`analyze_statements` is
+:mod:`lakectl.spark.statement_compile`, is imported only when :func:`apply_statements` or :func:`analyze_statements` is
 first used, so the CLI's fast commands never load pyspark.
 """
 
@@ -21,7 +21,7 @@ from lakectl.updates.times import ParsedTime, format_millis, parse_time
 from lakectl.updates.validate import validate_statement
 
 if TYPE_CHECKING:
-    from lakectl.updates.compile import analyze_statements, apply_statements
+    from lakectl.spark.statement_compile import analyze_statements, apply_statements
 
 __all__ = [
     "ParsedTime",
@@ -42,7 +42,7 @@ _SPARK_SIDE = {"apply_statements", "analyze_statements"}
 
 def __getattr__(name: str) -> Any:
     if name in _SPARK_SIDE:
-        from lakectl.updates import compile as spark_side
+        from lakectl.spark import statement_compile as spark_side
 
         return getattr(spark_side, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,7 +6,7 @@ columns, literals, operators and a vetted list of pure, deterministic scalar fun
 else (subqueries, other tables, aggregates, window functions, UDFs, ``reflect``, file readers,
 ``rand``, ``current_timestamp``, ...) is refused with an error naming the file, line and construct.
 The same check runs when statements are installed and again when they are read back, and
-:mod:`lakectl.updates.compile` only ever sees statements that passed it.
+:mod:`lakectl.spark.statement_compile` only ever sees statements that passed it.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from lakectl.errors import BadInputError
+from lakectl.spark.statement_compile import COMPILERS, number_literal, string_literal
 from lakectl.table.schema import Column, Schema, parse_schema
 from lakectl.updates import (
     Statement,
@@ -24,7 +25,6 @@ from lakectl.updates import (
     parse_updates_text,
     statements_effective_at,
 )
-from lakectl.updates.compile import COMPILERS, number_literal, string_literal
 from lakectl.updates.validate import RULES
 
 pytestmark = pytest.mark.spark

@@ -1,0 +1,142 @@
+"""What every command shares: the common options, one settings object, the Spark context, time
+options, and the one way results reach the terminal (text or ``--json``)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import click
+
+from lakectl.cli import output
+from lakectl.errors import LakectlError, UsageError
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class AliasedGroup(click.Group):
+    """A group that accepts ``snapshot-at`` for ``snapshot``."""
+
+    aliases: ClassVar[dict[str, str]] = {"snapshot-at": "snapshot"}
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, self.aliases.get(cmd_name, cmd_name))
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[Any, Any, list[str]]:
+        _, cmd, rest = super().resolve_command(ctx, args)
+        return (cmd.name if cmd else None), cmd, rest
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The options every command takes, merged from before and after the command name."""
+
+    as_json: bool = False
+    warehouse: str | None = None
+    master: str | None = None
+    remote: str | None = None
+    confs: tuple[str, ...] = ()
+
+
+def render(settings: Settings, result: Any, text: Callable[[Any], None]) -> None:
+    """The one place a command's result is shown: its JSON with ``--json``, else ``text``."""
+    if settings.as_json:
+        output.emit_json(result.to_json() if hasattr(result, "to_json") else result)
+        return
+    text(result)
+
+
+def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Options every command takes (also accepted before the command name)."""
+
+    @click.option(
+        "--json", "as_json", is_flag=True, default=None, help="Print the result (or error) as JSON."
+    )
+    @click.option(
+        "--warehouse",
+        metavar="URL",
+        help="Root for table names [env LAKECTL_WAREHOUSE; default ./warehouse].",
+    )
+    @click.option(
+        "--master", metavar="URL", help="Spark master, e.g. local[*] or spark://host:7077."
+    )
+    @click.option(
+        "--remote", metavar="URL", help="Spark Connect server, e.g. sc://127.0.0.1:15002."
+    )
+    @click.option(
+        "--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable)."
+    )
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any,
+        as_json: bool | None,
+        warehouse: str | None,
+        master: str | None,
+        remote: str | None,
+        confs: tuple[str, ...],
+        **kwargs: Any,
+    ) -> Any:
+        ctx = click.get_current_context()
+        root = ctx.find_root().params
+        settings = Settings(
+            as_json=bool(as_json if as_json is not None else root.get("as_json")),
+            warehouse=warehouse or root.get("warehouse"),
+            master=master or root.get("master"),
+            remote=remote or root.get("remote"),
+            confs=tuple(root.get("confs") or ()) + confs,
+        )
+        ctx.meta["lakectl.json"] = settings.as_json
+        return func(*args, settings=settings, **kwargs)
+
+    return wrapper
+
+
+def make_context(settings: Settings):  # -> Context
+    from lakectl.config import load_config
+    from lakectl.ops.context import Context
+
+    config = load_config(
+        warehouse=settings.warehouse,
+        master=settings.master,
+        remote=settings.remote,
+        conf=settings.confs,
+    )
+    return Context(config=config)
+
+
+def run_operation(settings: Settings, ctx: Any, operation: Callable[..., Any], *args: Any) -> Any:
+    """Run a Spark operation with a status line on a terminal; in --json mode print its result
+    and return None, else return the result for the command to render."""
+    with output.progress(not settings.as_json) as report:
+        ctx.progress = report
+        result = operation(ctx, *args)
+    if settings.as_json:
+        output.emit_json(result.to_json())
+        return None
+    return result
+
+
+def parse_time_option(value: str | None, option: str, timezone: str | None = None) -> int | None:
+    if value is None:
+        return None
+    from lakectl.updates.times import parse_time
+
+    try:
+        parsed = parse_time(value, timezone)
+    except LakectlError as exc:
+        raise UsageError(f"{option}: {exc.message}", hint=exc.hint) from exc
+    if parsed.warning:
+        output.note(f"warning: {option}: {parsed.warning}")
+    return parsed.millis
+
+
+def human_size(n: int) -> str:
+    """``1.5 MB`` for a byte count."""
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return str(n)

@@ -1,0 +1,147 @@
+"""``load``: one batch as one transaction; the batch options ``stream`` shares."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from lakectl.cli import output
+from lakectl.cli.common import (
+    CONTEXT_SETTINGS,
+    Settings,
+    common_options,
+    make_context,
+    parse_time_option,
+    run_operation,
+)
+
+# --- load -------------------------------------------------------------------------------------
+
+
+def batch_options(
+    *, format_help: str, mode_help: str, key_help: str, partition_help: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The options ``load`` and ``stream`` share: format, mode, key, partitioning, op codes and
+    change order (``fmt``, ``mode``, ``primary_key``, ``partition_by``, ``op_column``,
+    ``op_values``, ``order_by``)."""
+    options = [
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(["csv", "json", "parquet", "orc", "avro"]),
+            help=format_help,
+        ),
+        click.option(
+            "--mode", type=click.Choice(["append", "upsert", "cdc"]), default=None, help=mode_help
+        ),
+        click.option("--primary-key", metavar="COLS", help=key_help),
+        click.option("--partition-by", metavar="COLS", help=partition_help),
+        click.option("--op-column", metavar="COL", help="CDC op code column [default op_code]."),
+        click.option(
+            "--op-values",
+            default="I=insert,U=update,D=delete",
+            show_default=True,
+            help="Op code meanings.",
+        ),
+        click.option(
+            "--order-by",
+            metavar="COL",
+            help="Change-order column: a change older than the stored version is ignored.",
+        ),
+    ]
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def load_options(
+    ctx: Any,
+    table: str,
+    source: str,
+    *,
+    fmt: str | None,
+    mode: str | None,
+    primary_key: str | None,
+    partition_by: str | None,
+    op_column: str | None,
+    op_values: str,
+    order_by: str | None,
+    effective_at: int | None = None,
+) -> Any:
+    """The ``LoadOptions`` of :func:`batch_options`' values (a command takes them as
+    ``**batch`` and passes them on). Without ``--mode``: cdc with an op
+    column, upsert when the table (or ``--primary-key``) has a key, else append."""
+    from lakectl.ops.create import split_columns
+    from lakectl.ops.load import LoadOptions, resolve_mode
+
+    keys = split_columns(primary_key)
+    return LoadOptions(
+        source=source,
+        format=fmt,
+        mode=resolve_mode(ctx.table(table), mode, op_column, keys),
+        primary_key=keys,
+        partition_by=split_columns(partition_by),
+        op_column=op_column,
+        op_values=op_values,
+        order_by=order_by,
+        effective_at=effective_at,
+    )
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.argument("source")
+@batch_options(
+    format_help="Source format (default: from the file extension).",
+    mode_help="append: insert only; upsert: insert or replace by key; cdc: rows carry an op "
+    "code. Default: cdc with --op-column, upsert with a key, else append.",
+    key_help="Key columns (when the load creates the table).",
+    partition_help="Partition columns (when the load creates the table).",
+)
+@click.option(
+    "--effective-from",
+    metavar="TIME",
+    help="Valid time of the loaded rows for --as-of reads (default: commit time).",
+)
+@common_options
+def load(
+    table: str,
+    source: str,
+    effective_from: str | None,
+    settings: Settings,
+    **batch: Any,
+) -> None:
+    """Load a batch (insert/update/delete) as one transaction.
+
+    Writes new delta and delete-delta directories only; existing files are never rewritten.
+
+    \b
+    Example:
+      lakectl load sales sample_data/sales/cdc_batch_1.csv --mode cdc \\
+          --op-column op_code --order-by change_ts
+    """
+    from lakectl.ops.load import load as run_load
+
+    ctx = make_context(settings)
+    options = load_options(
+        ctx,
+        table,
+        source,
+        effective_at=parse_time_option(effective_from, "--effective-from"),
+        **batch,
+    )
+    result = run_operation(settings, ctx, run_load, table, options)
+    if result is None:
+        return
+    c = result.counts
+    created = " (table created)" if result.created_table else ""
+    output.line(
+        f"loaded {source} into {result.table} as version {result.write_id}{created} in {result.seconds:.1f}s"
+    )
+    output.line("  " + ", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in c.items()))

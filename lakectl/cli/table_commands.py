@@ -1,0 +1,242 @@
+"""``create``, ``show``, ``history``, ``set`` and ``config``: tables and their log (no Spark)."""
+
+from __future__ import annotations
+
+import click
+
+from lakectl.cli import output
+from lakectl.cli.common import (
+    CONTEXT_SETTINGS,
+    Settings,
+    common_options,
+    human_size,
+    make_context,
+)
+
+# --- create -----------------------------------------------------------------------------------
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.option(
+    "--schema", "schema_text", required=True, help='Columns, e.g. "sell_id bigint, amt double".'
+)
+@click.option("--primary-key", metavar="COLS", help="Key columns (comma-separated).")
+@click.option("--partition-by", metavar="COLS", help="Partition columns (comma-separated).")
+@click.option(
+    "--buckets",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Bucket files per partition, hashed by key (0: no bucketing).",
+)
+@common_options
+def create(
+    table: str,
+    schema_text: str,
+    primary_key: str | None,
+    partition_by: str | None,
+    buckets: int,
+    settings: Settings,
+) -> None:
+    """Create an empty table.
+
+    \b
+    Example:
+      lakectl create sales --schema "sell_id bigint, acct_id bigint, change_ts string, \\
+          total_amt double, store_id string, create_date string" \\
+          --primary-key sell_id --partition-by create_date
+    """
+    from lakectl.ops.create import create_table, split_columns
+
+    ctx = make_context(settings)
+    result = create_table(
+        ctx.table(table),
+        schema_text,
+        split_columns(primary_key),
+        split_columns(partition_by),
+        buckets,
+    )
+    if settings.as_json:
+        output.emit_json(result.to_json())
+        return
+    meta = result.metadata
+    output.line(f"created table {result.table} at {result.url}")
+    output.line(f"  columns: {meta.schema.to_ddl()}")
+    output.line(f"  primary key: {', '.join(meta.primary_key) or '(none)'}")
+    output.line(f"  partitioned by: {', '.join(meta.partition_by) or '(none)'}")
+
+
+# --- show / history ---------------------------------------------------------------------------
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table", required=False)
+@click.option(
+    "--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list."
+)
+@common_options
+def show(table: str | None, valid_write_ids: str | None, settings: Settings) -> None:
+    """Describe a table: schema, key, partitioning, and per partition base/deltas/rows/bytes.
+
+    Runs without Spark.
+
+    \b
+    Example:
+      lakectl show sales
+    """
+    from lakectl.ops.inspect import show as run_show
+
+    ctx = make_context(settings)
+    result = run_show(ctx.table(table), valid_write_ids)
+    if settings.as_json:
+        output.emit_json(result.to_json())
+        return
+    output.line(f"table {result.table} ({result.kind}) at {result.url}")
+    output.line(f"  version: {result.version}")
+    output.line("  columns: " + ", ".join(f"{n} {t}" for n, t in result.schema))
+    output.line(f"  primary key: {', '.join(result.primary_key) or '(none)'}")
+    output.line(f"  partitioned by: {', '.join(result.partition_by) or '(none)'}")
+    if result.buckets:
+        output.line(f"  buckets: {result.buckets}")
+    output.line(
+        "  properties: " + ", ".join(f"{k}={v}" for k, v in sorted(result.properties.items()))
+    )
+    rows = [
+        [
+            p.partition,
+            p.base or "-",
+            p.deltas,
+            p.delete_deltas,
+            f"{p.rows:,}",
+            human_size(p.bytes),
+            p.obsolete_dirs,
+        ]
+        for p in result.partitions
+    ]
+    output.table(
+        None,
+        ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"],
+        rows,
+    )
+    for p in result.partitions:
+        if p.list_bucketing is not None:
+            output.line(f"  {p.partition}: list-bucketed by {p.list_bucketing.describe()}")
+    total = result.to_json()["totals"]
+    output.line(
+        f"{len(result.partitions)} partition(s), {total['rows']:,} rows, {human_size(total['bytes'])}"
+    )
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table", required=False)
+@click.option("--limit", type=int, default=None, help="Only the last N commits.")
+@common_options
+def history(table: str | None, limit: int | None, settings: Settings) -> None:
+    """List the table's commits, one line each (runs without Spark).
+
+    \b
+    Example:
+      lakectl history sales --limit 20
+    """
+    from lakectl.ops.inspect import history as run_history
+
+    ctx = make_context(settings)
+    entries = run_history(ctx.table(table), limit)
+    if settings.as_json:
+        output.emit_json([e.to_json() for e in entries])
+        return
+    rows = [
+        [
+            e.version if e.version is not None else "-",
+            output.format_millis(e.committed_at),
+            e.operation,
+            ", ".join(f"{k}={v}" for k, v in e.counts.items() if v),
+            e.added,
+            e.info.get("source", ""),
+        ]
+        for e in entries
+    ]
+    output.table(
+        None, ["version", "committed (UTC)", "operation", "counts", "dirs added", "source"], rows
+    )
+
+
+@click.command("set", context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@click.argument("assignments", nargs=-1, metavar="KEY=VALUE...")
+@click.option("--unset", multiple=True, metavar="KEY", help="Reset KEY to its default.")
+@common_options
+def set_cmd(
+    table: str, assignments: tuple[str, ...], unset: tuple[str, ...], settings: Settings
+) -> None:
+    """Change table properties (one commit; `lakectl show` lists them). Runs without Spark.
+
+    Keys: compactor.delta.num.threshold, compactor.delta.pct.threshold,
+    compactor.aborted.threshold, clean.retain (a duration), write.target-file-size (e.g. 128MB),
+    orc.compress.
+
+    \b
+    Example:
+      lakectl set sales compactor.delta.num.threshold=20 clean.retain=3d
+      lakectl set sales --unset write.target-file-size
+    """
+    from lakectl.ops.set_properties import set_properties
+
+    ctx = make_context(settings)
+    result = set_properties(ctx.table(table), assignments, unset)
+    if settings.as_json:
+        output.emit_json(result.to_json())
+        return
+    if not result.changed:
+        output.line("nothing changed: the properties already have these values")
+        return
+    for key, value in result.changed.items():
+        shown = value if value is not None else f"{result.properties[key]} (default)"
+        output.line(f"{key} = {shown}")
+    output.note(f"committed as log entry {result.log_seq}")
+
+
+# --- config -----------------------------------------------------------------------------------
+
+
+@click.command("config", context_settings=CONTEXT_SETTINGS)
+@common_options
+def config_cmd(settings: Settings) -> None:
+    """Show the effective configuration and where each value comes from.
+
+    Precedence, highest first: command-line flags, LAKECTL_* environment variables
+    (LAKECTL_WAREHOUSE, LAKECTL_TABLE, LAKECTL_MASTER, LAKECTL_REMOTE, LAKECTL_CONFIG,
+    LAKECTL_SPARK_CONF_<KEY with . as __>), ./lakectl.toml, the user's
+    ~/.config/lakectl/lakectl.toml, defaults. Values named like key, secret, token, password or
+    credential are masked.
+
+    \b
+    Example:
+      lakectl config
+      lakectl --remote sc://127.0.0.1:15002 config --json
+    """
+    from lakectl.config import config_files, load_config
+
+    config = load_config(
+        warehouse=settings.warehouse,
+        master=settings.master,
+        remote=settings.remote,
+        conf=settings.confs,
+    )
+    entries = config.effective()
+    files = [str(path) for path in config_files()]
+    if settings.as_json:
+        output.emit_json(
+            {
+                "settings": [{"name": n, "value": v, "source": s} for n, v, s in entries],
+                "files": files,
+            }
+        )
+        return
+    output.table(
+        "effective configuration",
+        ["setting", "value", "source"],
+        [[name, value, source] for name, value, source in entries],
+    )
+    output.note("config files read: " + (", ".join(files) or "none"))
