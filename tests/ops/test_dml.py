@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -55,14 +56,21 @@ def _oracle_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     return sorted(con.execute(f"SELECT {', '.join(COLUMNS)} FROM t").fetchall())
 
 
-@pytest.fixture
-def loaded(spark, tmp_path):
+@pytest.fixture(scope="module")
+def built(spark, tmp_path_factory):
     rows = _rows(300, seed=7)
-    table = lakectl.create_table(
-        str(tmp_path / "orders"), schema=SCHEMA, primary_key="id", partition_by="day"
-    )
+    path = tmp_path_factory.mktemp("dml") / "orders"
+    table = lakectl.create_table(str(path), schema=SCHEMA, primary_key="id", partition_by="day")
     table.load(spark.createDataFrame(rows, SCHEMA))
-    return table, rows
+    return path, rows
+
+
+@pytest.fixture
+def loaded(built, tmp_path):
+    """A copy of the loaded table for one test to change."""
+    source, rows = built
+    shutil.copytree(source, tmp_path / "orders")
+    return lakectl.open_table(str(tmp_path / "orders")), rows
 
 
 # (kind, where, set): SQL both engines read alike.

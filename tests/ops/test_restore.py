@@ -4,6 +4,7 @@ Type 7 statements), history is kept, and a crash changes nothing."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,10 +23,11 @@ def _rows(table: lakectl.Table, **kw: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in table.to_spark(**kw).collect())
 
 
-@pytest.fixture
-def history(spark, tmp_path):
+@pytest.fixture(scope="module")
+def built(spark, tmp_path_factory):
     """A table with loads, a one-off delete and update, statements and a materialize; the rows
     read after each version."""
+    tmp_path = tmp_path_factory.mktemp("restore")
     table = lakectl.create_table(
         str(tmp_path / "t"), schema=SCHEMA, primary_key="id", partition_by="day"
     )
@@ -47,7 +49,15 @@ def history(spark, tmp_path):
     seen[table.version] = _rows(table)
     table.load(frame([(i, f"z{i}", 1, "d9") for i in range(100, 110)], SCHEMA))
     seen[table.version] = _rows(table)
-    return table, seen
+    return Path(table.location.removeprefix("file://")), seen
+
+
+@pytest.fixture
+def history(built, tmp_path):
+    """A copy of the built table for one test to change."""
+    source, seen = built
+    shutil.copytree(source, tmp_path / "t")
+    return lakectl.open_table(str(tmp_path / "t")), seen
 
 
 @pytest.mark.spark
