@@ -13,8 +13,7 @@ from typing import Any, ClassVar
 
 import click
 
-from lakectl import __version__
-from lakectl.cli import output
+from lakectl.cli import install_commands, output
 from lakectl.errors import LakectlError, UsageError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -120,7 +119,14 @@ def parse_time_option(value: str | None, option: str, timezone: str | None = Non
 
 
 @click.group(cls=AliasedGroup, context_settings=CONTEXT_SETTINGS)
-@click.version_option(__version__, prog_name="lakectl")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=install_commands.print_version,
+    help="Show the version and whether the Spark data source was found, then exit.",
+)
 @click.option(
     "--json", "as_json", is_flag=True, default=False, help="Print results and errors as JSON."
 )
@@ -1006,6 +1012,7 @@ cli.add_command(server_commands.server)  # type: ignore[has-type]
 from lakectl.cli import stream_commands  # noqa: E402
 
 cli.add_command(stream_commands.stream)  # type: ignore[has-type]
+cli.add_command(install_commands.completion)
 
 
 # --- entry point ------------------------------------------------------------------------------
