@@ -38,8 +38,8 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not spark"
 
 lint: $(STAMP)
-	$(BIN)/ruff check lakectl tests bench
-	$(BIN)/ruff format --check lakectl tests bench
+	$(BIN)/ruff check lakectl tests bench build_support
+	$(BIN)/ruff format --check lakectl tests bench build_support
 	$(BIN)/mypy lakectl
 
 bench: $(STAMP) $(JAR)
