@@ -9,11 +9,14 @@ STAMP := $(VENV)/.installed
 JAR := lakectl/jars/lakectl-spark.jar
 JAVA_SOURCES := $(wildcard jvm/src/io/lakectl/spark/*.java)
 
-$(STAMP): pyproject.toml
+# The exact versions the tests run with (constraints.txt) within pyproject.toml's ranges.
+PIP_INSTALL := $(BIN)/pip install --quiet -c constraints.txt
+
+$(STAMP): pyproject.toml constraints.txt
 	@scripts/check-java.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(PIP_INSTALL) -e '.[dev]'
 	@touch $(STAMP)
 
 # lakectl's Spark data source; skipped with a warning where there is no JDK.
@@ -35,13 +38,13 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not spark"
 
 lint: $(STAMP)
-	$(BIN)/ruff check lakectl tests bench
-	$(BIN)/ruff format --check lakectl tests bench
+	$(BIN)/ruff check lakectl tests bench build_support
+	$(BIN)/ruff format --check lakectl tests bench build_support
 	$(BIN)/mypy lakectl
 
 bench: $(STAMP) $(JAR)
-	$(BIN)/pip install --quiet -e '.[bench]'
+	$(PIP_INSTALL) -e '.[bench]'
 	$(BIN)/python -m bench.run_all
 
 clean:
-	rm -rf $(VENV) $(JAR) warehouse demo-warehouse .pytest_cache
+	rm -rf $(VENV) $(JAR) warehouse demo-warehouse .pytest_cache build dist

@@ -12,9 +12,9 @@ from typing import Any
 
 import click
 
-from lakectl import __version__
 from lakectl.cli import (
     change_commands,
+    install_commands,
     load_commands,
     maintenance_commands,
     output,
@@ -30,7 +30,14 @@ from lakectl.errors import LakectlError, UsageError
 
 
 @click.group(cls=AliasedGroup, context_settings=CONTEXT_SETTINGS)
-@click.version_option(__version__, prog_name="lakectl")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=install_commands.print_version,
+    help="Show the version and whether the Spark data source was found, then exit.",
+)
 @click.option(
     "--json", "as_json", is_flag=True, default=False, help="Print results and errors as JSON."
 )
@@ -79,6 +86,7 @@ for command in (
     change_commands.delete,
     change_commands.update,
     change_commands.restore,
+    install_commands.completion,
 ):
     cli.add_command(command)
 

@@ -48,6 +48,7 @@ class SnapshotResult:
     out: str | None = None
     written: int | None = None
     scan: dict[str, Any] | None = None  # files/bytes read after pruning (lakectl.ops.pruning)
+    read_path: str | None = None  # data_source, join or none (lakectl.spark.acid_read.READ_PATHS)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -57,6 +58,8 @@ class SnapshotResult:
         }
         if self.scan is not None:
             data["scan"] = self.scan
+        if self.read_path is not None:
+            data["read_path"] = self.read_path
         if self.out:
             data.update(out=self.out, rows_written=self.written)
         else:
@@ -73,6 +76,13 @@ def snapshot_frame(
     ``with_identity`` adds each row's ACID identity (originalTransaction, bucket, rowId), for
     writers that rewrite or delete the rows they read.
     """
+    return _snapshot_frame_and_path(ctx, target, with_identity)[0]
+
+
+def _snapshot_frame_and_path(
+    ctx: Context, target: ReadTarget, with_identity: bool = False
+) -> tuple[DataFrame, str]:
+    """:func:`snapshot_frame`, and how it reads (``acid_read.READ_PATHS``)."""
     from lakectl.spark import acid_read
 
     meta = target.metadata
@@ -86,7 +96,7 @@ def snapshot_frame(
         target.valid,
         key,
     )
-    return acid_read.read_rows(spark, target.plans, spec, with_identity)
+    return acid_read.read_rows_and_path(spark, target.plans, spec, with_identity)
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,7 @@ class SnapshotFrame:
     table: str
     version: int | None
     scan: ScanStats
+    read_path: str  # how the rows are read (``acid_read.READ_PATHS``)
 
 
 def snapshot_dataframe(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> DataFrame:
@@ -121,7 +132,7 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
     )
     target, scan, statements = _prune(target, request)
     ctx.progress("reading")
-    df = snapshot_frame(ctx, target, request)
+    df, read_path = _snapshot_frame_and_path(ctx, target)
     # Statements change rows one at a time, so a predicate on columns none of them sets selects
     # the same rows before them as after: filtering first lets Spark push it into the scan.
     where = request.where or None
@@ -140,7 +151,7 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
             )
         df = df.select(*[F.col(f"`{target.metadata.schema[c].name}`") for c in request.columns])
     version = target.state.max_write_id if target.state is not None else None
-    return SnapshotFrame(df, store.name or store.url, version, scan)
+    return SnapshotFrame(df, store.name or store.url, version, scan, read_path)
 
 
 def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
@@ -153,6 +164,7 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         types=[f.dataType.simpleString() for f in df.schema.fields],
         version=read.version,
         scan=read.scan.to_json(),
+        read_path=read.read_path,
     )
     if request.out:
         return _write_out(df, request, result, ctx.config.storage_options)

@@ -406,15 +406,30 @@ def read_rows(
 ) -> DataFrame:
     """The snapshot's rows as a flat DataFrame: through lakectl's data source where it can
     serve the read (:mod:`native_read`), else by Spark's ORC scan and joins."""
+    return read_rows_and_path(spark, plans, spec, with_identity)[0]
+
+
+# How a read got its rows (:func:`read_rows_and_path`; snapshot's --json names it).
+READ_PATHS = ("data_source", "join", "none")
+
+
+def read_rows_and_path(
+    spark: SparkSession,
+    plans: Sequence[PartitionReadPlan],
+    spec: ReadSpec,
+    with_identity: bool = False,
+) -> tuple[DataFrame, str]:
+    """:func:`read_rows`, and which of :data:`READ_PATHS` it took: lakectl's data source,
+    the join fallback, or none (no file to read)."""
     from lakectl.spark.native_read import native_rows
 
     rows = native_rows(spark, plans, spec, with_identity)
     if rows is not None:
-        return rows
+        return rows, "data_source"
     events = live_events(spark, plans, spec)
     if events is None:
-        return empty_rows(spark, spec, with_identity)
-    return to_rows(events, spec, with_identity)
+        return empty_rows(spark, spec, with_identity), "none"
+    return to_rows(events, spec, with_identity), "join"
 
 
 # --- original (pre-ACID) files ----------------------------------------------------------------

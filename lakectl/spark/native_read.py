@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from lakectl.data_source_jar import jar_path as jar_path  # where the data source is
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.planning.read_splits import SplitFile, SplitGroup, pack_splits
 from lakectl.spark.acid_read import ReadSpec, rows_ddl
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 
 SOURCE = "io.lakectl.spark.AcidSource"
 ENABLED_CONF = "spark.lakectl.read.native"
-JAR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "jars", "lakectl-spark.jar")
 
 _DATA_TYPES = re.compile(
     r"^(boolean|tinyint|smallint|int|bigint|float|double|string|binary|date|decimal\(\d+,\d+\))$"
@@ -52,11 +52,6 @@ _EPOCH = dt.date(1970, 1, 1)
 # 4 MB packed 10M rows into 6 tasks instead of 10 and read them 15% slower on 2 cores.
 _MAX_BYTES = ("spark.sql.files.maxPartitionBytes", 128 * 1024 * 1024)
 _OPEN_COST = ("spark.sql.files.openCostInBytes", 4 * 1024 * 1024)
-
-
-def jar_path() -> str | None:
-    """The data source's jar, if it was built (``make`` builds it when a JDK is present)."""
-    return JAR if os.path.isfile(JAR) else None
 
 
 def native_rows(

@@ -124,7 +124,7 @@ def _runs_tasks_in_the_driver(master: str) -> bool:
 
 
 def _lakectl_jar() -> str | None:
-    from lakectl.spark.native_read import jar_path
+    from lakectl.data_source_jar import jar_path
 
     return jar_path()
 

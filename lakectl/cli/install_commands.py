@@ -1,0 +1,71 @@
+"""What an installation is: ``lakectl --version`` and ``lakectl completion SHELL``.
+
+Neither imports pyspark: both answer at once, with or without Java.
+"""
+
+from __future__ import annotations
+
+import platform
+from importlib import metadata
+
+import click
+from click.shell_completion import get_completion_class
+
+from lakectl import __version__, data_source_jar
+from lakectl.cli.common import CONTEXT_SETTINGS
+
+SHELLS = ("bash", "zsh", "fish")
+PROG = "lakectl"
+# The variable click's completion scripts set when they call lakectl back for candidates.
+COMPLETE_VAR = "_LAKECTL_COMPLETE"
+
+
+def version_text() -> str:
+    """lakectl's version, its pyspark and Python, and whether the Spark data source jar (the
+    fast read path) was found, with its path."""
+    lines = [
+        f"{PROG} {__version__} (pyspark {_installed('pyspark')}, Python {platform.python_version()})"
+    ]
+    jar = data_source_jar.jar_path()
+    if jar is not None:
+        lines.append(f"Spark data source: found, {jar}")
+    else:
+        lines.append(
+            f"Spark data source: NOT found (expected at {data_source_jar.JAR}); reads of tables "
+            "with deltas take the slower join path. Build it with a JDK (make, or a package build)."
+        )
+    return "\n".join(lines)
+
+
+def print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """The ``--version`` option's callback: print :func:`version_text` and exit."""
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(version_text())
+    ctx.exit()
+
+
+def _installed(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("shell", type=click.Choice(SHELLS))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL (bash, zsh or fish).
+
+    Completes command names, options and their choices. Load it from the shell's startup file.
+
+    \b
+    Examples:
+      eval "$(lakectl completion bash)"    # in ~/.bashrc
+      eval "$(lakectl completion zsh)"     # in ~/.zshrc, after compinit
+      lakectl completion fish > ~/.config/fish/completions/lakectl.fish
+    """
+    root = click.get_current_context().find_root().command
+    script_class = get_completion_class(shell)
+    assert script_class is not None  # click ships all of SHELLS
+    click.echo(script_class(root, {}, PROG, COMPLETE_VAR).source())
