@@ -22,7 +22,7 @@ from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import prune_target
 from lakectl.ops.reading import ReadTarget, plan_lakectl
-from lakectl.table.layout import delta_dir_name, partition_path
+from lakectl.table.layout import partition_path
 from lakectl.table.log import CommitRecord, Operation
 from lakectl.table.transaction import WriteTransaction
 from lakectl.updates.statements import Statement
@@ -126,9 +126,9 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
         return result
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.ops.rewrite import write_tasks
+    from lakectl.ops.rewrite import touched_partitions, write_transaction_events
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
-    from lakectl.spark import acid_write, statement_fold
+    from lakectl.spark import statement_fold
 
     ctx.progress("finding the rows the statement changes")
     rows = snapshot_frame(ctx, target, SnapshotRequest(), with_identity=True)
@@ -142,23 +142,12 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
             return result
         txn = WriteTransaction.begin(store, request.kind)
         try:
-            parallelism = int(ctx.spark().conf.get("spark.sql.shuffle.partitions") or 8)
-            tasks = write_tasks(
-                result.deleted + result.updated, len(result.partitions), parallelism
-            )
-            write = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
-            ctx.progress(f"writing {result.deleted + result.updated:,} change(s)")
-            txn.added += acid_write.write_changes(
-                statement_fold.changes_to_write(changes, meta),
-                write,
-                txn.write_id,
-                tasks,
-                delta_dir=delta_dir_name(txn.write_id),
-                delete_dir=delta_dir_name(txn.write_id, delete=True),
-            ).directories
+            events = statement_fold.changes_to_write(changes, meta)
+            changed = result.deleted + result.updated
+            write_transaction_events(ctx, txn, meta, events, changed, len(result.partitions))
             failpoint("dml.before_commit")
             ctx.progress("committing")
-            written = {a.rsplit("/", 1)[0] if "/" in a else "" for a in txn.added}
+            written = touched_partitions(txn.added)
             read = {p.relative for p in target.plans}
             txn.commit(
                 CommitRecord.draft(

@@ -140,10 +140,9 @@ def _fold_and_commit(
     """Write the folded rows as a new write id and commit it with the retirement."""
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.ops.reading import ReadTarget, plan_lakectl
-    from lakectl.ops.rewrite import write_tasks
+    from lakectl.ops.rewrite import write_transaction_events
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
-    from lakectl.spark import acid_write, statement_fold
-    from lakectl.table.layout import delta_dir_name
+    from lakectl.spark import statement_fold
 
     meta = state.metadata
     valid, plans, _ = plan_lakectl(store, state)
@@ -161,19 +160,9 @@ def _fold_and_commit(
             "deleted": by_kind.get("delete", 0),
             "retired": len(plan.retire),
         }
-        parallelism = int(ctx.spark().conf.get("spark.sql.shuffle.partitions") or 8)
-        tasks = write_tasks(sum(by_kind.values()), 0, parallelism)
-        write = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
-        ctx.progress("writing deltas")
         if by_kind:
-            added += acid_write.write_changes(
-                statement_fold.changes_to_write(changes, meta),
-                write,
-                write_id,
-                tasks,
-                delta_dir=delta_dir_name(write_id),
-                delete_dir=delta_dir_name(write_id, delete=True),
-            ).directories
+            events = statement_fold.changes_to_write(changes, meta)
+            write_transaction_events(ctx, txn, meta, events, sum(by_kind.values()))
         failpoint("materialize.before_commit")
         ctx.progress("committing")
         txn.commit(_record(state, plan, write_id, counts, added))
@@ -192,7 +181,9 @@ def _record(
     counts: dict[str, int],
     added: list[str],
 ) -> CommitRecord:
-    partitions = {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}
+    from lakectl.ops.rewrite import touched_partitions
+
+    partitions = touched_partitions(added)
     return CommitRecord.draft(
         operation=OPERATION,
         write_id=write_id,

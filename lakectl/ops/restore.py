@@ -25,7 +25,6 @@ from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import ReadTarget, choose_state, plan_lakectl
 from lakectl.ops.updates import installed_statements, statement_keys, write_updates_file
-from lakectl.table.layout import delta_dir_name
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
@@ -161,7 +160,7 @@ def _commit(
 ) -> int:
     from pyspark.sql import functions as F
 
-    from lakectl.ops.rewrite import write_tasks
+    from lakectl.ops.rewrite import touched_partitions, write_transaction_events
     from lakectl.spark import acid_write
 
     meta = full.metadata
@@ -175,22 +174,12 @@ def _commit(
             delete=kind == "delete",
             old=lambda c: F.col(f"`{c}`"),
         )
-        parallelism = int(ctx.spark().conf.get("spark.sql.shuffle.partitions") or 8)
         rows = counts["deleted"] + counts["reinserted"]
-        write = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
         if rows:
-            ctx.progress(f"writing {rows:,} change(s)")
-            txn.added += acid_write.write_changes(
-                events,
-                write,
-                txn.write_id,
-                write_tasks(rows, 0, parallelism),
-                delta_dir=delta_dir_name(txn.write_id),
-                delete_dir=delta_dir_name(txn.write_id, delete=True),
-            ).directories
+            write_transaction_events(ctx, txn, meta, events, rows)
         failpoint("restore.before_commit")
         ctx.progress("committing")
-        touched = {a.rsplit("/", 1)[0] if "/" in a else "" for a in txn.added}
+        touched = touched_partitions(txn.added)
         txn.commit(
             CommitRecord.draft(
                 operation=Operation.RESTORE,

@@ -24,6 +24,7 @@ from lakectl.table.layout import (
     ACID_VERSION,
     ACID_VERSION_FILE,
     COMPACTOR_METADATA_FILE,
+    delta_dir_name,
     parse_partition_path,
     parse_partition_spec,
 )
@@ -32,6 +33,7 @@ from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import read_footer
 from lakectl.table.properties import parse_size, property_value
 from lakectl.table.store import TableStore
+from lakectl.table.transaction import WriteTransaction
 from lakectl.table.validity import ValidWriteIds
 
 # Hive's AcidUtils.MetaDataFile marker of a compactor-written directory.
@@ -265,3 +267,40 @@ def rewrite_partitions(
 def partition_values(meta: TableMetadata, relative: str) -> tuple[str | None, ...]:
     """The raw partition values a partition directory's path names."""
     return parse_partition_path(list(meta.partition_by), relative) if relative else ()
+
+
+def write_transaction_events(
+    ctx: Context,
+    txn: WriteTransaction,
+    meta: TableMetadata,
+    events: Any,
+    rows: int,
+    partitions: int = 0,
+) -> list[str]:
+    """Write a transaction's change events (:func:`lakectl.spark.acid_write.change_events`) into
+    its ``delta_W_W`` and ``delete_delta_W_W`` directories; they join ``txn.added``.
+
+    ``rows`` (changes to write) and ``partitions`` (how many they touch; 0: unknown) size the
+    Spark tasks. Returns the new directories (relative to the table).
+    """
+    from lakectl.spark import acid_write
+
+    store = txn.store
+    parallelism = int(ctx.spark().conf.get("spark.sql.shuffle.partitions") or 8)
+    target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
+    ctx.progress(f"writing {rows:,} change(s)")
+    written = acid_write.write_changes(
+        events,
+        target,
+        txn.write_id,
+        write_tasks(rows, partitions, parallelism),
+        delta_dir=delta_dir_name(txn.write_id),
+        delete_dir=delta_dir_name(txn.write_id, delete=True),
+    ).directories
+    txn.added += written
+    return written
+
+
+def touched_partitions(added: list[str]) -> set[str]:
+    """The partitions (``""`` for an unpartitioned table) of directories a writer added."""
+    return {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}

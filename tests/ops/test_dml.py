@@ -4,16 +4,13 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
+from conftest import run_crashing
 
 import lakectl
 
@@ -188,24 +185,9 @@ def test_cli_json_and_usage_errors(loaded, lakectl_cli) -> None:
 def test_a_killed_delete_leaves_the_table_as_it_was_and_a_rerun_completes(loaded) -> None:
     table, _ = loaded
     before = (table.version, _table_rows(table))
-    env = {
-        **os.environ,
-        "LAKECTL_FAILPOINTS": "dml.before_commit=crash",
-        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "lakectl",
-        "--master",
-        "local[1]",
-        "delete",
-        table.location,
-        "--where",
-        "qty = 3",
-        "--json",
-    ]
-    killed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    killed = run_crashing(
+        "delete", table.location, "--where", "qty = 3", "--json", failpoint="dml.before_commit"
+    )
     assert killed.returncode == 137, killed.stderr[-2000:]
     assert (table.version, _table_rows(table)) == before
     done = table.delete("qty = 3")

@@ -3,14 +3,12 @@ Type 7 statements), history is kept, and a crash changes nothing."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_crashing
 
 import lakectl
 from lakectl.table.log import CommitRecord, Operation, find_conflict
@@ -128,24 +126,9 @@ def test_as_of_picks_the_version_committed_by_then(history) -> None:
 def test_a_killed_restore_changes_nothing(history) -> None:
     table, seen = history
     before = (table.version, _rows(table))
-    env = {
-        **os.environ,
-        "LAKECTL_FAILPOINTS": "restore.before_commit=crash",
-        "PYTHONPATH": str(REPO),
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "lakectl",
-        "--master",
-        "local[1]",
-        "restore",
-        table.location,
-        "--version",
-        "2",
-        "--json",
-    ]
-    killed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    killed = run_crashing(
+        "restore", table.location, "--version", 2, "--json", failpoint="restore.before_commit"
+    )
     assert killed.returncode == 137, killed.stderr[-2000:]
     assert (table.version, _rows(table)) == before
     table.restore(2)
