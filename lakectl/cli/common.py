@@ -68,6 +68,12 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @click.option(
         "--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable)."
     )
+    @click.option(
+        "--debug",
+        is_flag=True,
+        default=None,
+        help="Show Spark's own output and the full stack of an unexpected error.",
+    )
     @functools.wraps(func)
     def wrapper(
         *args: Any,
@@ -76,6 +82,7 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
         master: str | None,
         remote: str | None,
         confs: tuple[str, ...],
+        debug: bool | None,  # read by lakectl.cli.main.main before parsing, as --json is too
         **kwargs: Any,
     ) -> Any:
         ctx = click.get_current_context()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import os
 import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -33,12 +35,45 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, default=_default, indent=2) + "\n")
 
 
+DEBUG_ENV = "LAKECTL_DEBUG"
+
+
+def debug_requested(args: list[str]) -> bool:
+    """``--debug`` anywhere among the options (before or after the command), or
+    ``LAKECTL_DEBUG=1``."""
+    options = args[: args.index("--")] if "--" in args else args
+    return "--debug" in options or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+@contextmanager
+def debug_mode(enabled: bool) -> Iterator[None]:
+    """While the command runs, ``LAKECTL_DEBUG`` says whether ``--debug`` was given, so the
+    Spark layer lets Spark's own output through (it is read when Spark starts)."""
+    before = os.environ.get(DEBUG_ENV)
+    if enabled:
+        os.environ[DEBUG_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(DEBUG_ENV, None)
+        else:
+            os.environ[DEBUG_ENV] = before
+
+
+def print_stack(error: BaseException) -> None:
+    """The full stack of an unexpected error, on stderr (``--debug`` only)."""
+    sys.stderr.write("".join(traceback.format_exception(error)))
+
+
 def emit_error(error: LakectlError | Exception, as_json: bool) -> None:
     kind = getattr(error, "kind", "internal")
     message = getattr(error, "message", str(error))
     hint = getattr(error, "hint", None)
     if as_json:
         body: dict[str, Any] = {"type": kind, "message": message}
+        if getattr(error, "error_type", ""):
+            body["error_type"] = error.error_type  # type: ignore[union-attr]
         if hint:
             body["hint"] = hint
         sys.stdout.write(json.dumps({"error": body}) + "\n")
