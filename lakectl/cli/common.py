@@ -100,9 +100,10 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def make_context(settings: Settings):  # -> Context
+def load_cli_config(settings: Settings):  # -> Config
+    """The effective configuration for these options; its warnings (e.g. an unknown key in
+    lakectl.toml) go to stderr, never into the JSON on stdout."""
     from lakectl.config import load_config
-    from lakectl.ops.context import Context
 
     config = load_config(
         warehouse=settings.warehouse,
@@ -110,7 +111,15 @@ def make_context(settings: Settings):  # -> Context
         remote=settings.remote,
         conf=settings.confs,
     )
-    return Context(config=config)
+    for warning in config.warnings:
+        output.note(f"warning: {warning}")
+    return config
+
+
+def make_context(settings: Settings):  # -> Context
+    from lakectl.ops.context import Context
+
+    return Context(config=load_cli_config(settings))
 
 
 def run_operation(settings: Settings, ctx: Any, operation: Callable[..., Any], *args: Any) -> Any:

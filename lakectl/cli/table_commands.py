@@ -10,6 +10,7 @@ from lakectl.cli.common import (
     Settings,
     common_options,
     human_size,
+    load_cli_config,
     make_context,
 )
 
@@ -216,14 +217,9 @@ def config_cmd(settings: Settings) -> None:
       lakectl config
       lakectl --remote sc://127.0.0.1:15002 config --json
     """
-    from lakectl.config import config_files, load_config
+    from lakectl.config import config_files
 
-    config = load_config(
-        warehouse=settings.warehouse,
-        master=settings.master,
-        remote=settings.remote,
-        conf=settings.confs,
-    )
+    config = load_cli_config(settings)
     entries = config.effective()
     files = [str(path) for path in config_files()]
     if settings.as_json:
