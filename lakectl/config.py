@@ -120,7 +120,7 @@ SPARK_TABLE_KEYS = ("conf",)
 def unknown_keys(path: Path, data: dict[str, Any]) -> list[str]:
     """A warning per key of a config file that lakectl does not know (a typo is otherwise
     ignored silently), naming the known keys and the closest one."""
-    found = [(key, FILE_KEYS) for key in data if key not in FILE_KEYS]
+    found: list[tuple[str, tuple[str, ...]]] = [(k, FILE_KEYS) for k in data if k not in FILE_KEYS]
     spark = data.get("spark")
     if isinstance(spark, dict):
         spark_known = tuple(f"spark.{n}" for n in SPARK_TABLE_KEYS)
