@@ -48,6 +48,24 @@ def render(settings: Settings, result: Any, text: Callable[[Any], None]) -> None
     text(result)
 
 
+FORMAT_HELP = (
+    "How to print the rows: table (plain aligned rows, one line each, when stdout is not a "
+    "terminal), csv, tsv, or json (an array of objects). --json prints the whole result instead."
+)
+
+
+def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--format table|csv|tsv|json`` for a command that lists rows (``table_format``)."""
+    return click.option(
+        "--format",
+        "table_format",
+        type=click.Choice(output.TABLE_FORMATS),
+        default="table",
+        show_default=True,
+        help=FORMAT_HELP,
+    )(func)
+
+
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options every command takes (also accepted before the command name)."""
 
