@@ -96,7 +96,7 @@ class InternalError(LakectlError):
     def wrapping(cls, exc: BaseException) -> InternalError:
         """The error shown for ``exc``: its type and the first line of its message."""
         kind = type(exc).__name__
-        first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+        first = next((ln.strip() for ln in _detail(exc).splitlines() if ln.strip()), "")
         if len(first) > 300:
             first = first[:297] + "..."
         error = cls(
@@ -108,3 +108,16 @@ class InternalError(LakectlError):
         return error
 
     error_type: str = ""
+
+
+def _detail(exc: BaseException) -> str:
+    """The message of ``exc``; for a Java exception raised through Py4J (whose own message
+    starts "An error occurred while calling o123.method"), the Java exception's class and
+    message."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            return str(java)
+        except Exception:  # the JVM may be gone
+            pass
+    return str(exc)

@@ -84,3 +84,21 @@ def test_wrapped_message_is_one_short_line() -> None:
     long = InternalError.wrapping(ValueError("y" * 1000))
     assert len(long.message) < 340 and long.message.endswith("...")
     assert InternalError.wrapping(AssertionError()).message == "internal error (AssertionError)"
+
+
+def test_a_java_exception_is_named_by_its_java_class(spark: object) -> None:
+    from py4j.protocol import Py4JJavaError
+
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    with pytest.raises(Exception) as converted:  # PySpark converts the errors it knows
+        jvm.java.lang.Integer.parseInt("not a number")
+    error = InternalError.wrapping(converted.value)
+    assert error.error_type == type(converted.value).__name__ == "NumberFormatException"
+    assert "not a number" in error.message
+    # one it does not convert stays a Py4JJavaError: named by the Java exception in it
+    java = jvm.java.lang.IllegalStateException("state is broken")
+    raw = Py4JJavaError("An error occurred while calling o42.collectToPython.\n", java)
+    error = InternalError.wrapping(raw)
+    assert error.message == (
+        "internal error (Py4JJavaError): java.lang.IllegalStateException: state is broken"
+    )
