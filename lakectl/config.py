@@ -6,6 +6,7 @@ Precedence, highest first: command-line flags, ``LAKECTL_*`` environment variabl
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -52,6 +53,8 @@ class Config:
     spark_conf: dict[str, str] = field(default_factory=dict)
     storage_options: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    # Problems worth a warning that do not stop a command, e.g. an unknown key in a file.
+    warnings: tuple[str, ...] = ()
 
     def masked(self) -> dict[str, Any]:
         """The configuration for display, with secrets masked."""
@@ -109,6 +112,27 @@ def config_files(cwd: Path | None = None) -> list[Path]:
     return [f for f in files if f.is_file()]
 
 
+# The keys a lakectl.toml may hold: top-level values, and the tables [spark.conf] and [storage].
+FILE_KEYS = ("warehouse", "table", "default_table", "master", "remote", "spark", "storage")
+SPARK_TABLE_KEYS = ("conf",)
+
+
+def unknown_keys(path: Path, data: dict[str, Any]) -> list[str]:
+    """A warning per key of a config file that lakectl does not know (a typo is otherwise
+    ignored silently), naming the known keys and the closest one."""
+    found: list[tuple[str, tuple[str, ...]]] = [(k, FILE_KEYS) for k in data if k not in FILE_KEYS]
+    spark = data.get("spark")
+    if isinstance(spark, dict):
+        spark_known = tuple(f"spark.{n}" for n in SPARK_TABLE_KEYS)
+        found += [(f"spark.{k}", spark_known) for k in spark if k not in SPARK_TABLE_KEYS]
+    out = []
+    for key, known in found:
+        close = difflib.get_close_matches(key, known, n=1)
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        out.append(f"{path}: unknown key {key!r} ignored{guess}; known keys: {', '.join(known)}")
+    return out
+
+
 _ONE_OF = {"master": "remote", "remote": "master"}
 _ENV_LEVEL, _FLAG_LEVEL = 100, 200  # above any number of config files
 
@@ -129,6 +153,7 @@ def load_config(
     levels: dict[str, int] = {}
     spark_conf: dict[str, str] = {}
     storage_options: dict[str, Any] = {}
+    warnings: list[str] = []
 
     def put(key: str, value: str, source: str, level: int) -> None:
         values[key] = value
@@ -143,6 +168,7 @@ def load_config(
 
     for level, path in enumerate(config_files(cwd)):
         data = _read_toml(path)
+        warnings.extend(unknown_keys(path, data))
         for key in ("warehouse", "default_table", "master", "remote"):
             if key in data:
                 put(key, str(data[key]), str(path), level)
@@ -188,6 +214,7 @@ def load_config(
         spark_conf=spark_conf,
         storage_options=storage_options,
         sources=sources,
+        warnings=tuple(warnings),
     )
 
 

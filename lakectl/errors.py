@@ -83,3 +83,41 @@ class TimeTravelError(LakectlError):
 
     exit_code = 67
     kind = "time_travel"
+
+
+class InternalError(LakectlError):
+    """An unexpected failure inside lakectl or Spark: a bug or an unmapped engine error (exit 70,
+    EX_SOFTWARE). The CLI wraps any other exception in it; ``--debug`` shows the full stack."""
+
+    exit_code = 70
+    kind = "internal"
+
+    @classmethod
+    def wrapping(cls, exc: BaseException) -> InternalError:
+        """The error shown for ``exc``: its type and the first line of its message."""
+        kind = type(exc).__name__
+        first = next((ln.strip() for ln in _detail(exc).splitlines() if ln.strip()), "")
+        if len(first) > 300:
+            first = first[:297] + "..."
+        error = cls(
+            f"internal error ({kind}){': ' + first if first else ''}",
+            hint="run the command again with --debug (or LAKECTL_DEBUG=1) for the full stack "
+            "and Spark's own output, and report it if it looks like a bug",
+        )
+        error.error_type = kind
+        return error
+
+    error_type: str = ""
+
+
+def _detail(exc: BaseException) -> str:
+    """The message of ``exc``; for a Java exception raised through Py4J (whose own message
+    starts "An error occurred while calling o123.method"), the Java exception's class and
+    message."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            return str(java)
+        except Exception:  # the JVM may be gone
+            pass
+    return str(exc)

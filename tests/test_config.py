@@ -306,8 +306,9 @@ def test_config_command_shows_values_sources_and_masks_secrets(
 def test_config_command_text_with_defaults(clean_env, lakectl_cli):
     result = lakectl_cli("config")
     assert result.code == 0, result.err
-    lines = [line.split("│")[1:4] for line in result.out.splitlines() if line.count("│") == 4]
-    assert [[cell.strip() for cell in line] for line in lines] == [
+    header, *lines = [line.split() for line in result.out.splitlines()]  # plain rows: a pipe
+    assert header == ["setting", "value", "source"]
+    assert lines == [
         ["warehouse", "./warehouse", "default"],
         ["default_table", "NULL", "default"],
         ["master", "local[*]", "default"],
@@ -326,3 +327,37 @@ def test_mask_value_for_connect_urls_and_nested_tables():
         "a": {"password": "****", "port": 1}
     }
     assert mask_value("aws_credentials_file", "/x") == "****"
+
+
+def test_unknown_key_in_a_file_is_named_with_the_known_keys(clean_env):
+    (clean_env / "lakectl.toml").write_text(
+        'warehous = "/data/wh"\nmaster = "local[2]"\n[spark]\nconfs = 1\n[spark.conf]\na = 1\n'
+    )
+    config = load_config()
+    assert config.warehouse == DEFAULT_WAREHOUSE  # the typo is not taken for warehouse
+    assert config.master == "local[2]" and config.spark_conf == {"a": "1"}
+    first, second = config.warnings
+    assert "'warehous'" in first and "did you mean 'warehouse'" in first
+    assert "known keys: warehouse, table" in first
+    assert "'spark.confs'" in second and "spark.conf" in second
+
+
+def test_known_keys_give_no_warning(clean_env):
+    (clean_env / "lakectl.toml").write_text(
+        'warehouse = "/w"\ntable = "t"\nremote = "sc://127.0.0.1:1"\n'
+        "[spark.conf]\na = 1\n[storage]\nanon = true\n"
+    )
+    assert load_config().warnings == ()
+
+
+@pytest.mark.parametrize("position", ["before", "after"])
+def test_unknown_key_warns_on_stderr_and_json_stays_one_object(clean_env, position):
+    from tests.conftest import run_lakectl
+
+    (clean_env / "lakectl.toml").write_text('warehous = "/data/wh"\n')
+    args = ["--json", "config"] if position == "before" else ["config", "--json"]
+    run = run_lakectl(*args)
+    assert run.code == 0
+    assert isinstance(run.json, dict) and "settings" in run.json
+    assert "unknown key 'warehous'" in run.err and "warehouse" in run.err
+    assert "warehous" not in run.out.replace("warehouse", "")

@@ -48,6 +48,24 @@ def render(settings: Settings, result: Any, text: Callable[[Any], None]) -> None
     text(result)
 
 
+FORMAT_HELP = (
+    "How to print the rows: table (plain aligned rows, one line each, when stdout is not a "
+    "terminal), csv, tsv, or json (an array of objects). --json prints the whole result instead."
+)
+
+
+def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--format table|csv|tsv|json`` for a command that lists rows (``table_format``)."""
+    return click.option(
+        "--format",
+        "table_format",
+        type=click.Choice(output.TABLE_FORMATS),
+        default="table",
+        show_default=True,
+        help=FORMAT_HELP,
+    )(func)
+
+
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Options every command takes (also accepted before the command name)."""
 
@@ -68,6 +86,12 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @click.option(
         "--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable)."
     )
+    @click.option(
+        "--debug",
+        is_flag=True,
+        default=None,
+        help="Show Spark's own output and the full stack of an unexpected error.",
+    )
     @functools.wraps(func)
     def wrapper(
         *args: Any,
@@ -76,6 +100,7 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
         master: str | None,
         remote: str | None,
         confs: tuple[str, ...],
+        debug: bool | None,  # read by lakectl.cli.main.main before parsing, as --json is too
         **kwargs: Any,
     ) -> Any:
         ctx = click.get_current_context()
@@ -93,9 +118,10 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def make_context(settings: Settings):  # -> Context
+def load_cli_config(settings: Settings):  # -> Config
+    """The effective configuration for these options; its warnings (e.g. an unknown key in
+    lakectl.toml) go to stderr, never into the JSON on stdout."""
     from lakectl.config import load_config
-    from lakectl.ops.context import Context
 
     config = load_config(
         warehouse=settings.warehouse,
@@ -103,7 +129,15 @@ def make_context(settings: Settings):  # -> Context
         remote=settings.remote,
         conf=settings.confs,
     )
-    return Context(config=config)
+    for warning in config.warnings:
+        output.note(f"warning: {warning}")
+    return config
+
+
+def make_context(settings: Settings):  # -> Context
+    from lakectl.ops.context import Context
+
+    return Context(config=load_cli_config(settings))
 
 
 def run_operation(settings: Settings, ctx: Any, operation: Callable[..., Any], *args: Any) -> Any:

@@ -26,7 +26,7 @@ from lakectl.cli import (
     updates_commands,
 )
 from lakectl.cli.common import CONTEXT_SETTINGS, AliasedGroup
-from lakectl.errors import LakectlError, UsageError
+from lakectl.errors import InternalError, LakectlError, UsageError
 
 
 @click.group(cls=AliasedGroup, context_settings=CONTEXT_SETTINGS)
@@ -47,6 +47,12 @@ from lakectl.errors import LakectlError, UsageError
     help="Root for table names [env LAKECTL_WAREHOUSE; default ./warehouse].",
 )
 @click.option("--master", metavar="URL", help="Spark master (default local[*]).")
+@click.option(
+    "--debug",
+    is_flag=True,
+    default=False,
+    help="Show Spark's own output, and the full stack of an unexpected error [env LAKECTL_DEBUG=1].",
+)
 @click.option("--remote", metavar="URL", help="Spark Connect server, e.g. sc://127.0.0.1:15002.")
 @click.option(
     "--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable)."
@@ -95,28 +101,39 @@ for command in (
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; map errors to exit codes (0 ok, 2 usage, 65 bad input, 75 conflict, ...)."""
-    try:
-        cli.main(args=argv, prog_name="lakectl", standalone_mode=False)
-        return 0
-    except LakectlError as exc:
-        output.emit_error(exc, _wants_json(argv))
-        return exc.exit_code
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except click.ClickException as exc:
-        output.emit_error(UsageError(exc.format_message()), _wants_json(argv))
-        return 2
-    except click.exceptions.Abort:
-        output.stderr.print("aborted")
-        return 130
-    except KeyboardInterrupt:
-        output.stderr.print("interrupted")
-        return 130
+    """Run the CLI; map errors to exit codes (0 ok, 2 usage, 65 bad input, 70 internal, 75
+    conflict, ...). Any other exception becomes an :class:`InternalError`: a short message, no
+    stack unless ``--debug`` asks for it."""
+    args = list(argv if argv is not None else sys.argv[1:])
+    debug = output.debug_requested(args)
+    with output.debug_mode(debug):
+        try:
+            cli.main(args=args, prog_name="lakectl", standalone_mode=False)
+            return 0
+        except LakectlError as exc:
+            output.emit_error(exc, _wants_json(args))
+            return exc.exit_code
+        except click.exceptions.Exit as exc:
+            return int(exc.exit_code)
+        except click.ClickException as exc:
+            output.emit_error(UsageError(exc.format_message()), _wants_json(args))
+            return 2
+        except click.exceptions.Abort:
+            output.stderr.print("aborted")
+            return 130
+        except KeyboardInterrupt:
+            output.stderr.print("interrupted")
+            return 130
+        except Exception as exc:  # the one catch-all: no traceback unless --debug
+            if debug:
+                output.print_stack(exc)
+            error = InternalError.wrapping(exc)
+            output.emit_error(error, _wants_json(args))
+            return error.exit_code
 
 
-def _wants_json(argv: list[str] | None) -> bool:
-    return "--json" in (argv if argv is not None else sys.argv[1:])
+def _wants_json(args: list[str]) -> bool:
+    return "--json" in args[: args.index("--")] if "--" in args else "--json" in args
 
 
 if __name__ == "__main__":

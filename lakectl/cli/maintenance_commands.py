@@ -9,6 +9,7 @@ from lakectl.cli.common import (
     CONTEXT_SETTINGS,
     Settings,
     common_options,
+    format_option,
     human_size,
     make_context,
     run_operation,
@@ -152,11 +153,13 @@ def compact(
     metavar="COL=VALUE",
     help="Only this partition (repeatable).",
 )
+@format_option
 @common_options
 def compactions(
     table: str | None,
     states: tuple[str, ...],
     partitions: tuple[str, ...],
+    table_format: str,
     settings: Settings,
 ) -> None:
     """List the table's compactions, one line per partition (Hive's SHOW COMPACTIONS; no Spark).
@@ -205,6 +208,7 @@ def compactions(
             "bytes",
         ],
         rows,
+        table_format,
     )
 
 

@@ -1,11 +1,19 @@
-"""All terminal output in one place: rich text for people, JSON for scripts (``--json``)."""
+"""All terminal output in one place: rich text for people, JSON for scripts (``--json``).
+
+Tables (:func:`table`) have four renderings (``--format``): ``table`` is a rich table on a
+terminal and plain aligned rows, one line per row, when stdout is a pipe or a file; ``csv``,
+``tsv`` and ``json`` (an array of objects) print the rows only, for other programs.
+"""
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import decimal
 import json
+import os
 import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -33,12 +41,45 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, default=_default, indent=2) + "\n")
 
 
+DEBUG_ENV = "LAKECTL_DEBUG"
+
+
+def debug_requested(args: list[str]) -> bool:
+    """``--debug`` anywhere among the options (before or after the command), or
+    ``LAKECTL_DEBUG=1``."""
+    options = args[: args.index("--")] if "--" in args else args
+    return "--debug" in options or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+@contextmanager
+def debug_mode(enabled: bool) -> Iterator[None]:
+    """While the command runs, ``LAKECTL_DEBUG`` says whether ``--debug`` was given, so the
+    Spark layer lets Spark's own output through (it is read when Spark starts)."""
+    before = os.environ.get(DEBUG_ENV)
+    if enabled:
+        os.environ[DEBUG_ENV] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(DEBUG_ENV, None)
+        else:
+            os.environ[DEBUG_ENV] = before
+
+
+def print_stack(error: BaseException) -> None:
+    """The full stack of an unexpected error, on stderr (``--debug`` only)."""
+    sys.stderr.write("".join(traceback.format_exception(error)))
+
+
 def emit_error(error: LakectlError | Exception, as_json: bool) -> None:
     kind = getattr(error, "kind", "internal")
     message = getattr(error, "message", str(error))
     hint = getattr(error, "hint", None)
     if as_json:
         body: dict[str, Any] = {"type": kind, "message": message}
+        if getattr(error, "error_type", ""):
+            body["error_type"] = error.error_type  # type: ignore[union-attr]
         if hint:
             body["hint"] = hint
         sys.stdout.write(json.dumps({"error": body}) + "\n")
@@ -61,7 +102,26 @@ def render_value(value: Any) -> str:
     return str(value)
 
 
-def table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
+TABLE_FORMATS = ("table", "csv", "tsv", "json")
+
+
+def table(title: str | None, columns: list[str], rows: list[list[Any]], fmt: str = "table") -> None:
+    """The one table renderer: ``fmt`` is one of :data:`TABLE_FORMATS`."""
+    if fmt in ("csv", "tsv"):
+        writer = csv.writer(
+            sys.stdout, delimiter="," if fmt == "csv" else "\t", lineterminator="\n"
+        )
+        writer.writerow(columns)
+        writer.writerows([["" if v is None else render_value(v) for v in row] for row in rows])
+        return
+    if fmt == "json":
+        emit_json([dict(zip(columns, row, strict=True)) for row in rows])
+        return
+    if not stdout.is_terminal:
+        if title:
+            note(title)
+        plain_rows(columns, [[render_value(v) for v in row] for row in rows])
+        return
     t = Table(title=title, show_lines=False, header_style="bold")
     for c in columns:
         t.add_column(c, overflow="fold")
@@ -70,10 +130,46 @@ def table(title: str | None, columns: list[str], rows: list[list[Any]]) -> None:
     stdout.print(t)
 
 
+def _one_line(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
+def plain_rows(
+    columns: list[str], rows: list[list[str]], right: frozenset[int] = frozenset()
+) -> None:
+    """A header and one line per row, columns aligned and two spaces apart, nothing wrapped or
+    cut (for pipes: ``lakectl history t | grep cdc``). Line breaks in values are escaped."""
+    cells = [[_one_line(c) for c in columns], *[[_one_line(c) for c in row] for row in rows]]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    for row in cells:
+        padded = [
+            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ]
+        sys.stdout.write("  ".join(padded).rstrip() + "\n")
+
+
 def bar_chart(
     title: str, rows: list[tuple[str, int, float]], marked: set[str] | None = None, width: int = 40
 ) -> None:
-    """Horizontal bars: label, count, share (0..1); ``marked`` labels are highlighted."""
+    """Horizontal bars: label, count, share (0..1); ``marked`` labels are highlighted (marked
+    with ``*`` when stdout is not a terminal)."""
+    if not stdout.is_terminal:
+        line(title)
+        plain_rows(
+            ["value", "rows", "share", ""],
+            [
+                [
+                    label + (" *" if marked and label in marked else ""),
+                    f"{count:,}",
+                    f"{share:6.1%}",
+                    "█" * max(0, round(share * width)) or ("▏" if share > 0 else ""),
+                ]
+                for label, count, share in rows
+            ],
+            right=frozenset({1, 2}),
+        )
+        return
     t = Table(title=title, title_justify="left", show_lines=False, header_style="bold", box=None)
     for name in ("value", "rows", "share", ""):
         t.add_column(name, justify="right" if name in ("rows", "share") else "left")

@@ -13,6 +13,7 @@ from lakectl.cli.common import (
     parse_time_option,
     run_operation,
 )
+from lakectl.errors import UsageError
 
 # --- snapshot ---------------------------------------------------------------------------------
 
@@ -38,16 +39,22 @@ from lakectl.cli.common import (
     "--limit",
     type=int,
     default=None,
-    help="Rows to show [default: 100 in the text table, all with --json or --out; 0: all].",
+    help="Rows to show [default: 100 with --format table, else all; 0: all].",
+)
+@click.option(
+    "--order-by",
+    metavar="COLS",
+    help='Sort the rows (comma-separated; a column may end in " desc"), e.g. "create_date,sell_id".',
 )
 @click.option("--out", metavar="PATH", help="Write the rows to PATH instead of showing them.")
 @click.option(
     "--format",
-    "out_format",
-    type=click.Choice(["parquet", "orc", "csv", "json"]),
-    default="parquet",
-    show_default=True,
-    help="Format for --out.",
+    "fmt",
+    type=click.Choice([*output.TABLE_FORMATS, "parquet", "orc"]),
+    default=None,
+    help="Without --out, how to print the rows: table [default; plain aligned rows, one line "
+    "each, when stdout is not a terminal], csv, tsv or json (an array of objects). With --out, "
+    "the file format: parquet [default], orc, csv or json.",
 )
 @click.option(
     "--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list."
@@ -63,8 +70,9 @@ def snapshot(
     where: str | None,
     columns: str | None,
     limit: int | None,
+    order_by: str | None,
     out: str | None,
-    out_format: str,
+    fmt: str | None,
     valid_write_ids: str | None,
     settings: Settings,
 ) -> None:
@@ -76,16 +84,18 @@ def snapshot(
     Examples:
       lakectl snapshot sales --where "store_id = 'S1'" --limit 20
       lakectl snapshot doctors --as-of 2014-09-01
+      lakectl snapshot sales --order-by sell_id --format csv > sales.csv
       lakectl snapshot sales --version 3 --out /tmp/sales_v3 --format parquet
     """
     from lakectl.ops.create import split_columns
     from lakectl.ops.snapshot import SnapshotRequest
     from lakectl.ops.snapshot import snapshot as run_snapshot
 
+    fmt = snapshot_format(fmt, out)
     ctx = make_context(settings)
     as_of_ms = parse_time_option(as_of, "--as-of", timezone)
     if limit is None:
-        limit = 0 if (out or settings.as_json) else 100
+        limit = 0 if (out or settings.as_json or fmt != "table") else 100
     request = SnapshotRequest(
         version=version,
         as_of=as_of_ms,
@@ -93,8 +103,9 @@ def snapshot(
         where=where,
         columns=split_columns(columns),
         limit=limit or None,
+        order_by=split_columns(order_by),
         out=out,
-        out_format=out_format,
+        out_format=fmt if out else "parquet",
         valid_write_ids=valid_write_ids,
         raw=raw,
     )
@@ -107,6 +118,23 @@ def snapshot(
     title = f"{result.table}" + (
         f" @ version {result.version}" if result.version is not None else ""
     )
-    output.table(title, result.columns, [list(r) for r in result.rows])
+    output.table(title, result.columns, [list(r) for r in result.rows], fmt)
     more = " (more rows: raise --limit or use --out)" if result.truncated else ""
     output.note(f"{len(result.rows)} row(s){more}")
+
+
+def snapshot_format(fmt: str | None, out: str | None) -> str:
+    """``--format``: a file format with ``--out`` (default parquet), else how rows are printed
+    (default table); a value for the other case is a usage error."""
+    if out:
+        if fmt in ("table", "tsv"):
+            raise UsageError(
+                f"--format {fmt} prints rows; with --out PATH use parquet, orc, csv or json"
+            )
+        return fmt or "parquet"
+    if fmt in ("parquet", "orc"):
+        raise UsageError(
+            f"--format {fmt} is a file format: give --out PATH",
+            hint="to print the rows use --format table, csv, tsv or json",
+        )
+    return fmt or "table"

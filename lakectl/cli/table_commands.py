@@ -9,7 +9,9 @@ from lakectl.cli.common import (
     CONTEXT_SETTINGS,
     Settings,
     common_options,
+    format_option,
     human_size,
+    load_cli_config,
     make_context,
 )
 
@@ -75,8 +77,11 @@ def create(
 @click.option(
     "--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list."
 )
+@format_option
 @common_options
-def show(table: str | None, valid_write_ids: str | None, settings: Settings) -> None:
+def show(
+    table: str | None, valid_write_ids: str | None, table_format: str, settings: Settings
+) -> None:
     """Describe a table: schema, key, partitioning, and per partition base/deltas/rows/bytes.
 
     Runs without Spark.
@@ -91,6 +96,18 @@ def show(table: str | None, valid_write_ids: str | None, settings: Settings) -> 
     result = run_show(ctx.table(table), valid_write_ids)
     if settings.as_json:
         output.emit_json(result.to_json())
+        return
+    columns = ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"]
+    if table_format != "table":  # the partition rows only (exact counts), for other programs
+        output.table(
+            None,
+            columns,
+            [
+                [p.partition, p.base, p.deltas, p.delete_deltas, p.rows, p.bytes, p.obsolete_dirs]
+                for p in result.partitions
+            ],
+            table_format,
+        )
         return
     output.line(f"table {result.table} ({result.kind}) at {result.url}")
     output.line(f"  version: {result.version}")
@@ -114,11 +131,7 @@ def show(table: str | None, valid_write_ids: str | None, settings: Settings) -> 
         ]
         for p in result.partitions
     ]
-    output.table(
-        None,
-        ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"],
-        rows,
-    )
+    output.table(None, columns, rows)
     for p in result.partitions:
         if p.list_bucketing is not None:
             output.line(f"  {p.partition}: list-bucketed by {p.list_bucketing.describe()}")
@@ -131,8 +144,9 @@ def show(table: str | None, valid_write_ids: str | None, settings: Settings) -> 
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("table", required=False)
 @click.option("--limit", type=int, default=None, help="Only the last N commits.")
+@format_option
 @common_options
-def history(table: str | None, limit: int | None, settings: Settings) -> None:
+def history(table: str | None, limit: int | None, table_format: str, settings: Settings) -> None:
     """List the table's commits, one line each (runs without Spark).
 
     \b
@@ -158,7 +172,10 @@ def history(table: str | None, limit: int | None, settings: Settings) -> None:
         for e in entries
     ]
     output.table(
-        None, ["version", "committed (UTC)", "operation", "counts", "dirs added", "source"], rows
+        None,
+        ["version", "committed (UTC)", "operation", "counts", "dirs added", "source"],
+        rows,
+        table_format,
     )
 
 
@@ -201,8 +218,9 @@ def set_cmd(
 
 
 @click.command("config", context_settings=CONTEXT_SETTINGS)
+@format_option
 @common_options
-def config_cmd(settings: Settings) -> None:
+def config_cmd(table_format: str, settings: Settings) -> None:
     """Show the effective configuration and where each value comes from.
 
     Precedence, highest first: command-line flags, LAKECTL_* environment variables
@@ -216,14 +234,9 @@ def config_cmd(settings: Settings) -> None:
       lakectl config
       lakectl --remote sc://127.0.0.1:15002 config --json
     """
-    from lakectl.config import config_files, load_config
+    from lakectl.config import config_files
 
-    config = load_config(
-        warehouse=settings.warehouse,
-        master=settings.master,
-        remote=settings.remote,
-        conf=settings.confs,
-    )
+    config = load_cli_config(settings)
     entries = config.effective()
     files = [str(path) for path in config_files()]
     if settings.as_json:
@@ -238,5 +251,6 @@ def config_cmd(settings: Settings) -> None:
         "effective configuration",
         ["setting", "value", "source"],
         [[name, value, source] for name, value, source in entries],
+        table_format,
     )
     output.note("config files read: " + (", ".join(files) or "none"))

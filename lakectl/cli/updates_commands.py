@@ -9,6 +9,7 @@ from lakectl.cli.common import (
     CONTEXT_SETTINGS,
     Settings,
     common_options,
+    format_option,
     make_context,
     parse_time_option,
     run_operation,
@@ -117,8 +118,9 @@ def _materialize_updates(
 
 @click.command("updates", context_settings=CONTEXT_SETTINGS)
 @click.argument("table", required=False)
+@format_option
 @common_options
-def updates_cmd(table: str | None, settings: Settings) -> None:
+def updates_cmd(table: str | None, table_format: str, settings: Settings) -> None:
     """List the table's installed Type 7 statements with their effective times (no Spark).
 
     \b
@@ -136,4 +138,6 @@ def updates_cmd(table: str | None, settings: Settings) -> None:
         [e.to_json()["effective"], e.statement.sql, e.version, output.format_millis(e.installed_at)]
         for e in entries
     ]
-    output.table(None, ["effective (UTC)", "statement", "version", "installed (UTC)"], rows)
+    output.table(
+        None, ["effective (UTC)", "statement", "version", "installed (UTC)"], rows, table_format
+    )

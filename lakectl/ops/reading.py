@@ -14,7 +14,7 @@ from lakectl.table.layout import parse_acid_dir
 from lakectl.table.listing import PartitionListing, list_table
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
-from lakectl.table.orc_files import read_footer, require_acid_file, spark_type
+from lakectl.table.orc_files import read_footer, require_acid_file, spark_type, starts_like_orc
 from lakectl.table.retention import format_time, require_readable, with_following_compactions
 from lakectl.table.schema import Column, Schema
 from lakectl.table.store import TableStore
@@ -58,6 +58,7 @@ def open_hive_table(store: TableStore, valid_text: str | None) -> ReadTarget:
     if not store.exists():
         raise TableNotFoundError(f"table {store.name or store.url} does not exist ({store.url})")
     listings = list_table(store.storage, store.root, None)
+    require_table_like(store, listings)
     part_names: list[str] = []
     for relative in (lst.relative for lst in listings if lst.relative):
         part_names = [p.split("=", 1)[0] for p in relative.split("/")]
@@ -78,6 +79,21 @@ def open_hive_table(store: TableStore, valid_text: str | None) -> ReadTarget:
     meta = TableMetadata(schema=schema, partition_by=tuple(part_names))
     plans = tuple(plan_partition(lst, valid) for lst in listings)
     return ReadTarget(store, meta, None, valid, plans)
+
+
+def require_table_like(store: TableStore, listings: list[PartitionListing]) -> None:
+    """A directory without a lakectl log is read as a Hive table only if it holds ACID
+    directories (``base_N``, ``delta_...``) or ORC files; anything else is not a table."""
+    if any(lst.dirs for lst in listings):
+        return
+    if any(starts_like_orc(store.storage, f.path) for lst in listings for f in lst.originals[:1]):
+        return
+    raise TableNotFoundError(
+        f"{store.url} is not a table: it has no lakectl log, no Hive ACID directories "
+        "(base_N, delta_N_N_S) and no ORC files",
+        hint="give the directory of a table (its name under the warehouse or its location); "
+        "create one with `lakectl create` or a first `lakectl load`",
+    )
 
 
 def _infer_data_columns(store: TableStore, listings: list[PartitionListing]) -> list[Column]:

@@ -29,6 +29,8 @@ class SnapshotRequest:
     out_format: str = "parquet"
     valid_write_ids: str | None = None
     raw: bool = False
+    # ``--order-by``: column names, each optionally followed by `` desc`` (or `` asc``).
+    order_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # A negative valid time (``--as-of -1``) asks for the raw data, without statements.
@@ -142,6 +144,8 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
     df = df if request.raw else _apply_statements(df, target, request)
     if where is not None and not early:
         df = _filtered(df, where)
+    if request.order_by:
+        df = df.orderBy(*sort_columns(request.order_by, target.metadata.schema.names))
     if request.columns:
         unknown = [c for c in request.columns if c not in target.metadata.schema]
         if unknown:
@@ -174,6 +178,34 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         rows, result.truncated = rows[:limit], True
     result.rows = [tuple(r) for r in rows]
     return result
+
+
+def sort_columns(order_by: tuple[str, ...], names: tuple[str, ...] | list[str]) -> list[Any]:
+    """Spark sort columns for ``--order-by a,b desc``; unknown names are a usage error. Nulls
+    sort first ascending and last descending, as in Spark SQL."""
+    from pyspark.sql import functions as F
+
+    by_lower = {n.lower(): n for n in names}
+    out, unknown = [], []
+    for item in order_by:
+        name, _, direction = item.strip().partition(" ")
+        direction = direction.strip().lower()
+        if direction not in ("", "asc", "desc"):
+            raise UsageError(
+                f"--order-by {item!r}: expected COLUMN, COLUMN asc or COLUMN desc",
+                hint='e.g. --order-by "create_date,sell_id desc"',
+            )
+        column = by_lower.get(name.lower())
+        if column is None:
+            unknown.append(name)
+            continue
+        ref = F.col(f"`{column}`")
+        out.append(ref.desc() if direction == "desc" else ref.asc())
+    if unknown:
+        raise UsageError(
+            f"--order-by: unknown column(s) {', '.join(unknown)} (columns: {', '.join(names)})"
+        )
+    return out
 
 
 def _filtered(df: DataFrame, where: str) -> DataFrame:

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
@@ -198,6 +199,8 @@ def get_session(settings: SparkSettings | None = None) -> SparkSession:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         # Never bind to or announce a non-loopback address for a session on this machine.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if not spark_output_wanted():
+        _quiet_python_loggers()
     try:
         if settings.remote:
             _session = _connect(settings)
@@ -210,6 +213,8 @@ def get_session(settings: SparkSettings | None = None) -> SparkSession:
             from pyspark.sql import SparkSession
 
             conf = launch_conf(settings)
+            if not spark_output_wanted():
+                _launch_jvm_quietly(settings, conf)
             builder = SparkSession.builder.master(settings.master).appName(settings.app_name)
             for key, value in conf.items():
                 builder = builder.config(key, value)
@@ -221,6 +226,74 @@ def get_session(settings: SparkSettings | None = None) -> SparkSession:
         target = settings.remote or settings.master
         raise SparkUnavailableError(f"could not start Spark ({target}): {exc}") from exc
     return _session
+
+
+DEBUG_ENV = "LAKECTL_DEBUG"
+_LOG_LIMIT = 16 * 1024 * 1024
+
+
+def spark_output_wanted() -> bool:
+    """Whether Spark's own output (JVM warnings, log records, worker output) should reach the
+    terminal: only with ``--debug`` (``LAKECTL_DEBUG=1``)."""
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def spark_log_path() -> str:
+    """Where the output of the JVM lakectl starts goes when it is not shown:
+    ``$TMPDIR/lakectl-$UID/spark.log`` (appended to; emptied when it passes 16 MB)."""
+    directory = os.path.join(tempfile.gettempdir(), f"lakectl-{os.getuid()}")
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    return os.path.join(directory, "spark.log")
+
+
+# PySpark's own loggers that print a JSON record for every failed query (the error reaches the
+# user as lakectl's message instead).
+_QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def _quiet_python_loggers() -> None:
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    for name in _QUERY_CONTEXT_LOGGERS:
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+def _launch_jvm_quietly(settings: SparkSettings, conf: dict[str, str]) -> None:
+    """Start Spark's JVM (as the session builder would) with its stdout and stderr going to
+    :func:`spark_log_path`, so nothing but lakectl's own output reaches the terminal: not the
+    JVM's start-up warnings, not Spark's log records, not its Python workers' output."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:  # already running in this process
+        return
+    path = spark_log_path()
+    if os.path.exists(path) and os.path.getsize(path) > _LOG_LIMIT:
+        os.truncate(path, 0)
+    spark_conf = SparkConf(loadDefaults=False)
+    spark_conf.setMaster(settings.master).setAppName(settings.app_name)
+    for key, value in conf.items():
+        spark_conf.set(key, value)
+    with open(path, "ab") as log:
+        try:
+            gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": log, "stderr": log})
+        except Exception as exc:
+            raise SparkUnavailableError(
+                f"could not start Spark ({settings.master}): {exc}; last lines of its output:\n"
+                + _tail(path),
+                hint=f"its whole output is in {path}",
+            ) from exc
+    SparkContext._gateway = gateway
+    SparkContext._jvm = gateway.jvm
+
+
+def _tail(path: str, lines: int = 10) -> str:
+    with open(path, "rb") as handle:
+        handle.seek(max(0, os.path.getsize(path) - 8192))
+        text = handle.read().decode("utf-8", "replace")
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def stop_session() -> None:

@@ -49,6 +49,18 @@ def _fields(schema: pyorc.Struct) -> tuple[tuple[str, str], ...]:
     return tuple((name, str(sub)) for name, sub in schema.fields.items())
 
 
+ORC_MAGIC = b"ORC"
+
+
+def starts_like_orc(storage: Storage, path: str) -> bool:
+    """Whether the file begins with ORC's magic bytes (a cheap check before reading a footer)."""
+    try:
+        with storage.fs.open(path, "rb") as handle:
+            return bool(handle.read(len(ORC_MAGIC)) == ORC_MAGIC)
+    except OSError:
+        return False
+
+
 def read_footer(storage: Storage, path: str) -> OrcFooter:
     """Schema, row count and user metadata of one ORC file (reads only its tail)."""
     import pyorc

@@ -18,16 +18,18 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from lakectl.errors import BadInputError, UsageError
 
 ACCEPTED_FORMATS = (
-    "epoch milliseconds (e.g. 1409529600000), yyyy-MM-dd, or yyyy-MM-ddTHH:mm[:ss[.SSS]] "
-    "with an optional Z or +hh:mm/-hh:mm offset"
+    "epoch milliseconds (e.g. 1409529600000), yyyy-MM-dd, or yyyy-MM-dd HH:mm[:ss[.SSS]] "
+    "(a T or a space before the time) with an optional Z, UTC or +hh:mm/-hh:mm offset"
 )
 
 _LONG = re.compile(r"^[+-]?\d+$")
+# ISO-8601 and the forms people type: a space for the T (``2024-01-01 10:00``), a lower-case t
+# or z, an offset written +02, +0200 or +02:00, optionally after a space, or the word UTC.
 _ISO = re.compile(
     r"^(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})"
-    r"(?:T(?P<hour>\d{2}):(?P<minute>\d{2})"
-    r"(?::(?P<second>\d{2})(?:\.(?P<fraction>\d{1,9}))?)?"
-    r"(?P<offset>Z|[+-]\d{2}:\d{2})?)?$"
+    r"(?:(?:[Tt]| +)(?P<hour>\d{2}):(?P<minute>\d{2})"
+    r"(?::(?P<second>\d{2})(?:[.,](?P<fraction>\d{1,9}))?)?"
+    r" *(?P<offset>[Zz]|UTC|utc|[+-]\d{2}(?::?\d{2})?)?)?$"
 )
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -86,10 +88,11 @@ def _iso_to_millis(value: str, match: re.Match[str], timezone_name: str | None) 
 
 
 def _offset_zone(value: str, offset: str) -> tzinfo:
-    if offset == "Z":
+    if offset.upper() in ("Z", "UTC"):
         return UTC
     sign = -1 if offset[0] == "-" else 1
-    hours, minutes = int(offset[1:3]), int(offset[4:6])
+    digits = offset[1:].replace(":", "")
+    hours, minutes = int(digits[:2]), int(digits[2:] or 0)
     if hours > 18 or minutes > 59 or (hours == 18 and minutes):
         raise BadInputError(
             f"malformed time {value!r} (offset {offset} is out of range): expected "

@@ -18,6 +18,7 @@ from lakectl.table.log import CommitRecord, TableState, conflict_error, find_con
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import parse_schema
 from lakectl.table.store import TableStore
+from lakectl.updates.times import format_millis
 
 META = TableMetadata(
     parse_schema("id bigint, amount double, region string"),
@@ -126,8 +127,14 @@ def test_known_at_is_transaction_time(millis, seqs):
 
 
 def test_known_at_before_the_table_existed():
-    with pytest.raises(TimeTravelError, match="did not exist yet"):
+    with pytest.raises(TimeTravelError, match="did not exist yet") as info:
         _history().known_at(99)
+    created = _history().records[0].committed_at
+    assert info.value.message == (
+        f"the table did not exist yet at 1970-01-01T00:00:00.099Z (created at "
+        f"{format_millis(created)})"
+    )
+    assert " ms" not in info.value.message
 
 
 @pytest.mark.parametrize(

@@ -147,11 +147,17 @@ def test_directive_inside_a_statement_is_refused() -> None:
 def test_malformed_directive_names_file_line_and_value() -> None:
     assert error("DELETE FROM t;\n-- time=2014-13-01\nDELETE FROM t;") == (
         "u.sql:2: malformed time '2014-13-01' (month must be in 1..12): expected epoch "
-        "milliseconds (e.g. 1409529600000), yyyy-MM-dd, or yyyy-MM-ddTHH:mm[:ss[.SSS]] "
-        "with an optional Z or +hh:mm/-hh:mm offset"
+        "milliseconds (e.g. 1409529600000), yyyy-MM-dd, or yyyy-MM-dd HH:mm[:ss[.SSS]] "
+        "(a T or a space before the time) with an optional Z, UTC or +hh:mm/-hh:mm offset"
     )
     assert error("-- time=\nDELETE FROM t;") == "u.sql:1: '-- time=' directive without a time"
     assert "malformed time 'soon'" in error("-- time=soon\nDELETE FROM t;")
+
+
+def test_directive_takes_a_time_written_with_a_space() -> None:
+    spaced = parse("-- time=2014-09-01 02:00 +02:00\nDELETE FROM t;")
+    iso = parse("-- time=2014-09-01T00:00:00Z\nDELETE FROM t;")
+    assert spaced == iso
 
 
 def test_warnings_for_date_like_digits_lookalike_directives_and_pre_1970_times() -> None:

@@ -33,6 +33,15 @@ SEPT_1_2014 = 1_409_529_600_000
         ("1900-01-01", -2_208_988_800_000),
         ("9223372036854775807", 2**63 - 1),
         ("-9223372036854775808", -(2**63)),
+        # as people type them: a space for the T, short offsets, the word UTC
+        ("2014-09-01 00:00", SEPT_1_2014),
+        ("2014-09-01  00:00:00", SEPT_1_2014),
+        ("2014-09-01 02:00 +02:00", SEPT_1_2014),
+        ("2014-09-01T02:00+0200", SEPT_1_2014),
+        ("2014-09-01T02:00+02", SEPT_1_2014),
+        ("2014-09-01 00:00:00 UTC", SEPT_1_2014),
+        ("2014-09-01t00:00z", SEPT_1_2014),
+        ("2014-09-01 00:00:00,5", SEPT_1_2014 + 500),
     ],
 )
 def test_accepted_values(value: str, millis: int) -> None:
@@ -89,13 +98,14 @@ def test_digits_that_are_not_a_date_do_not_warn(value: str) -> None:
         "now",
         "2014-9-1",
         "2014/09/01",
-        "2014-09-01 00:00",
         "2014-09-01T",
+        "2014-09-01 10",
         "2014-09-01T1:00",
         "2014-09-01T00:00:00.",
         "2014-09-01Z",
-        "2014-09-01T00:00+0200",
-        "2014-09-01T00:00+02",
+        "2014-09-01T00:00+2",
+        "2014-09-01T00:00+02:0",
+        "2014-09-01 00:00 CET",
         "14-09-01",
         "1.5",
         "1e3",
@@ -112,7 +122,15 @@ def test_malformed_values_name_the_value_and_the_formats(value: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["2014-13-01", "2014-02-30", "2014-09-01T24:00", "2014-09-01T00:60", "2014-09-01T00:00+19:00"],
+    [
+        "2014-13-01",
+        "2014-02-30",
+        "2014-09-01T24:00",
+        "2014-09-01T00:60",
+        "2014-09-01T00:00+19:00",
+        "2014-09-01 00:00 +1900",
+        "2014-09-01 00:00 +18:30",
+    ],
 )
 def test_impossible_dates_and_times_are_refused(value: str) -> None:
     with pytest.raises(BadInputError, match="malformed time"):
@@ -124,7 +142,8 @@ def test_malformed_message_is_exact() -> None:
         parse_time("yesterday")
     assert info.value.message == (
         "malformed time 'yesterday': expected epoch milliseconds (e.g. 1409529600000), "
-        "yyyy-MM-dd, or yyyy-MM-ddTHH:mm[:ss[.SSS]] with an optional Z or +hh:mm/-hh:mm offset"
+        "yyyy-MM-dd, or yyyy-MM-dd HH:mm[:ss[.SSS]] (a T or a space before the time) with an "
+        "optional Z, UTC or +hh:mm/-hh:mm offset"
     )
 
 

@@ -1,0 +1,75 @@
+"""The README's shell examples run as written: extracted from its ```sh blocks and run in order,
+in-process through the CLI, in an empty directory holding only the sample data."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_lakectl
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
+# Lines the test does not run, each with the reason (any other non-lakectl line fails the test).
+NOT_RUN = {
+    "make demo": "builds a virtualenv and runs scripts/demo.sh (tested by tests/ops/test_sample_demo.py)",
+    "make test": "runs the whole test suite",
+}
+
+
+def shell_commands(markdown: str) -> list[str]:
+    """The commands of every ```sh block, continuation lines joined, comments kept."""
+    commands: list[str] = []
+    for block in SH_BLOCK.findall(markdown):
+        commands.extend(line.strip() for line in block.replace("\\\n", " ").splitlines())
+    return [c for c in commands if c and not c.startswith("#")]
+
+
+def runnable(commands: list[str]) -> list[list[str]]:
+    """The lakectl commands as argument lists; the lines in NOT_RUN are skipped by name."""
+    out = []
+    for command in commands:
+        words = shlex.split(command, comments=True)
+        if " ".join(words) in NOT_RUN:
+            continue
+        assert words[0] == "lakectl", f"README example the test cannot run: {command!r}"
+        out.append(words[1:])
+    return out
+
+
+def test_the_extraction_sees_every_example() -> None:
+    commands = shell_commands(README.read_text())
+    assert {c.split("#")[0].strip() for c in commands} >= set(NOT_RUN)
+    args = runnable(commands)
+    assert ["history", "sales"] in args
+    # a continued command is one command: create with its schema and key
+    create = next(a for a in args if a[:2] == ["create", "sales"])
+    assert "--primary-key" in create and "--partition-by" in create
+
+
+@pytest.fixture
+def empty_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory with only sample_data/, as cwd; no lakectl settings from outside."""
+    for name in list(os.environ):
+        if name.startswith("LAKECTL_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    project = tmp_path / "project"
+    shutil.copytree(REPO / "sample_data", project / "sample_data")
+    monkeypatch.chdir(project)
+    return project
+
+
+def test_readme_examples_run_as_written(spark: object, empty_project: Path) -> None:
+    for args in runnable(shell_commands(README.read_text())):
+        run = run_lakectl(*args)
+        assert run.code == 0, f"lakectl {shlex.join(args)} -> exit {run.code}: {run.err}"
+        assert "Traceback" not in run.err
+    assert (empty_project / "warehouse" / "sales").is_dir()
+    assert (empty_project / "warehouse" / "doctors").is_dir()
