@@ -6,12 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakectl.errors import BadInputError, TableExistsError, UsageError
+from lakectl.errors import BadInputError, TableExistsError, TableNotFoundError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.create import build_metadata, split_columns
 from lakectl.ops.reading import plan_lakectl
 from lakectl.ops.rewrite import write_tasks
+from lakectl.storage.fs import storage_for
 from lakectl.table.layout import delta_dir_name, escape_partition_value
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
@@ -158,19 +159,22 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
 
     started = time.time()
     source_options = ctx.config.storage_options  # [storage] applies to sources too
+    # Everything that needs no Spark is checked before it starts.
+    storage, path = storage_for(options.source, source_options)
+    if not storage.exists(path):
+        raise TableNotFoundError(f"source {options.source} does not exist")
     fmt = (options.format or guess_format(options.source, source_options)).lower()
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
     store = _prepare(ctx, table_ref, options)
+    state = store.read_state() if store.has_log() else None
+    if state is not None:
+        check_table_options(state.metadata, options)
     spark = ctx.spark()
     ctx.progress(f"reading {options.source}")
-    if store.has_log():
-        state = store.read_state()
-        check_table_options(state.metadata, options)
-        raw = read_source(spark, options.source, fmt, infer=False, storage_options=source_options)
-    else:
-        raw = read_source(spark, options.source, fmt, infer=True, storage_options=source_options)
-        state = None
+    raw = read_source(
+        spark, options.source, fmt, infer=state is None, storage_options=source_options
+    )
     if fmt not in REREAD_FORMATS:
         return load_frame(ctx, store, state, raw, options, fmt=fmt, started=started)
     stamp = source_stamp(options.source, source_options)
@@ -239,7 +243,13 @@ def check_mode_options(options: LoadOptions) -> None:
 
 
 def check_table_options(meta: TableMetadata, options: LoadOptions) -> None:
-    """Refuse ``--primary-key`` / ``--partition-by`` that differ from an existing table's."""
+    """Refuse ``--primary-key`` / ``--partition-by`` that differ from an existing table's, and
+    an ``--order-by`` that is not one of its columns."""
+    if options.order_by and meta.schema.find(options.order_by) is None:
+        raise UsageError(
+            f"--order-by {options.order_by!r} is not a column of the table",
+            hint=f"the table's columns: {', '.join(meta.schema.names)}",
+        )
     for flag, given, actual in (
         ("--primary-key", options.primary_key, meta.primary_key),
         ("--partition-by", options.partition_by, meta.partition_by),
@@ -349,9 +359,10 @@ def load_frame(
             if observation is None:
                 counts = {"inserted": written.inserts}
             else:
-                by_result = merge.checked_counts(
-                    observation.get, written, rows
-                ) or merge.count_results(classified)
+                metrics = merge.observed_counts(observation, written)
+                by_result = merge.checked_counts(metrics, written, rows) or merge.count_results(
+                    classified
+                )
                 counts = {
                     "inserted": by_result["insert"],
                     "updated": by_result["update"],
