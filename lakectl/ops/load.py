@@ -244,12 +244,8 @@ def check_mode_options(options: LoadOptions) -> None:
 
 def check_table_options(meta: TableMetadata, options: LoadOptions) -> None:
     """Refuse ``--primary-key`` / ``--partition-by`` that differ from an existing table's, and
-    an ``--order-by`` that is not one of its columns."""
-    if options.order_by and meta.schema.find(options.order_by) is None:
-        raise UsageError(
-            f"--order-by {options.order_by!r} is not a column of the table",
-            hint=f"the table's columns: {', '.join(meta.schema.names)}",
-        )
+    what :func:`check_batch_options` refuses."""
+    check_batch_options(meta, options)
     for flag, given, actual in (
         ("--primary-key", options.primary_key, meta.primary_key),
         ("--partition-by", options.partition_by, meta.partition_by),
@@ -258,6 +254,21 @@ def check_table_options(meta: TableMetadata, options: LoadOptions) -> None:
             raise UsageError(
                 f"{flag} {','.join(given)} differs from the table's ({','.join(actual) or 'none'})"
             )
+
+
+def check_batch_options(meta: TableMetadata, options: LoadOptions) -> None:
+    """Refuse a mode by key for a table without a primary key, and an ``--order-by`` that is
+    not one of the table's columns."""
+    if options.mode != "append" and not meta.primary_key:
+        raise UsageError(
+            f"--mode {options.mode} needs a primary key; the table has none",
+            hint="use --mode append, or create the table with --primary-key",
+        )
+    if options.order_by and meta.schema.find(options.order_by) is None:
+        raise UsageError(
+            f"--order-by {options.order_by!r} is not a column of the table",
+            hint=f"the table's columns: {', '.join(meta.schema.names)}",
+        )
 
 
 def load_frame(
@@ -298,13 +309,7 @@ def load_frame(
     op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
     created = False
     meta = state.metadata if state is not None else _metadata_from_source(raw, options, op_column)
-    if options.mode != "append" and not meta.primary_key:
-        raise UsageError(
-            f"--mode {options.mode} needs a primary key; the table has none",
-            hint="use --mode append, or create the table with --primary-key",
-        )
-    if options.order_by and meta.schema.find(options.order_by) is None:
-        raise UsageError(f"--order-by {options.order_by!r} is not a column of the table")
+    check_batch_options(meta, options)
     batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
     if cache_source:  # parse the source once: the checks and every later step read the cache
         raw = raw.persist()
