@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakectl.errors import BadInputError, TableExistsError, TableNotFoundError, UsageError
+from lakectl.errors import (
+    BadInputError,
+    StorageError,
+    TableExistsError,
+    TableNotFoundError,
+    UsageError,
+)
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.create import build_metadata, split_columns
@@ -159,10 +166,7 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
 
     started = time.time()
     source_options = ctx.config.storage_options  # [storage] applies to sources too
-    # Everything that needs no Spark is checked before it starts.
-    storage, path = storage_for(options.source, source_options)
-    if not storage.exists(path):
-        raise TableNotFoundError(f"source {options.source} does not exist")
+    check_source(options.source, source_options)  # what needs no Spark, before it starts
     fmt = (options.format or guess_format(options.source, source_options)).lower()
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -215,6 +219,20 @@ def load_dataframe(
     return load_frame(
         ctx, store, state, frame, options, fmt="dataframe", info=info, started=started
     )
+
+
+def check_source(source: str, storage_options: dict[str, Any] | None = None) -> None:
+    """Refuse a source that does not exist or (a local one) that this user cannot read."""
+    storage, path = storage_for(source, storage_options)
+    if not storage.exists(path):
+        raise TableNotFoundError(f"source {source} does not exist")
+    if storage.scheme == "file":
+        mode = os.R_OK | os.X_OK if storage.isdir(path) else os.R_OK
+        if not os.access(path, mode):
+            raise StorageError(
+                f"source {source} cannot be read: permission denied",
+                hint="check its permissions (and its directory's)",
+            )
 
 
 def check_mode_options(options: LoadOptions) -> None:

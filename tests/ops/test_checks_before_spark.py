@@ -8,6 +8,7 @@ statements (vetted pure functions only), and checked without Spark.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -179,3 +180,13 @@ def test_no_wrong_command_starts_spark(warehouse):
 def test_junk_where_is_a_lakectl_error(junk):
     with pytest.raises(LakectlError):
         check_where(junk, SCHEMA)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_source_is_refused_at_once(warehouse, tmp_path):
+    source = tmp_path / "locked.csv"
+    source.write_text("sell_id,store_id,change_ts,create_date\n")
+    source.chmod(0)
+    done = _lakectl(warehouse, "load", "sales", str(source))
+    assert done.returncode == 74, done.stdout
+    assert "permission denied" in json.loads(done.stdout)["error"]["message"]
