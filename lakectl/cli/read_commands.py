@@ -32,7 +32,10 @@ from lakectl.errors import UsageError
 @click.option("--raw", is_flag=True, help="Apply no Type 7 statements.")
 @click.option("--timezone", metavar="TZ", help="Zone for times without an offset (default UTC).")
 @click.option(
-    "--where", metavar="EXPR", help="Row filter (Spark SQL), e.g. \"create_date = '2024-01-02'\"."
+    "--where",
+    metavar="EXPR",
+    help="Row filter: one condition over the table's columns, with the operators and functions "
+    "statements may use, e.g. \"create_date = '2024-01-02'\".",
 )
 @click.option("--columns", metavar="COLS", help="Columns to return (comma-separated).")
 @click.option(

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakectl.errors import BadInputError, TableExistsError, UsageError
+from lakectl.errors import (
+    BadInputError,
+    StorageError,
+    TableExistsError,
+    TableNotFoundError,
+    UsageError,
+)
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.create import build_metadata, split_columns
 from lakectl.ops.reading import plan_lakectl
 from lakectl.ops.rewrite import write_tasks
+from lakectl.storage.fs import storage_for
 from lakectl.table.layout import delta_dir_name, escape_partition_value
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
@@ -158,19 +166,19 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
 
     started = time.time()
     source_options = ctx.config.storage_options  # [storage] applies to sources too
+    check_source(options.source, source_options)  # what needs no Spark, before it starts
     fmt = (options.format or guess_format(options.source, source_options)).lower()
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
     store = _prepare(ctx, table_ref, options)
+    state = store.read_state() if store.has_log() else None
+    if state is not None:
+        check_table_options(state.metadata, options)
     spark = ctx.spark()
     ctx.progress(f"reading {options.source}")
-    if store.has_log():
-        state = store.read_state()
-        check_table_options(state.metadata, options)
-        raw = read_source(spark, options.source, fmt, infer=False, storage_options=source_options)
-    else:
-        raw = read_source(spark, options.source, fmt, infer=True, storage_options=source_options)
-        state = None
+    raw = read_source(
+        spark, options.source, fmt, infer=state is None, storage_options=source_options
+    )
     if fmt not in REREAD_FORMATS:
         return load_frame(ctx, store, state, raw, options, fmt=fmt, started=started)
     stamp = source_stamp(options.source, source_options)
@@ -213,6 +221,20 @@ def load_dataframe(
     )
 
 
+def check_source(source: str, storage_options: dict[str, Any] | None = None) -> None:
+    """Refuse a source that does not exist or (a local one) that this user cannot read."""
+    storage, path = storage_for(source, storage_options)
+    if not storage.exists(path):
+        raise TableNotFoundError(f"source {source} does not exist")
+    if storage.scheme == "file":
+        mode = os.R_OK | os.X_OK if storage.isdir(path) else os.R_OK
+        if not os.access(path, mode):
+            raise StorageError(
+                f"source {source} cannot be read: permission denied",
+                hint="check its permissions (and its directory's)",
+            )
+
+
 def check_mode_options(options: LoadOptions) -> None:
     """Refuse a mode that is unknown, or options that the mode would ignore or misread (an
     op column outside cdc would be checked against no op codes at all)."""
@@ -239,7 +261,9 @@ def check_mode_options(options: LoadOptions) -> None:
 
 
 def check_table_options(meta: TableMetadata, options: LoadOptions) -> None:
-    """Refuse ``--primary-key`` / ``--partition-by`` that differ from an existing table's."""
+    """Refuse ``--primary-key`` / ``--partition-by`` that differ from an existing table's, and
+    what :func:`check_batch_options` refuses."""
+    check_batch_options(meta, options)
     for flag, given, actual in (
         ("--primary-key", options.primary_key, meta.primary_key),
         ("--partition-by", options.partition_by, meta.partition_by),
@@ -248,6 +272,21 @@ def check_table_options(meta: TableMetadata, options: LoadOptions) -> None:
             raise UsageError(
                 f"{flag} {','.join(given)} differs from the table's ({','.join(actual) or 'none'})"
             )
+
+
+def check_batch_options(meta: TableMetadata, options: LoadOptions) -> None:
+    """Refuse a mode by key for a table without a primary key, and an ``--order-by`` that is
+    not one of the table's columns."""
+    if options.mode != "append" and not meta.primary_key:
+        raise UsageError(
+            f"--mode {options.mode} needs a primary key; the table has none",
+            hint="use --mode append, or create the table with --primary-key",
+        )
+    if options.order_by and meta.schema.find(options.order_by) is None:
+        raise UsageError(
+            f"--order-by {options.order_by!r} is not a column of the table",
+            hint=f"the table's columns: {', '.join(meta.schema.names)}",
+        )
 
 
 def load_frame(
@@ -288,13 +327,7 @@ def load_frame(
     op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
     created = False
     meta = state.metadata if state is not None else _metadata_from_source(raw, options, op_column)
-    if options.mode != "append" and not meta.primary_key:
-        raise UsageError(
-            f"--mode {options.mode} needs a primary key; the table has none",
-            hint="use --mode append, or create the table with --primary-key",
-        )
-    if options.order_by and meta.schema.find(options.order_by) is None:
-        raise UsageError(f"--order-by {options.order_by!r} is not a column of the table")
+    check_batch_options(meta, options)
     batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
     if cache_source:  # parse the source once: the checks and every later step read the cache
         raw = raw.persist()
@@ -349,9 +382,10 @@ def load_frame(
             if observation is None:
                 counts = {"inserted": written.inserts}
             else:
-                by_result = merge.checked_counts(
-                    observation.get, written, rows
-                ) or merge.count_results(classified)
+                metrics = merge.observed_counts(observation, written)
+                by_result = merge.checked_counts(metrics, written, rows) or merge.count_results(
+                    classified
+                )
                 counts = {
                     "inserted": by_result["insert"],
                     "updated": by_result["update"],

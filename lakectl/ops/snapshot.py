@@ -10,6 +10,8 @@ from lakectl.ops.context import Context
 from lakectl.ops.pruning import ScanStats, prune_target
 from lakectl.ops.reading import ReadTarget, open_for_read
 from lakectl.planning.prune import where_reads_only_unassigned
+from lakectl.table.schema import Schema
+from lakectl.updates.validate import check_where
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -132,6 +134,7 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
         valid_write_ids=request.valid_write_ids,
         raw=request.raw,
     )
+    check_request(target.metadata.schema, request, ctx.config.storage_options)
     target, scan, statements = _prune(target, request)
     ctx.progress("reading")
     df, read_path = _snapshot_frame_and_path(ctx, target)
@@ -147,15 +150,36 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
     if request.order_by:
         df = df.orderBy(*sort_columns(request.order_by, target.metadata.schema.names))
     if request.columns:
-        unknown = [c for c in request.columns if c not in target.metadata.schema]
-        if unknown:
-            raise UsageError(
-                f"--columns: unknown column(s) {', '.join(unknown)} "
-                f"(columns: {', '.join(target.metadata.schema.names)})"
-            )
         df = df.select(*[F.col(f"`{target.metadata.schema[c].name}`") for c in request.columns])
     version = target.state.max_write_id if target.state is not None else None
     return SnapshotFrame(df, store.name or store.url, version, scan, read_path)
+
+
+def check_request(
+    schema: Schema, request: SnapshotRequest, storage_options: dict[str, Any] | None = None
+) -> None:
+    """Refuse what is wrong with ``request`` for a table of ``schema`` before Spark starts:
+    ``--where`` (:func:`~lakectl.updates.validate.check_where`), unknown ``--columns``, an
+    unknown ``--format`` or an ``--out`` path that exists."""
+    from lakectl.storage.fs import storage_for
+
+    if request.where is not None:
+        check_where(request.where, schema)
+    unknown = [c for c in request.columns if c not in schema]
+    if unknown:
+        raise UsageError(
+            f"--columns: unknown column(s) {', '.join(unknown)} (columns: {', '.join(schema.names)})"
+        )
+    if request.out:
+        fmt = request.out_format.lower()
+        if fmt not in OUT_FORMATS:
+            raise UsageError(f"--format {fmt!r}: use one of {', '.join(OUT_FORMATS)}")
+        storage, path = storage_for(request.out, storage_options)
+        if storage.exists(path):
+            raise BadInputError(
+                f"--out {request.out} already exists; lakectl does not overwrite it",
+                hint="choose a new path, or remove the old output first",
+            )
 
 
 def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
@@ -266,14 +290,12 @@ def _write_out(
     from lakectl.storage.fs import storage_for
 
     fmt = request.out_format.lower()
-    if fmt not in OUT_FORMATS:
-        raise UsageError(f"--format {fmt!r}: use one of {', '.join(OUT_FORMATS)}")
     storage, path = storage_for(request.out or "", storage_options)
     if request.limit:
         df = df.limit(request.limit)
-    writer = df.write.mode("errorifexists")
-    if storage.exists(path):
-        raise BadInputError(f"--out {request.out} already exists; choose a new path")
+    # check_request refused an existing path. "error" (not its alias "errorifexists", which
+    # Spark Connect refuses): a path that appeared since then fails the write, not overwritten.
+    writer = df.write.mode("error")
     result.out = storage.url(path)
     url = hadoop_url(df.sparkSession, storage, path)
     if url is None:  # Spark's Hadoop has no filesystem for the scheme (s3 without hadoop-aws)

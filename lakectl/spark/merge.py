@@ -112,6 +112,20 @@ def observe_results(classified: DataFrame, name: str) -> tuple[DataFrame, Observ
     return classified.observe(observation, *metrics), observation
 
 
+def observed_counts(observation: Observation, written: WrittenChanges) -> dict[str, Any]:
+    """The metrics :func:`observe_results` collected while ``written`` was written; empty
+    when the write job wrote nothing.
+
+    When no row reaches the write (every change ignored, as in a replayed batch), Spark's
+    adaptive execution can replace the plan with an empty one, and the observed metrics go
+    with it: classic PySpark's ``Observation.get`` then fails on the empty row it gets, and
+    Spark Connect's returns no metrics at all. So they are not asked for then.
+    """
+    if written.inserts == 0 and written.deletes == 0:
+        return {}
+    return dict(observation.get)
+
+
 def count_results(classified: DataFrame) -> dict[str, int]:
     """Rows of ``classified`` by result, counted by a job of their own."""
     found = {r[0]: r[1] for r in classified.groupBy(RESULT_COL).count().collect()}
@@ -126,8 +140,10 @@ def checked_counts(
     Spark's observed metrics can count a task twice when it is recomputed (a lost shuffle, a
     cancelled stage), so they are only taken when they agree with the events in the files:
     inserts + updates new rows, updates + deletes delete events, no more than ``rows`` in all.
-    ``None`` means: count again (:func:`count_results`).
+    ``None`` means: count again (:func:`count_results`), as when nothing was observed.
     """
+    if not observed:
+        return None
     counts = {r: int(observed.get(r) or 0) for r in RESULTS}
     agrees = (
         counts["insert"] + counts["update"] == written.inserts

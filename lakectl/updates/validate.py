@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
 
 from lakectl.errors import BadInputError, UsageError
 from lakectl.table.schema import Schema, normalize_type
@@ -250,6 +252,57 @@ def check_stored_statement(stmt: Statement, schema: Schema) -> CheckedStatement:
     return check_statement(parse_statement_sql(stmt.sql, location), location, schema)
 
 
+# ---------------------------------------------------------------------------------------------
+# A read's --where
+
+
+def check_where(where: str, schema: Schema) -> exp.Expression:
+    """Check a read's ``--where`` without Spark: exactly one condition over ``schema``'s columns,
+    built from what statements may use (the same whitelist: vetted pure functions only).
+
+    Raises :class:`UsageError` for an empty or misshapen condition (several statements, a
+    trailing word Spark would read as an alias, a value that is not a condition), and
+    :class:`BadInputError` for a syntax error, an unknown column or a refused construct.
+    """
+    text = where.strip()
+    if not text:
+        raise UsageError(
+            "--where is empty", hint="leave it out to read every row, or give a condition"
+        )
+    location = Location("--where", 1)
+    tree = parse_statement_sql(text, location)
+    if any(
+        t.token_type == TokenType.SEMICOLON for t in Dialect.get_or_raise(DIALECT).tokenize(text)
+    ):
+        raise UsageError(f"--where {where!r}: one condition, without ';'")
+    if isinstance(tree, exp.Alias):
+        raise UsageError(
+            f"--where {where!r}: {tree.alias!r} after the condition is not part of it",
+            hint="combine conditions with AND or OR; quote strings: store_id = 'S01'",
+        )
+    if isinstance(tree, (exp.Query, exp.Command)):
+        raise UsageError(f"--where {where!r}: a condition, not a {_statement_name(tree)} statement")
+    _ExpressionChecker(location, schema, set()).check(tree)
+    if not _may_be_boolean(tree, schema):
+        raise UsageError(
+            f"--where {where!r} is not a condition", hint="compare it: store_id = 'S01'"
+        )
+    return tree
+
+
+def _may_be_boolean(node: exp.Expression, schema: Schema) -> bool:
+    """False when ``node`` is certainly not a boolean (a number, a string, arithmetic, a column
+    of another type); true for comparisons, AND/OR/NOT and what only Spark can type."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, (exp.Predicate, exp.Connector, exp.Not, exp.Boolean)):
+        return True
+    if isinstance(node, exp.Column):
+        column = schema.find(node.name)
+        return column is None or column.type == "boolean"
+    return not isinstance(node, (exp.Literal, exp.Null, exp.Binary, exp.Neg))
+
+
 def _statement_name(statement: exp.Expression) -> str:
     if isinstance(statement, exp.Command):
         return str(statement.this).upper()
@@ -450,10 +503,7 @@ class _ExpressionChecker:
                 continue
             if key not in rule.args:
                 if isinstance(value, exp.Expression) and value.find(exp.Query, exp.Subquery):
-                    raise BadInputError(
-                        f"{self.location.of(value)}: subqueries are not allowed in .updates "
-                        "statements"
-                    )
+                    raise BadInputError(f"{self.location.of(value)}: subqueries are not allowed")
                 raise BadInputError(
                     f"{self.location.of(node)}: unsupported form of {rule.name}: "
                     f"{node.sql(dialect=DIALECT)!r}"
@@ -564,7 +614,7 @@ def _children(node: exp.Expression) -> Iterator[exp.Expression]:
 def _refusal(node: exp.Expression) -> str:
     """Why a node type is refused, naming the function or construct."""
     if isinstance(node, (exp.Query, exp.Subquery, exp.Exists)):
-        return "subqueries are not allowed in .updates statements"
+        return "subqueries are not allowed"
     if isinstance(node, exp.Window):
         return f"window function {function_name(node.this)!r} is not allowed"
     if isinstance(node, exp.AggFunc):
@@ -581,7 +631,7 @@ def _refusal(node: exp.Expression) -> str:
             reason = "it is not on the list of allowed pure scalar functions"
         return f"function {name!r} is not allowed: {reason}"
     if isinstance(node, (exp.Table, exp.Join, exp.From)):
-        return "other tables cannot be used in .updates statements"
+        return "other tables cannot be used"
     return f"unsupported SQL construct {node.sql(dialect=DIALECT)!r}"
 
 

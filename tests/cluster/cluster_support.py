@@ -126,10 +126,10 @@ def _process_env(cwd: Path, extra: dict[str, str] | None = None) -> dict[str, st
 
 
 def run_lakectl_process(
-    cwd: Path, *args: object, env: dict[str, str] | None = None
+    cwd: Path, *args: object, env: dict[str, str] | None = None, expect: int = 0
 ) -> dict[str, Any]:
     """Run ``python -m lakectl ARGS --json`` in a fresh process (``env`` added to this one's);
-    its JSON result, or fail."""
+    its JSON result (an error's, for a nonzero ``expect``), or fail if it exits otherwise."""
     done = subprocess.run(
         [sys.executable, "-m", "lakectl", *map(str, args), "--json"],
         cwd=cwd,
@@ -138,7 +138,9 @@ def run_lakectl_process(
         text=True,
         timeout=COMMAND_TIMEOUT,
     )
-    assert done.returncode == 0, f"lakectl {args}: exit {done.returncode}\n{done.stderr[-3000:]}"
+    assert done.returncode == expect, (
+        f"lakectl {args}: exit {done.returncode}\n{done.stderr[-3000:]}"
+    )
     return json.loads(done.stdout)
 
 
@@ -177,7 +179,8 @@ def run_lakectl_sequence(
     return list(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def _rows(snapshot: dict[str, Any]) -> list[tuple[Any, ...]]:
+def snapshot_rows(snapshot: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """A snapshot's JSON rows as sorted tuples."""
     return sorted(tuple(row[c] for c in snapshot["columns"]) for row in snapshot["rows"])
 
 
@@ -216,10 +219,10 @@ def comparable(results: list[dict[str, Any]]) -> dict[str, Any]:
     )  # fmt: skip
     return {
         "loads": [(r["version"], r["counts"], sorted(r["added"])) for r in loads],
-        "snapshot": _rows(snapshot),
+        "snapshot": snapshot_rows(snapshot),
         "compact": _without_timing(compacted),
-        "snapshot_after_compact": _rows(after),
-        "version_1_s01": _rows(version_1),
+        "snapshot_after_compact": snapshot_rows(after),
+        "version_1_s01": snapshot_rows(version_1),
     }
 
 

@@ -13,13 +13,16 @@ from functools import partial
 
 import pytest
 from cluster_support import (
+    CDC,
     CREATE,
+    SALES,
     STARTUP_TIMEOUT,
     STREAM_EXPECTED,
     STREAM_FILES,
     WORKFLOW,
     comparable,
     run_lakectl_process,
+    snapshot_rows,
     stream_three_files,
 )
 
@@ -39,6 +42,32 @@ def test_sales_workflow_over_spark_connect_matches_local_mode(
     assert len(over_connect["snapshot"]) == 200 + 30 - 11 + 1 - 5
     assert over_connect["loads"] == local_reference["loads"]
     assert over_connect == local_reference
+
+
+def test_a_replayed_batch_and_snapshot_out_over_spark_connect(tmp_path, connect_url: str):
+    """A retried CDC load is all ignored and changes nothing; ``snapshot --out`` writes a file,
+    then refuses to overwrite it."""
+    run = partial(
+        run_lakectl_process, tmp_path, "--warehouse", tmp_path / "wh", "--remote", connect_url
+    )
+    run(*CREATE)
+    for name in ("base.csv", "cdc_batch_1.csv"):
+        run("load", "sales", SALES / name, *CDC)
+    replay = run("load", "sales", SALES / "cdc_batch_1.csv", *CDC)
+    nothing = {"inserted": 0, "updated": 0, "deleted": 0, "superseded_in_batch": 0}
+    assert replay["counts"] == {**nothing, "ignored": 82}
+    assert replay["added"] == []
+    before = snapshot_rows(run("snapshot", "sales", "--version", "2"))
+    assert snapshot_rows(run("snapshot", "sales")) == before
+    assert len(before) == 200 + 30 - 11
+
+    out = tmp_path / "out.csv"
+    written = run("snapshot", "sales", "--out", out, "--format", "csv")
+    assert written["rows_written"] == len(before)
+    lines = [p.read_text().splitlines() for p in out.glob("*.csv")]
+    assert sum(len(f) - 1 for f in lines) == len(before)  # one header per file
+    again = run("snapshot", "sales", "--out", out, "--format", "csv", expect=65)
+    assert "already exists" in again["error"]["message"]
 
 
 SESSION_CONF = (

@@ -107,3 +107,29 @@ def test_sample_sales_demo(tmp_path, lakectl_cli, spark):
     table = lakectl_cli("snapshot", "sales", *warehouse, "--limit", "5")
     assert table.code == 0
     assert "5 row(s) (more rows: raise --limit or use --out)" in table.err
+
+
+def test_a_replayed_cdc_batch_is_ignored_and_changes_nothing(tmp_path, lakectl_cli, spark):
+    """A retried load of the same CDC batch exits 0, counts every change as ignored, and the
+    table stays what DuckDB gets by applying each change once."""
+    warehouse = ("--warehouse", tmp_path / "wh")
+    created = lakectl_cli(
+        "create", "sales", *warehouse, "--schema", SCHEMA,
+        "--primary-key", "sell_id", "--partition-by", "create_date", "--json",
+    )  # fmt: skip
+    assert created.code == 0, created.err
+    oracle = CdcOracle(COLUMNS, key=("sell_id",), order_by="change_ts", op_column="op_code")
+    for name in ("base.csv", "cdc_batch_1.csv"):
+        assert lakectl_cli("load", "sales", SALES / name, *warehouse, *CDC).code == 0
+        oracle.apply_csv(str(SALES / name), "cdc")
+    replay = lakectl_cli("load", "sales", SALES / "cdc_batch_1.csv", *warehouse, *CDC, "--json")
+    assert replay.code == 0, replay.err
+    changes = sum(EXPECTED_COUNTS["cdc_batch_1.csv"].values())
+    assert replay.json["counts"] == {
+        **dict.fromkeys(EXPECTED_COUNTS["base.csv"], 0),
+        "ignored": changes,
+    }
+    assert replay.json["added"] == []
+    assert oracle.apply_csv(str(SALES / "cdc_batch_1.csv"), "cdc") == replay.json["counts"]
+    snapshot = lakectl_cli("snapshot", "sales", *warehouse, "--json")
+    assert _rows(snapshot.json["rows"]) == _rows(oracle.rows())

@@ -54,3 +54,8 @@ def test_acid_stats_round_trip():
     assert parse_acid_stats(b"0,0,1000") == (0, 0, 1000)  # as in a Hive-written delete delta
     with pytest.raises(ValueError, match=r"not a hive\.acid\.stats value"):
         parse_acid_stats(b"1,2")
+
+
+def test_no_observed_metrics_means_count_again():
+    """Spark Connect returns no metrics when the write job's plan was emptied."""
+    assert checked_counts({}, written(0, 0), rows=4) is None
