@@ -6,8 +6,6 @@ import contextlib
 import io
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,11 +67,3 @@ def lakectl_cli() -> Callable[..., CliRun]:
     session is the one the CLI reuses.
     """
     return run_lakectl
-
-
-def run_crashing(*args: object, failpoint: str) -> subprocess.CompletedProcess[str]:
-    """``lakectl ARGS`` in a new process (local[1]) that dies as ``kill -9`` would at
-    ``failpoint`` (:mod:`lakectl.failpoints`); the test asserts the table is unchanged."""
-    env = {**os.environ, "LAKECTL_FAILPOINTS": f"{failpoint}=crash", "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "lakectl", "--master", "local[1]", *map(str, args)]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)

@@ -10,7 +10,7 @@ from typing import Any
 
 import duckdb
 import pytest
-from conftest import run_crashing
+from crash_support import run_crashing
 
 import lakectl
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_crashing
+from crash_support import run_crashing
 
 import lakectl
 from lakectl.table.log import CommitRecord, Operation, find_conflict
