@@ -65,8 +65,8 @@ def cli(**_: Any) -> None:
 
     \b
     Example:
-      lakectl create sales --schema "sell_id bigint, total_amt double, create_date string" \\
-          --primary-key sell_id --partition-by create_date
+      lakectl create sales --schema "sell_id bigint, change_ts string, op_code string, \\
+          total_amt double, create_date string" --primary-key sell_id --partition-by create_date
       lakectl load sales batch1.csv --mode cdc --op-column op_code --order-by change_ts
       lakectl snapshot sales --where "create_date = '2024-01-02'"
     """
