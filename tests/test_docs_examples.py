@@ -27,6 +27,7 @@ PAGES_NOT_RUN = {
     "streaming.md": "a long-running stream over a landing directory",
     "loading.md": "no sh examples",
     "python-api.md": "Python, not sh (its API is tested in tests/api)",
+    "install.md": "builds and installs wheels (tested by tests/packaging)",
 }
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 # Lines the test does not run, each with the reason (any other non-lakectl line fails the test).
@@ -34,6 +35,10 @@ NOT_RUN = {
     "make demo": "builds a virtualenv and runs scripts/demo.sh (tested by tests/ops/test_sample_demo.py)",
     "make test": "runs the whole test suite",
     'lakectl restore sales --as-of "2024-06-01 12:00"': "a time before this test made the table",
+    "python -m build": "builds the wheel (tested by tests/packaging/test_wheel_install.py)",
+    "pipx install dist/lakectl-*.whl": "installs the wheel (tested by tests/packaging)",
+    "lakectl --version": "prints the version (tested by tests/cli/test_install_commands.py)",
+    'eval "$(lakectl completion bash)"': "changes the shell (tested by tests/cli)",
 }
 
 

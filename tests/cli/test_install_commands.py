@@ -78,4 +78,4 @@ def test_the_completion_callback_completes_commands_and_choices(monkeypatch, cap
     assert _complete(monkeypatch, capsys, "lakectl snap") == ["snapshot"]
     assert _complete(monkeypatch, capsys, "lakectl completion ") == ["bash", "zsh", "fish"]
     formats = _complete(monkeypatch, capsys, "lakectl snapshot --format ")
-    assert formats == ["parquet", "orc", "csv", "json"]
+    assert formats == ["table", "csv", "tsv", "json", "parquet", "orc"]

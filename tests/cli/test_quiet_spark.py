@@ -35,6 +35,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A warehouse with table t (created; no Spark needed) and a tiny CSV to load."""
     root = tmp_path_factory.mktemp("quiet")
     (root / "rows.csv").write_text("id,name\n1,a\n2,b\n")
+    (root / "bad.csv").write_text("id,name\nnot-a-number,a\n")
     created = _lakectl(root, "create", "t", "--schema", "id bigint, name string")
     assert created.returncode == 0, created.stderr
     return root
@@ -52,8 +53,9 @@ def test_load_and_snapshot_print_only_lakectl_output(project: Path) -> None:
 
 
 def test_an_error_from_spark_prints_only_lakectl_error(project: Path) -> None:
-    bad = _lakectl(project, "snapshot", "t", "--where", "no_such_column = 1", "--json")
-    assert bad.returncode == 2
+    # Spark parses the batch and meets a value of the wrong type: lakectl's error, nothing else.
+    bad = _lakectl(project, "load", "t", "bad.csv", "--mode", "append", "--json")
+    assert bad.returncode == 65, bad.stderr
     assert bad.stdout.count("\n") == 1 and '"error"' in bad.stdout
     assert [
         line for line in bad.stderr.splitlines() if not line.startswith(("error:", "  hint:"))
