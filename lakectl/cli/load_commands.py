@@ -107,7 +107,7 @@ def load_options(
 @click.option(
     "--effective-from",
     metavar="TIME",
-    help="Valid time of the loaded rows for --as-of reads (default: commit time).",
+    help="Valid time from which the loaded rows count for --as-of reads (default: always).",
 )
 @common_options
 def load(

@@ -124,6 +124,8 @@ def snapshot(
     output.table(title, result.columns, [list(r) for r in result.rows], fmt)
     more = " (more rows: raise --limit or use --out)" if result.truncated else ""
     output.note(f"{len(result.rows)} row(s){more}")
+    if result.note:
+        output.note(result.note)
 
 
 def snapshot_format(fmt: str | None, out: str | None) -> str:

@@ -23,7 +23,7 @@ from lakectl.ops.context import Context
 from lakectl.ops.pruning import prune_target
 from lakectl.ops.reading import ReadTarget, plan_lakectl
 from lakectl.table.layout import partition_path
-from lakectl.table.log import CommitRecord, Operation
+from lakectl.table.log import ALWAYS, CommitRecord, Operation
 from lakectl.table.transaction import WriteTransaction
 from lakectl.updates.statements import Statement
 from lakectl.updates.validate import validate_statement
@@ -154,6 +154,7 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
                     operation=Operation(request.kind),
                     write_id=txn.write_id,
                     read_seq=state.last_seq,
+                    effective_at=ALWAYS,
                     partitions=tuple(sorted(read | written)),
                     added=tuple(sorted(txn.added)),
                     counts={"deleted": result.deleted, "updated": result.updated},

@@ -21,7 +21,7 @@ from lakectl.ops.reading import plan_lakectl
 from lakectl.ops.rewrite import write_tasks
 from lakectl.storage.fs import storage_for
 from lakectl.table.layout import delta_dir_name, escape_partition_value
-from lakectl.table.log import CommitRecord, Operation, TableState
+from lakectl.table.log import ALWAYS, CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Column, Schema, normalize_type
 from lakectl.table.store import TableStore
@@ -403,7 +403,7 @@ def load_frame(
                 operation=Operation(options.mode),
                 write_id=write_id,
                 read_seq=state.last_seq,
-                effective_at=options.effective_at,
+                effective_at=ALWAYS if options.effective_at is None else options.effective_at,
                 partitions=tuple(sorted(touched | written_parts)),
                 added=tuple(sorted(added)),
                 counts=counts,

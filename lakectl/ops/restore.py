@@ -25,7 +25,7 @@ from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import ReadTarget, choose_state, plan_lakectl
 from lakectl.ops.updates import installed_statements, statement_keys, write_updates_file
-from lakectl.table.log import CommitRecord, Operation, TableState
+from lakectl.table.log import ALWAYS, CommitRecord, Operation, TableState
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
 
@@ -185,6 +185,7 @@ def _commit(
                 operation=Operation.RESTORE,
                 write_id=txn.write_id,
                 read_seq=full.last_seq,
+                effective_at=ALWAYS,
                 partitions=tuple(sorted(touched)),
                 added=tuple(sorted(txn.added)),
                 counts=counts,

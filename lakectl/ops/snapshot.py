@@ -10,7 +10,9 @@ from lakectl.ops.context import Context
 from lakectl.ops.pruning import ScanStats, prune_target
 from lakectl.ops.reading import ReadTarget, open_for_read
 from lakectl.planning.prune import where_reads_only_unassigned
+from lakectl.table.log import DATA_OPS
 from lakectl.table.schema import Schema
+from lakectl.updates.times import format_millis
 from lakectl.updates.validate import check_where
 
 if TYPE_CHECKING:
@@ -53,6 +55,7 @@ class SnapshotResult:
     written: int | None = None
     scan: dict[str, Any] | None = None  # files/bytes read after pruning (lakectl.ops.pruning)
     read_path: str | None = None  # data_source, join or none (lakectl.spark.acid_read.READ_PATHS)
+    note: str | None = None  # why a read returned nothing, when a time bound is the reason
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -60,6 +63,8 @@ class SnapshotResult:
             "version": self.version,
             "columns": self.columns,
         }
+        if self.note is not None:
+            data["note"] = self.note
         if self.scan is not None:
             data["scan"] = self.scan
         if self.read_path is not None:
@@ -201,7 +206,27 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
     if limit and len(rows) > limit:
         rows, result.truncated = rows[:limit], True
     result.rows = [tuple(r) for r in rows]
+    if not result.rows and request.as_of is not None:
+        result.note = time_bound_note(ctx.table(table_ref), request.as_of)
     return result
+
+
+def time_bound_note(store: Any, as_of: int) -> str | None:
+    """Why ``--as-of as_of`` read no rows, when loads valid only later are the reason."""
+    if not store.has_log():
+        return None
+    later = [
+        r
+        for r in store.read_state().records
+        if r.write_id is not None and r.operation in DATA_OPS and r.effective_time > as_of
+    ]
+    if not later:
+        return None
+    first = min(r.effective_time for r in later)
+    return (
+        f"no rows as of {format_millis(as_of)}: {len(later)} change(s) take effect later, "
+        f"the first at {format_millis(first)} (load --effective-from)"
+    )
 
 
 def sort_columns(order_by: tuple[str, ...], names: tuple[str, ...] | list[str]) -> list[Any]:

@@ -62,6 +62,13 @@ COMPACT_OPS = frozenset({Operation.COMPACT, Operation.LIST_BUCKET})
 CLEAN_OPS = frozenset({Operation.CLEAN})
 
 
+# The valid time of a data change that names none (a load without ``--effective-from``, a
+# one-off delete/update, a restore): valid at every time, as data files are in a Type 7
+# dimension, whose statements carry the valid times. Records written before it existed keep
+# their meaning: no ``effective_at`` means effective from the commit time.
+ALWAYS = -(2**63)
+
+
 @dataclass(frozen=True)
 class CommitRecord:
     """One committed transaction, as stored in the log."""
@@ -86,7 +93,8 @@ class CommitRecord:
 
     @property
     def effective_time(self) -> int:
-        """When the change takes effect on the valid-time axis (defaults to commit time)."""
+        """When the change takes effect on the valid-time axis: ``effective_at``; :data:`ALWAYS`
+        for a change valid at every time; the commit time for records that name none."""
         return self.committed_at if self.effective_at is None else self.effective_at
 
     def to_json(self) -> dict[str, Any]:
