@@ -41,10 +41,8 @@ def test_doctors_reproduce_the_seed_listings(tmp_path, lakectl_cli, spark, inter
         avro,
         "--mode",
         "append",
-        "--effective-from",
-        "0",
         "--json",
-    )
+    )  # no valid time: the data counts at every time, as in the original project
     assert loaded.code == 0, loaded.err
     assert _rows(lakectl_cli("--warehouse", wh, "snapshot", "doctors", "--json")) == raw
     installed = lakectl_cli("--warehouse", wh, "apply-updates", "doctors", updates, "--json")
@@ -93,3 +91,25 @@ def test_forbidden_statement_installs_nothing(tmp_path, lakectl_cli, spark):
     assert "bad.sql" in message and "reflect" in message.lower() and ":3" in message
     assert lakectl_cli("--warehouse", wh, "updates", "doctors", "--json").json == []
     assert len(lakectl_cli("--warehouse", wh, "history", "doctors", "--json").json) == 1
+
+
+@pytest.mark.spark
+def test_an_as_of_read_before_the_loads_valid_time_says_why_it_is_empty(
+    tmp_path, lakectl_cli, spark
+):
+    wh = str(tmp_path)
+    assert lakectl_cli("--warehouse", wh, "create", "doctors", "--schema", SCHEMA).code == 0
+    avro = REPO / "sample_data/doctors/doctors.avro"
+    loaded = lakectl_cli(
+        "--warehouse", wh, "load", "doctors", avro, "--mode", "append",
+        "--effective-from", "2015-01-01", "--json",
+    )  # fmt: skip
+    assert loaded.code == 0, loaded.err
+    early = lakectl_cli("--warehouse", wh, "snapshot", "doctors", "--as-of", "2014-01-01", "--json")
+    assert early.code == 0 and early.json["rows"] == []
+    assert early.json["note"].startswith("no rows as of 2014-01-01")
+    assert "2015-01-01" in early.json["note"]
+    text = lakectl_cli("--warehouse", wh, "snapshot", "doctors", "--as-of", "2014-01-01")
+    assert "take effect later" in text.err
+    later = lakectl_cli("--warehouse", wh, "snapshot", "doctors", "--as-of", "2015-06-01", "--json")
+    assert len(later.json["rows"]) == 11 and "note" not in later.json
