@@ -299,7 +299,8 @@ def updates_text(rng: random.Random, count: int) -> str:
 # --- the two engines ---------------------------------------------------------------------------
 
 
-def spark_result(spark, rows, statements: list[Statement]) -> dict[int, tuple[object, ...]]:  # type: ignore[no-untyped-def]
+def rows_frame(spark, rows):  # type: ignore[no-untyped-def]
+    """The random rows as a Spark DataFrame of :data:`SCHEMA`."""
     from pyspark.sql import functions as F
 
     data = [
@@ -307,9 +308,18 @@ def spark_result(spark, rows, statements: list[Statement]) -> dict[int, tuple[ob
         for row in rows
     ]
     df = spark.createDataFrame(data, SCHEMA.to_ddl().replace("`ts` timestamp", "`ts` string"))
-    df = df.withColumn("ts", F.col("ts").cast("timestamp"))
-    result = apply_statements(df, statements, SCHEMA).withColumn("ts", F.col("ts").cast("string"))
-    return {r["id"]: tuple(r) for r in result.collect()}
+    return df.withColumn("ts", F.col("ts").cast("timestamp"))
+
+
+def by_id(df) -> dict[int, tuple[object, ...]]:  # type: ignore[no-untyped-def]
+    """Rows keyed by id, timestamps as text (as DuckDB's are compared)."""
+    from pyspark.sql import functions as F
+
+    return {r["id"]: tuple(r) for r in df.withColumn("ts", F.col("ts").cast("string")).collect()}
+
+
+def spark_result(spark, rows, statements: list[Statement]) -> dict[int, tuple[object, ...]]:  # type: ignore[no-untyped-def]
+    return by_id(apply_statements(rows_frame(spark, rows), statements, SCHEMA))
 
 
 def duckdb_result(rows, statements: list[Statement]) -> dict[int, tuple[object, ...]]:  # type: ignore[no-untyped-def]
