@@ -220,12 +220,16 @@ class Table:
 
         return install(self._ctx, self._ref, path, timezone)
 
-    def clean(self, retain: str | None = None, dry_run: bool = False) -> CleanResult:
+    def clean(
+        self, retain: str | None = None, dry_run: bool = False, force: bool = False
+    ) -> CleanResult:
         """Delete what compactions replaced and no state inside ``retain`` (default: the
-        table's ``clean.retain``) reads, and the files of writers that never committed."""
+        table's ``clean.retain``) reads, and the files of writers that never committed.
+        A retention below the table's ``clean.retain.minimum`` needs ``force``."""
         from lakectl.ops.clean import CleanOptions, clean
 
-        return clean(self._ctx, self._ref, CleanOptions(retain=retain, dry_run=dry_run))
+        options = CleanOptions(retain=retain, dry_run=dry_run, force=force)
+        return clean(self._ctx, self._ref, options)
 
     # --- Spark ---------------------------------------------------------------------------
 

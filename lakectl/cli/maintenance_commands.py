@@ -217,14 +217,19 @@ def compactions(
 @click.option(
     "--retain",
     metavar="DURATION",
-    help="Keep every state current within this window, e.g. 7d, 12h, 0s "
+    help="Keep every state current within this window, e.g. 7d, 12h "
     "[table property clean.retain, default 7d].",
 )
 @click.option(
     "--dry-run", is_flag=True, help="Print what would be deleted and why; delete nothing."
 )
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Allow a retention below the table's clean.retain.minimum (default 1h), e.g. 0s.",
+)
 @common_options
-def clean(table: str, retain: str | None, dry_run: bool, settings: Settings) -> None:
+def clean(table: str, retain: str | None, dry_run: bool, force: bool, settings: Settings) -> None:
     """Delete directories replaced by compactions, and files of aborted or dead writers.
 
     A replaced directory goes only when no state current inside the retention window reads it:
@@ -238,12 +243,13 @@ def clean(table: str, retain: str | None, dry_run: bool, settings: Settings) -> 
     Example:
       lakectl clean sales --dry-run
       lakectl clean sales --retain 12h
+      lakectl clean sales --retain 0s --force
     """
     from lakectl.ops.clean import CleanOptions
     from lakectl.ops.clean import clean as run_clean
 
     ctx = make_context(settings)
-    result = run_clean(ctx, table, CleanOptions(retain=retain, dry_run=dry_run))
+    result = run_clean(ctx, table, CleanOptions(retain=retain, dry_run=dry_run, force=force))
     if settings.as_json:
         output.emit_json(result.to_json())
         return

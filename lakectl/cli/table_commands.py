@@ -190,8 +190,8 @@ def set_cmd(
     """Change table properties (one commit; `lakectl show` lists them). Runs without Spark.
 
     Keys: compactor.delta.num.threshold, compactor.delta.pct.threshold,
-    compactor.aborted.threshold, clean.retain (a duration), write.target-file-size (e.g. 128MB),
-    orc.compress.
+    compactor.aborted.threshold, clean.retain (a duration), clean.retain.minimum (the shortest
+    retention clean accepts without --force), write.target-file-size (e.g. 128MB), orc.compress.
 
     \b
     Example:

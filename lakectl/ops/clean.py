@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.planning.clean_plan import (
@@ -45,6 +46,7 @@ class CleanOptions:
 
     retain: str | None = None
     dry_run: bool = False
+    force: bool = False  # allow a retention below the table's clean.retain.minimum
 
 
 @dataclass
@@ -114,6 +116,16 @@ def plan(store: TableStore, options: CleanOptions, now: int | None = None) -> tu
         if options.retain is not None
         else property_value(meta, "clean.retain")
     )
+    minimum = property_value(meta, "clean.retain.minimum")
+    if retain < minimum and not options.force and not options.dry_run:
+        shown = options.retain if options.retain is not None else meta.property("clean.retain")
+        raise UsageError(
+            f"retention {shown} is below the table's minimum of "
+            f"{meta.property('clean.retain.minimum')} (clean.retain.minimum): files that time "
+            "travel and running readers may still need would be deleted; nothing was deleted",
+            hint="add --force to clean anyway (--dry-run shows what would go), or lower "
+            "clean.retain.minimum with `lakectl set`",
+        )
     present, staging = _gather(store, list(meta.partition_by))
     writers = _writers(store)
     runs = [

@@ -16,6 +16,7 @@ DEFAULT_PROPERTIES: dict[str, str] = {
     "compactor.delta.pct.threshold": "0.1",
     "compactor.aborted.threshold": "1000",
     "clean.retain": "7d",
+    "clean.retain.minimum": "1h",
     "write.target-file-size": "128MB",
     "orc.compress": "SNAPPY",
 }

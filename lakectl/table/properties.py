@@ -140,6 +140,11 @@ SPECS: dict[str, PropertySpec] = {
             "clean: keep every state that was current within this window (e.g. 7d)",
         ),
         PropertySpec(
+            "clean.retain.minimum",
+            parse_duration,
+            "clean: refuse a shorter retention unless --force is given (a safety floor)",
+        ),
+        PropertySpec(
             "write.target-file-size",
             parse_size,
             "compact, list-bucket: input per Spark task where they rewrite through Spark "

@@ -124,7 +124,7 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     assert {i["path"] for i in plan["plan"]["delete"] if i["kind"] == "obsolete"} == minor_inputs
     assert {i["kind"] for i in plan["plan"]["delete"]} == {"obsolete", "compaction status"}
     assert {i["kind"] for i in plan["plan"]["keep"]} == {"obsolete"}
-    cleaned = h.run("clean", "--retain", retain)
+    cleaned = h.run("clean", "--retain", retain, "--force")
     assert minor_inputs <= set(cleaned["deleted"]) and h.dirs() == before - minor_inputs
     assert not list((h.table / "_lakectl" / "compactions").iterdir())  # the log has them
     assert h.log()[-1]["operation"] == "clean"
@@ -142,7 +142,17 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     # Retain nothing, and crash after the first deletion: the record was committed first, so the
     # table reads, time travel fails cleanly, and a rerun finishes without a new record.
     env = {**os.environ, "LAKECTL_FAILPOINTS": "clean.after_first_delete=crash"}
-    command = [sys.executable, "-m", "lakectl", "clean", str(h.table), "--retain", "0s", "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "lakectl",
+        "clean",
+        str(h.table),
+        "--retain",
+        "0s",
+        "--force",
+        "--json",
+    ]
     crashed = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     assert crashed.returncode == 137, crashed.stderr[-2000:]
     assert h.log()[-1]["operation"] == "clean"
@@ -150,7 +160,7 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     log_size = len(h.log())
     h.check_current()
     assert h.snapshot("--version", 4).code == 67
-    everything = h.run("clean", "--retain", "0s")
+    everything = h.run("clean", "--retain", "0s", "--force")
     assert everything["deleted"] and everything["log_seq"] is None and len(h.log()) == log_size
     h.check_current()
     h.check_version(5)
@@ -165,7 +175,7 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     assert states == {"cleaned"}
 
     # Idempotent: nothing left, nothing recorded.
-    again = h.run("clean", "--retain", "0s")
+    again = h.run("clean", "--retain", "0s", "--force")
     assert again["deleted"] == [] and len(h.log()) == log_size
 
 

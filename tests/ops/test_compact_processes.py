@@ -124,7 +124,9 @@ def test_compaction_racing_a_stream_of_loads(runs, lakectl_cli):
     assert [p for p in keep.json["deleted"] if not p.startswith("_lakectl/compactions/")] == []
     reader = runs["reader"]
     used = {d.relative for p in reader.plans for d in p.data_dirs + p.delete_deltas}
-    would = lakectl_cli("clean", table.path, "--retain", "0s", "--dry-run", "--json").json
+    would = lakectl_cli(
+        "clean", table.path, "--retain", "0s", "--force", "--dry-run", "--json"
+    ).json
     assert used <= {i["path"] for i in would["plan"]["delete"]}
     frame = snapshot_frame(Context(), reader, SnapshotRequest())
     assert sorted((r["id"], r["val"], r["part"]) for r in frame.collect()) == runs["before"]["race"]
@@ -151,7 +153,7 @@ def test_killed_compaction_reads_the_same_and_a_rerun_and_clean_finish(runs, lak
     assert rerun.code == 0, rerun.err
     assert rerun.json["committed"] is not committed  # after a commit there is nothing left to do
     assert table.rows() == expected
-    cleaned = lakectl_cli("clean", table.path, "--retain", "0s", "--json")
+    cleaned = lakectl_cli("clean", table.path, "--retain", "0s", "--force", "--json")
     assert cleaned.code == 0, cleaned.err
     assert table.rows() == expected
     assert list((table.path / "_lakectl" / "staging").glob("*")) == []

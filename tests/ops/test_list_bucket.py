@@ -373,7 +373,7 @@ def test_a_rewrite_killed_before_commit_changes_nothing(tmp_path, lakectl_cli):
     assert rerun.code == 0, rerun.err
     scans = check(lakectl_cli, path, model, [None, "x = 30", "x = 50"])
     assert scans["x = 30"]["files_read"] < scans["x = 30"]["files"]
-    cleaned = lakectl_cli("clean", path, "--retain", "0s", "--json")
+    cleaned = lakectl_cli("clean", path, "--retain", "0s", "--force", "--json")
     assert cleaned.code == 0, cleaned.err
     for day in DAYS:  # the killed run's bases are gone; the committed split base stays
         assert len(_base_dirs(path, day)) == 1, _base_dirs(path, day)

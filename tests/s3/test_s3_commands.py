@@ -45,7 +45,7 @@ def run_metadata_commands(cli: Any, url: str) -> list[Any]:
         ("history", url),
         ("compactions", url),
         ("clean", url, "--dry-run"),
-        ("clean", url, "--retain", "0s"),
+        ("clean", url, "--retain", "0s", "--force"),
     ]
     answers = []
     for step in steps:

@@ -58,7 +58,7 @@ def test_loads_snapshot_compact_and_clean_on_s3_match_local(s3, tmp_path, lakect
     listed = lakectl_cli("compactions", on_s3, "--json").json
     assert {e["state"] for e in listed} == {"ready for cleaning"}
 
-    cleaned = lakectl_cli("clean", on_s3, "--retain", "0s", "--json")
+    cleaned = lakectl_cli("clean", on_s3, "--retain", "0s", "--force", "--json")
     assert cleaned.code == 0, cleaned.err
     assert cleaned.json["deleted"]
     assert {e["state"] for e in lakectl_cli("compactions", on_s3, "--json").json} == {"cleaned"}
