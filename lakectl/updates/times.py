@@ -52,6 +52,8 @@ def parse_time(value: str, timezone: str | None = None) -> ParsedTime:
     """
     text = value.strip()
     if _LONG.match(text):
+        if len(text.lstrip("+-")) > 19:  # beyond any long; int() of a huge text is slow too
+            raise BadInputError(f"time {value[:40]!r}... is out of range for epoch milliseconds")
         millis = int(text)
         if not _LONG_MIN <= millis <= _LONG_MAX:
             raise BadInputError(f"time {value!r} is out of range for epoch milliseconds")

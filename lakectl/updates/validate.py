@@ -122,8 +122,29 @@ class CheckedStatement:
 # Parsing one statement
 
 
+# Parentheses deeper than this are refused before parsing: the parser and the checks recurse, and
+# no correction needs more.
+MAX_NESTING = 64
+
+
+def _check_nesting(sql: str, location: Location) -> None:
+    depth = deepest = 0
+    for char in sql:
+        if char == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char == ")":
+            depth -= 1
+    if deepest > MAX_NESTING:
+        raise BadInputError(
+            f"{location.at()}: the expression nests {deepest} parentheses deep; "
+            f"at most {MAX_NESTING} are allowed"
+        )
+
+
 def parse_statement_sql(sql: str, location: Location) -> exp.Expression:
     """Parse the text of one statement, turning sqlglot errors into file:line:col messages."""
+    _check_nesting(sql, location)
     logger = logging.getLogger("sqlglot")
     level = logger.level
     logger.setLevel(logging.ERROR)  # not its "falling back to a Command" warnings: we refuse those
@@ -134,6 +155,8 @@ def parse_statement_sql(sql: str, location: Location) -> exp.Expression:
         raise BadInputError(
             f"{location.at(line, col)}: syntax error: unterminated string, identifier or comment"
         ) from exc
+    except RecursionError as exc:
+        raise BadInputError(f"{location.at()}: the statement is nested too deeply") from exc
     except ParseError as exc:
         detail = exc.errors[0] if exc.errors else {}
         line, col = detail.get("line"), detail.get("col")
@@ -270,6 +293,13 @@ def check_where(where: str, schema: Schema) -> exp.Expression:
             "--where is empty", hint="leave it out to read every row, or give a condition"
         )
     location = Location("--where", 1)
+    try:
+        return _check_where_tree(where, text, location, schema)
+    except RecursionError as exc:
+        raise BadInputError(f"--where {where[:80]!r}: the condition is nested too deeply") from exc
+
+
+def _check_where_tree(where: str, text: str, location: Location, schema: Schema) -> exp.Expression:
     tree = parse_statement_sql(text, location)
     if any(
         t.token_type == TokenType.SEMICOLON for t in Dialect.get_or_raise(DIALECT).tokenize(text)
