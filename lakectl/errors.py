@@ -6,6 +6,8 @@ one place (``lakectl.cli.main``); library code only raises.
 
 from __future__ import annotations
 
+import re
+
 
 class LakectlError(Exception):
     """Base class: something the user can act on. ``exit_code`` is what the CLI returns."""
@@ -108,6 +110,26 @@ class InternalError(LakectlError):
         return error
 
     error_type: str = ""
+
+
+_DAMAGED_ORC = re.compile(
+    r"(?:FileFormatException|CorruptedFileException|ORC_CORRUPTED_FILE)\W+(?:Malformed ORC file )?"
+    r"(?P<path>\S+)?"
+)
+
+
+def engine_error(exc: BaseException) -> LakectlError | None:
+    """A known failure reported by Spark or a file reader, as the LakectlError it is (a damaged
+    data file: :class:`FormatError`); ``None`` for anything else."""
+    text = _detail(exc) + "\n" + str(exc)
+    match = _DAMAGED_ORC.search(text)
+    if match is None:
+        return None
+    where = match.group("path") or "a data file"
+    return FormatError(
+        f"{where.rstrip('.')} is damaged: not a readable ORC file",
+        hint="restore the file from a backup; reads of the partition fail until then",
+    )
 
 
 def _detail(exc: BaseException) -> str:

@@ -26,7 +26,7 @@ from lakectl.cli import (
     updates_commands,
 )
 from lakectl.cli.common import CONTEXT_SETTINGS, AliasedGroup
-from lakectl.errors import InternalError, LakectlError, UsageError
+from lakectl.errors import InternalError, LakectlError, UsageError, engine_error
 
 
 @click.group(cls=AliasedGroup, context_settings=CONTEXT_SETTINGS)
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:  # the one catch-all: no traceback unless --debug
             if debug:
                 output.print_stack(exc)
-            error = InternalError.wrapping(exc)
+            error = engine_error(exc) or InternalError.wrapping(exc)
             output.emit_error(error, _wants_json(args))
             return error.exit_code
 

@@ -40,7 +40,7 @@ from lakectl.errors import UsageError
 @click.option("--columns", metavar="COLS", help="Columns to return (comma-separated).")
 @click.option(
     "--limit",
-    type=int,
+    type=click.IntRange(min=0),
     default=None,
     help="Rows to show [default: 100 with --format table, else all; 0: all].",
 )
@@ -93,9 +93,15 @@ def snapshot(
     from lakectl.ops.create import split_columns
     from lakectl.ops.snapshot import SnapshotRequest
     from lakectl.ops.snapshot import snapshot as run_snapshot
+    from lakectl.updates.times import resolve_zone
 
     fmt = snapshot_format(fmt, out)
     ctx = make_context(settings)
+    resolve_zone(timezone)  # an unknown zone is an error even when no time needs it
+    if columns is not None and not split_columns(columns):
+        raise UsageError(
+            "--columns is empty", hint="name columns, e.g. --columns sell_id,total_amt"
+        )
     as_of_ms = parse_time_option(as_of, "--as-of", timezone)
     if limit is None:
         limit = 0 if (out or settings.as_json or fmt != "table") else 100

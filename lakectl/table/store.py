@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lakectl.errors import StorageError, TableExistsError, TableNotFoundError
+from lakectl.errors import FormatError, StorageError, TableExistsError, TableNotFoundError
 from lakectl.failpoints import failpoint
 from lakectl.storage.fs import AlreadyExistsError, Storage
 from lakectl.table.log import CommitRecord, Operation, TableState, conflict_error, find_conflict
@@ -88,7 +88,14 @@ class TableStore:
             if int(name[:-5]) <= seq:
                 continue
             raw = self.storage.read_text(self.path(LOG_DIR, name))
-            records.append(CommitRecord.from_json(json.loads(raw)))
+            try:
+                records.append(CommitRecord.from_json(json.loads(raw)))
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise FormatError(
+                    f"log record {self.path(LOG_DIR, name)} is damaged ({type(exc).__name__}: "
+                    f"{str(exc)[:200]}); the table cannot be read",
+                    hint="restore the file from a backup; lakectl never rewrites a log record",
+                ) from exc
         return sorted(records, key=lambda r: r.seq)
 
     def create(self, metadata: TableMetadata, info: dict[str, Any] | None = None) -> CommitRecord:
