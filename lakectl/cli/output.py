@@ -14,12 +14,15 @@ import json
 import os
 import sys
 import traceback
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from lakectl.errors import LakectlError
 
@@ -83,9 +86,23 @@ def emit_error(error: LakectlError | Exception, as_json: bool) -> None:
         if hint:
             body["hint"] = hint
         sys.stdout.write(json.dumps({"error": body}) + "\n")
-    stderr.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    stderr.print(f"[bold red]error:[/] {escape(safe_text(message))}", markup=True, highlight=False)
     if hint:
-        stderr.print(f"  hint: {hint}", markup=False, highlight=False)
+        stderr.print(f"  hint: {safe_text(hint)}", markup=False, highlight=False)
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every control or format character (terminal escape sequences, bidi
+    overrides, ...) shown as ``\\uXXXX``, so what users and statements wrote cannot change what
+    the terminal shows. Line breaks and tabs stay."""
+    if text.isprintable():
+        return text
+    return "".join(
+        ch
+        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Co", "Cs")
+        else f"\\u{ord(ch):04x}"
+        for ch in text
+    )
 
 
 def format_millis(ms: int | None) -> str:
@@ -120,13 +137,13 @@ def table(title: str | None, columns: list[str], rows: list[list[Any]], fmt: str
     if not stdout.is_terminal:
         if title:
             note(title)
-        plain_rows(columns, [[render_value(v) for v in row] for row in rows])
+        plain_rows(columns, [[safe_text(render_value(v)) for v in row] for row in rows])
         return
-    t = Table(title=title, show_lines=False, header_style="bold")
+    t = Table(title=title and Text(safe_text(title)), show_lines=False, header_style="bold")
     for c in columns:
-        t.add_column(c, overflow="fold")
-    for row in rows:
-        t.add_row(*[render_value(v) for v in row])
+        t.add_column(Text(safe_text(c)), overflow="fold")
+    for row in rows:  # Text: values are shown as they are, never read as rich markup
+        t.add_row(*[Text(safe_text(render_value(v))) for v in row])
     stdout.print(t)
 
 
@@ -181,11 +198,11 @@ def bar_chart(
 
 
 def line(text: str) -> None:
-    stdout.print(text, markup=False, highlight=False)
+    stdout.print(safe_text(text), markup=False, highlight=False)
 
 
 def note(text: str) -> None:
-    stderr.print(text, markup=False, highlight=False, style="dim")
+    stderr.print(safe_text(text), markup=False, highlight=False, style="dim")
 
 
 @contextmanager
