@@ -121,6 +121,13 @@ _DAMAGED_ORC = re.compile(
 def engine_error(exc: BaseException) -> LakectlError | None:
     """A known failure reported by Spark or a file reader, as the LakectlError it is (a damaged
     data file: :class:`FormatError`); ``None`` for anything else."""
+    if isinstance(exc, OSError):  # permissions, a read-only or full disk, a vanished path
+        reason = exc.strerror or type(exc).__name__
+        where = f": {exc.filename}" if exc.filename else ""
+        return StorageError(
+            f"storage error ({reason}){where}; the command stopped before committing",
+            hint="check the table directory's permissions and free space, then run it again",
+        )
     text = _detail(exc) + "\n" + str(exc)
     match = _DAMAGED_ORC.search(text)
     if match is None:

@@ -130,6 +130,12 @@ class TableStore:
                 raise conflict_error(record, other)
             final = replace(record, seq=seq, committed_at=now_millis())
             failpoint("store.before_commit")
+            if not self.has_log():  # removed while this writer ran: never commit into nothing
+                raise TableNotFoundError(
+                    f"{self.url} disappeared while this {record.operation} was running (its "
+                    "log is gone); nothing was committed",
+                    hint="check who removed the table; create or restore it, then run again",
+                )
             try:
                 self.storage.put_if_absent(self.path(LOG_DIR, _log_name(seq)), _dump_entry(final))
                 return final

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -161,4 +162,42 @@ def test_a_damaged_table_is_a_clear_error(places, lakectl_cli, damage, args, cod
     before = _fingerprint(table)
     run = lakectl_cli(*[a.format(**places) for a in args], "--json")
     _check(run, code)
+    assert _fingerprint(table) == before
+
+
+@pytest.fixture
+def immutable(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Make a directory read-only even for root (``chattr +i``), and writable again after."""
+    made: list[Path] = []
+
+    def make(path: Path) -> None:
+        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+        if done.returncode != 0:
+            pytest.skip(f"chattr +i is not available here: {done.stderr.decode()[:200]}")
+        made.append(path)
+
+    yield make
+    for path in made:
+        subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["set", "{t}", "clean.retain=3d"],
+        ["load", "{t}", "{csv}", "--mode", "cdc", "--op-column", "op_code"],
+    ],
+    ids=["set", "load"],
+)
+def test_a_read_only_table_directory_is_a_storage_error(
+    places, lakectl_cli, immutable, args
+) -> None:  # type: ignore[no-untyped-def]
+    table = Path(places["t"])
+    before = _fingerprint(table)
+    for name in ("log", "txns"):
+        if (table / "_lakectl" / name).exists():
+            immutable(table / "_lakectl" / name)
+    run = lakectl_cli(*[a.format(**places) for a in args], "--json")
+    _check(run, 74)
+    assert "Operation not permitted" in run.json["error"]["message"]
     assert _fingerprint(table) == before

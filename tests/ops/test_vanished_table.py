@@ -1,0 +1,53 @@
+"""A table removed while a writer runs: the writer fails clearly and commits nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_load_into_a_table_removed_mid_load_fails_and_commits_nothing(
+    tmp_path, lakectl_cli
+) -> None:  # type: ignore[no-untyped-def]
+    table = tmp_path / "t"
+    assert (
+        lakectl_cli("create", table, "--schema", "a int, b string", "--primary-key", "a").code == 0
+    )
+    batch = tmp_path / "x.csv"
+    batch.write_text("a,b\n1,x\n2,y\n")
+    reached, go = tmp_path / "reached", tmp_path / "go"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "LAKECTL_FAILPOINTS": f"load.before_write=touch:{reached},load.before_write=wait:{go}",
+    }
+    command = [sys.executable, "-m", "lakectl", "--master", "local[1]", "load", str(table),
+               str(batch), "--mode", "upsert", "--json"]  # fmt: skip
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.time() + 300
+    while not reached.exists() and time.time() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    assert reached.exists(), process.stderr.read() if process.stderr else ""
+    shutil.rmtree(table)
+    go.touch()
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 66, err[-2000:]
+    error = json.loads(out)["error"]
+    assert "disappeared while this upsert was running" in error["message"]
+    assert "Traceback" not in err
+    assert not (table / "_lakectl" / "log").exists() or not list(
+        (table / "_lakectl" / "log").iterdir()
+    )
