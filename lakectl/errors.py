@@ -118,6 +118,11 @@ _DAMAGED_ORC = re.compile(
 )
 
 
+_STORAGE_FAILURE = re.compile(
+    r"No space left on device|Disk quota exceeded|Read-only file system|Permission denied"
+)
+
+
 def engine_error(exc: BaseException) -> LakectlError | None:
     """A known failure reported by Spark or a file reader, as the LakectlError it is (a damaged
     data file: :class:`FormatError`); ``None`` for anything else."""
@@ -129,6 +134,13 @@ def engine_error(exc: BaseException) -> LakectlError | None:
             hint="check the table directory's permissions and free space, then run it again",
         )
     text = _detail(exc) + "\n" + str(exc)
+    storage = _STORAGE_FAILURE.search(text)
+    if storage is not None:  # reported by Spark's writers (Java), not as a Python OSError
+        return StorageError(
+            f"storage error ({storage.group(0)}) while Spark wrote or read the table's files; "
+            "the command stopped before committing",
+            hint="check the table directory's permissions and free space, then run it again",
+        )
     match = _DAMAGED_ORC.search(text)
     if match is None:
         return None

@@ -9,6 +9,7 @@ nothing: the record is the truth.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from lakectl.table.log import CommitRecord
@@ -61,8 +62,11 @@ class WriteTransaction:
         if self.committed is not None:
             return
         reason = cause if isinstance(cause, str) else f"{type(cause).__name__}: {cause}"
-        self.store.mark_aborted(self.write_id, reason[:500])
-        for rel in self.added:
-            self.store.storage.delete(self.store.path(rel), recursive=True)
-        if self._staging is not None:
-            self.store.storage.delete(self._staging, recursive=True)
+        # Each step on its own: when storage is failing (a full disk), the others still run.
+        # ``clean`` finishes whatever is left, as it does for a writer that died.
+        with contextlib.suppress(Exception):
+            self.store.mark_aborted(self.write_id, reason[:500])
+        for path in [self.store.path(rel) for rel in self.added] + [self._staging]:
+            if path is not None:
+                with contextlib.suppress(Exception):
+                    self.store.storage.delete(path, recursive=True)

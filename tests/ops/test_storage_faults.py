@@ -51,3 +51,35 @@ def test_a_load_into_a_table_removed_mid_load_fails_and_commits_nothing(
     assert not (table / "_lakectl" / "log").exists() or not list(
         (table / "_lakectl" / "log").iterdir()
     )
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A 300 KB tmpfs (needs root and mount; skipped where that is not allowed)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode()[:200]}")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_full_disk_is_a_storage_error_and_leaves_no_files(
+    small_disk, tmp_path, lakectl_cli
+) -> None:  # type: ignore[no-untyped-def]
+    table = small_disk / "t"
+    assert lakectl_cli("create", table, "--schema", "a int, b string").code == 0
+    batch = tmp_path / "big.csv"
+    batch.write_text("a,b\n" + "".join(f"{i},{'x' * 40}{i}\n" for i in range(60_000)))
+    run = lakectl_cli("load", table, batch, "--mode", "append", "--json")
+    assert run.code == 74, run.out
+    assert "No space left on device" in run.json["error"]["message"]
+    assert sorted(p.name for p in (table / "_lakectl" / "log").iterdir()) == [
+        "00000000000000000000.json"
+    ]
+    staging = table / "_lakectl" / "staging"
+    assert not staging.exists() or not any(p.is_file() for p in staging.rglob("*"))
+    assert not [p for p in table.iterdir() if p.name.startswith("delta_")]
