@@ -23,7 +23,7 @@ step $L snapshot sales --version 1 --where "sell_id <= 5" --columns sell_id,chan
 # Seed 000's Type 7 dimension: corrections as timestamped statements, applied while reading.
 rm -rf "$LAKECTL_WAREHOUSE/doctors"
 step $L create doctors --schema "number int, first_name string, last_name string, extra_field string default 'fishfingers and custard'"
-step $L load doctors sample_data/doctors/doctors.avro --mode append --effective-from 0
+step $L load doctors sample_data/doctors/doctors.avro --mode append
 step $L apply-updates doctors sample_data/doctors/updates.sql
 step $L updates doctors
 step $L snapshot doctors --as-of 2014-01-01
