@@ -122,6 +122,13 @@ class TableStore:
         is checked with :func:`find_conflict`. Raises :class:`CommitConflictError`.
         """
         read_seq = record.read_seq if record.read_seq is not None else -1
+        if read_seq >= 0 and not self.has_log():
+            # The writer read a log that is gone now: never commit into a removed table.
+            raise TableNotFoundError(
+                f"{self.url} disappeared while this {record.operation} was running (its "
+                "log is gone); nothing was committed",
+                hint="check who removed the table; create or restore it, then run again",
+            )
         newer = self._read_records_after(read_seq)
         seq = max([read_seq, *[r.seq for r in newer]]) + 1
         for _ in range(max_attempts):
@@ -130,12 +137,6 @@ class TableStore:
                 raise conflict_error(record, other)
             final = replace(record, seq=seq, committed_at=now_millis())
             failpoint("store.before_commit")
-            if not self.has_log():  # removed while this writer ran: never commit into nothing
-                raise TableNotFoundError(
-                    f"{self.url} disappeared while this {record.operation} was running (its "
-                    "log is gone); nothing was committed",
-                    hint="check who removed the table; create or restore it, then run again",
-                )
             try:
                 self.storage.put_if_absent(self.path(LOG_DIR, _log_name(seq)), _dump_entry(final))
                 return final

@@ -61,13 +61,19 @@ def _rows(rows) -> list[tuple]:
     return sorted(tuple(r[c] for c in COLUMNS) for r in rows)
 
 
-def test_sample_sales_demo(tmp_path, lakectl_cli, spark):
+def _create_sales(lakectl_cli, tmp_path) -> tuple[str, Path]:
+    """The sample's sales table in a warehouse under ``tmp_path``; the warehouse option."""
     warehouse = ("--warehouse", tmp_path / "wh")
     created = lakectl_cli(
         "create", "sales", *warehouse, "--schema", SCHEMA,
         "--primary-key", "sell_id", "--partition-by", "create_date", "--json",
     )  # fmt: skip
     assert created.code == 0, created.err
+    return warehouse
+
+
+def test_sample_sales_demo(tmp_path, lakectl_cli, spark):
+    warehouse = _create_sales(lakectl_cli, tmp_path)
     oracle = CdcOracle(COLUMNS, key=("sell_id",), order_by="change_ts", op_column="op_code")
     for version, (name, counts) in enumerate(EXPECTED_COUNTS.items(), start=1):
         result = lakectl_cli("load", "sales", SALES / name, *warehouse, *CDC, "--json")
@@ -112,12 +118,7 @@ def test_sample_sales_demo(tmp_path, lakectl_cli, spark):
 def test_a_replayed_cdc_batch_is_ignored_and_changes_nothing(tmp_path, lakectl_cli, spark):
     """A retried load of the same CDC batch exits 0, counts every change as ignored, and the
     table stays what DuckDB gets by applying each change once."""
-    warehouse = ("--warehouse", tmp_path / "wh")
-    created = lakectl_cli(
-        "create", "sales", *warehouse, "--schema", SCHEMA,
-        "--primary-key", "sell_id", "--partition-by", "create_date", "--json",
-    )  # fmt: skip
-    assert created.code == 0, created.err
+    warehouse = _create_sales(lakectl_cli, tmp_path)
     oracle = CdcOracle(COLUMNS, key=("sell_id",), order_by="change_ts", op_column="op_code")
     for name in ("base.csv", "cdc_batch_1.csv"):
         assert lakectl_cli("load", "sales", SALES / name, *warehouse, *CDC).code == 0

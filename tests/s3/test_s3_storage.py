@@ -125,6 +125,7 @@ def test_many_processes_racing_for_the_same_names_exactly_one_wins_each(s3, tmp_
 def test_concurrent_commits_get_distinct_log_entries(s3):
     storage, root = storage_for(s3.url("commits"))
     store = TableStore(storage, root, "commits")
+    store.commit(CommitRecord(seq=-1, operation="create", committed_at=0))  # entry 0
     writers = 8
     barrier = threading.Barrier(writers)
 
@@ -136,7 +137,7 @@ def test_concurrent_commits_get_distinct_log_entries(s3):
     with ThreadPoolExecutor(writers) as pool:
         seqs = sorted(pool.map(commit, range(writers)))
     assert seqs == list(range(1, writers + 1))
-    assert len(storage.list_names(storage.join(root, LOG_DIR))) == writers
+    assert len(storage.list_names(storage.join(root, LOG_DIR))) == writers + 1
 
 
 def test_conditional_create_probe_passes_and_cleans_up(s3):
