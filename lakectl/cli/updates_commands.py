@@ -135,7 +135,12 @@ def updates_cmd(table: str | None, table_format: str, settings: Settings) -> Non
         output.emit_json([e.to_json() for e in entries])
         return
     rows = [
-        [e.to_json()["effective"], e.statement.sql, e.version, output.format_millis(e.installed_at)]
+        [
+            e.to_json()["effective"],
+            e.statement.sql if e.problem is None else f"REFUSED: {e.problem}",
+            e.version,
+            output.format_millis(e.installed_at),
+        ]
         for e in entries
     ]
     output.table(

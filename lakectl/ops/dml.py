@@ -22,6 +22,7 @@ from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import prune_target
 from lakectl.ops.reading import ReadTarget, plan_lakectl
+from lakectl.ops.updates import check_reader_costs
 from lakectl.table.layout import partition_path
 from lakectl.table.log import ALWAYS, CommitRecord, Operation
 from lakectl.table.transaction import WriteTransaction
@@ -117,6 +118,7 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
         effective_ms=0, sql=text, kind=request.kind, table=name, line=1, source=SOURCE
     )
     validate_statement(statement, meta.schema)
+    check_reader_costs([statement], meta)
     result = DmlResult(store.name or store.url, request.kind, text, request.dry_run)
     valid, plans, _ = plan_lakectl(store, state)
     target, scan = prune_target(ReadTarget(store, meta, state, valid, tuple(plans)), request.where)

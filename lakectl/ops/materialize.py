@@ -37,6 +37,7 @@ from lakectl.ops.updates import (
     MATERIALIZE_OPERATION,
     InstalledStatement,
     installed_statements,
+    require_usable,
     write_updates_file,
 )
 from lakectl.table.log import DATA_OPS, CommitRecord, TableState
@@ -145,11 +146,11 @@ def _fold_and_commit(
     from lakectl.spark import statement_fold
 
     meta = state.metadata
+    statements = require_usable(list(plan.retire), meta)
     valid, plans, _ = plan_lakectl(store, state)
     target = ReadTarget(store, meta, state, valid, tuple(plans))
     ctx.progress(f"folding {len(plan.retire)} statement(s) into the rows")
     rows = snapshot_frame(ctx, target, SnapshotRequest(), with_identity=True)
-    statements = [i.statement for i in plan.retire]
     changes = statement_fold.fold_changes(rows, statements, meta).persist()
     txn = WriteTransaction.begin(store, OPERATION)
     write_id, added = txn.write_id, txn.added

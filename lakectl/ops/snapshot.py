@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,8 @@ from lakectl.updates.validate import check_where
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+    from lakectl.updates.statements import Statement
 
 OUT_FORMATS = ("parquet", "orc", "csv", "json")
 
@@ -272,13 +275,10 @@ def _filtered(df: DataFrame, where: str) -> DataFrame:
 
 def _prune(target: ReadTarget, request: SnapshotRequest) -> tuple[ReadTarget, ScanStats, list[str]]:
     """Skip partitions and list-bucketing directories ``--where`` cannot match; also returns the
-    text of the installed statements (read only when there is a ``--where``)."""
-    from lakectl.ops.updates import statements_for_read
-
+    text of the statements the read applies (read only when there is a ``--where``)."""
     statements: list[str] = []
     if request.where and not request.raw:
-        found = statements_for_read(target.store, target.state, target.metadata.schema)
-        statements = [s.sql for s in found]
+        statements = [s.sql for s in _statements_for(target, request)]
     pruned, scan = prune_target(target, request.where, statements)
     return pruned, scan, statements
 
@@ -289,19 +289,19 @@ def statements_frame(ctx: Context, target: ReadTarget, request: SnapshotRequest)
     return df if request.raw else _apply_statements(df, target, request)
 
 
+def _statements_for(target: ReadTarget, request: SnapshotRequest) -> list[Statement]:
+    """The statements effective at ``--as-of`` (default now), in install order."""
+    from lakectl.ops.updates import statements_for_read
+
+    as_of = request.as_of if request.as_of is not None else int(time.time() * 1000)
+    return statements_for_read(target.store, target.state, target.metadata, as_of)
+
+
 def _apply_statements(df: DataFrame, target: ReadTarget, request: SnapshotRequest) -> DataFrame:
     """Type 7: apply the statements effective at ``--as-of`` (default now), in install order."""
-    import time
-
-    from lakectl.ops.updates import statements_for_read
     from lakectl.spark.statement_compile import apply_statements
-    from lakectl.updates.statements import statements_effective_at
 
-    statements = statements_for_read(target.store, target.state, target.metadata.schema)
-    if not statements:
-        return df
-    as_of = request.as_of if request.as_of is not None else int(time.time() * 1000)
-    effective = statements_effective_at(statements, as_of)
+    effective = _statements_for(target, request)
     return apply_statements(df, effective, target.metadata.schema) if effective else df
 
 

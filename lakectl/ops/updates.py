@@ -9,18 +9,25 @@ installed and again whenever they are read back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lakectl.errors import BadInputError, TableNotFoundError
 from lakectl.ops.context import Context
-from lakectl.table.log import CommitRecord, Operation, TableState
-from lakectl.table.schema import Schema
+from lakectl.table.log import ALWAYS, CommitRecord, Operation, TableState
+from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import UPDATES_FILE, TableStore
 from lakectl.table.transaction import WriteTransaction
-from lakectl.updates.statements import Statement, parse_updates_text
+from lakectl.updates.limits import (
+    StatementLimits,
+    check_costs,
+    check_file_size,
+    check_statement_count,
+    check_tree_shape,
+)
+from lakectl.updates.statements import Statement, parse_updates_text, statements_effective_at
 from lakectl.updates.times import format_millis
-from lakectl.updates.validate import validate_statement
+from lakectl.updates.validate import check_canonical, check_stored_statement, validate_statement
 
 OPERATION = Operation.APPLY_UPDATES
 MATERIALIZE_OPERATION = Operation.MATERIALIZE
@@ -28,15 +35,29 @@ MATERIALIZE_OPERATION = Operation.MATERIALIZE
 
 @dataclass(frozen=True)
 class InstalledStatement:
-    """An active statement with where it came from: install version and position in it."""
+    """An active statement with where it came from: install version and position in it.
+
+    ``problem`` says why a statement read back from the log is refused (a damaged or hand-edited
+    record); only reads that need it fail (:func:`require_usable`).
+    """
 
     statement: Statement
     version: int | None
     installed_at: int
     index: int = 0
+    problem: str | None = None
+
+    @property
+    def origin(self) -> str:
+        """How messages name the statement: by the log entry that holds it."""
+        return (
+            f"statement {self.index + 1} installed by version {self.version} "
+            f"(from {self.statement.source}:{self.statement.line})"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "problem": self.problem,
             "effective_ms": self.statement.effective_ms,
             "effective": format_millis(self.statement.effective_ms),
             "sql": self.statement.sql,
@@ -71,6 +92,30 @@ def _from_json(data: dict[str, Any]) -> Statement:
     )
 
 
+def _read_installed(
+    data: object, record: CommitRecord, index: int, meta: TableMetadata, limits: StatementLimits
+) -> InstalledStatement:
+    """One statement of an ``apply-updates`` record, checked again; a refusal is kept as its
+    ``problem`` (with an effective time of "always" when the record cannot say)."""
+    try:
+        if not isinstance(data, dict):
+            raise TypeError("not an object")
+        stmt = _from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        damaged = Statement(ALWAYS, "", "update", "", 0, "<damaged log record>")
+        entry = InstalledStatement(damaged, record.write_id, record.committed_at, index)
+        return replace(entry, problem=f"{entry.origin}: damaged statement record ({exc})")
+    entry = InstalledStatement(stmt, record.write_id, record.committed_at, index)
+    try:
+        check_canonical(stmt, entry.origin)
+        checked = check_stored_statement(stmt, meta.schema, entry.origin)
+        check_tree_shape(checked, limits)
+        check_costs([checked], meta.schema, limits)  # alone; readers check the sequence
+    except BadInputError as exc:
+        return replace(entry, problem=exc.message)
+    return entry
+
+
 def installed_statements(state: TableState) -> list[InstalledStatement]:
     """The active statements of ``state`` in install (log) order, checked again against the schema.
 
@@ -81,7 +126,7 @@ def installed_statements(state: TableState) -> list[InstalledStatement]:
     before the materialize took effect, ``--known-at`` before it committed) still applies the
     statements to the rows as they were.
     """
-    schema = state.metadata.schema
+    limits = StatementLimits.of(state.metadata)
     installed: dict[tuple[int | None, int], InstalledStatement] = {}
     active: set[tuple[int | None, int]] = set()
     for record in state.records:
@@ -95,13 +140,42 @@ def installed_statements(state: TableState) -> list[InstalledStatement]:
         if record.operation != OPERATION:
             continue
         for index, data in enumerate(record.info.get("statements", [])):
-            stmt = _from_json(data)
-            validate_statement(stmt, schema)
-            installed[(record.write_id, index)] = InstalledStatement(
-                stmt, record.write_id, record.committed_at, index
+            installed[(record.write_id, index)] = _read_installed(
+                data, record, index, state.metadata, limits
             )
             active.add((record.write_id, index))
     return [entry for key, entry in installed.items() if key in active]
+
+
+def require_usable(entries: list[InstalledStatement], meta: TableMetadata) -> list[Statement]:
+    """The statements of ``entries`` for a reader that applies them all, in order: refused
+    records and statements over the table's cost limits are errors naming the statement."""
+    for entry in entries:
+        if entry.problem is not None:
+            raise BadInputError(
+                entry.problem,
+                hint="read before the statement's effective time or with --raw; `lakectl "
+                "updates TABLE` lists the statements and what is wrong with them",
+            )
+    statements = [e.statement for e in entries]
+    check_reader_costs(statements, meta, [e.origin for e in entries])
+    return statements
+
+
+def check_reader_costs(
+    statements: list[Statement], meta: TableMetadata, origins: list[str] | None = None
+) -> None:
+    """Check ``statements`` (as a reader applies them, in order) against the table's
+    ``updates.max.*`` limits."""
+    limits = StatementLimits.of(meta)
+    check_statement_count(len(statements), "the table's statements", limits)
+    checked = []
+    for position, stmt in enumerate(statements):
+        origin = origins[position] if origins else None
+        one = check_stored_statement(stmt, meta.schema, origin)
+        check_tree_shape(one, limits)
+        checked.append(one)
+    check_costs(checked, meta.schema, limits)
 
 
 def statement_keys(entries: list[InstalledStatement]) -> list[tuple[int | None, int]]:
@@ -110,18 +184,24 @@ def statement_keys(entries: list[InstalledStatement]) -> list[tuple[int | None, 
 
 
 def statements_for_read(
-    store: TableStore, state: TableState | None, schema: Schema
+    store: TableStore, state: TableState | None, meta: TableMetadata, as_of: int
 ) -> list[Statement]:
-    """The statements a read applies (before filtering by effective time)."""
+    """The statements a read as of ``as_of`` applies, in order, checked against the limits.
+
+    Statements effective later are not needed, so a refused one among them does not fail it.
+    """
     if state is not None:
-        return [i.statement for i in installed_statements(state)]
+        entries = [e for e in installed_statements(state) if e.statement.effective_ms <= as_of]
+        return require_usable(entries, meta)
     path = store.path(UPDATES_FILE)
     if not store.storage.exists(path):
         return []
     parsed = parse_updates_text(
-        store.storage.read_text(path), store.url + "/" + UPDATES_FILE, None, schema
+        store.storage.read_text(path), store.url + "/" + UPDATES_FILE, None, meta.schema
     )
-    return list(parsed.statements)
+    statements = statements_effective_at(parsed.statements, as_of)
+    check_reader_costs(statements, meta)
+    return statements
 
 
 @dataclass(frozen=True)
@@ -155,6 +235,8 @@ def install(
     storage, path = storage_for(file)
     if not storage.exists(path):
         raise TableNotFoundError(f"updates file {file} does not exist")
+    limits = StatementLimits.of(state.metadata)
+    check_file_size(storage.du(path), file, limits)
     try:
         text = storage.read_text(path)
     except UnicodeDecodeError as exc:
@@ -162,8 +244,7 @@ def install(
     parsed = parse_updates_text(text, file, timezone, schema)
     if not parsed.statements:
         raise BadInputError(f"{file}: no statements found; nothing was installed")
-    for stmt in parsed.statements:
-        validate_statement(stmt, schema)
+    check_installable(installed_statements(state), parsed.statements, state.metadata)
     txn = WriteTransaction.begin(store, OPERATION)
     write_id = txn.write_id
     record = CommitRecord.draft(
@@ -184,6 +265,24 @@ def install(
     return InstallResult(
         store.name or store.url, write_id, len(parsed.statements), len(active), parsed.warnings
     )
+
+
+def check_installable(
+    active: list[InstalledStatement], new: tuple[Statement, ...], meta: TableMetadata
+) -> None:
+    """Refuse ``new`` statements that a reader could not apply after the ``active`` ones: over the
+    cost limits (every later read would then fail), or refused by the Spark compiler."""
+    from lakectl.spark.statement_compile import compile_to_sql
+
+    usable = [e.statement for e in active if e.problem is None]
+    for stmt in new:
+        validate_statement(stmt, meta.schema)
+    check_reader_costs(
+        [*usable, *new],
+        meta,
+        [e.origin for e in active if e.problem is None] + [f"{s.source}:{s.line}" for s in new],
+    )
+    compile_to_sql(list(new), meta.schema)
 
 
 def render_updates_file(statements: list[Statement]) -> str:

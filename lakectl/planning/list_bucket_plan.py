@@ -181,12 +181,13 @@ def parse_keys(
     A bare word is taken as a string (``--keys US,DE``); numbers for integer columns, quoted
     strings or bare words for string columns, ``'yyyy-MM-dd'`` for dates, true/false.
     """
-    import sqlglot
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
 
+    from lakectl.updates.dialect import parse_expression
+
     try:
-        tree = sqlglot.parse_one(f"({text})", read="spark")
+        tree = parse_expression(f"({text})")
     except (SqlglotError, ValueError) as exc:
         raise UsageError(f"--keys {text!r}: not a list of values ({exc})") from exc
     items = tree.expressions if isinstance(tree, exp.Tuple) else [tree.this]

@@ -132,12 +132,13 @@ def analyze_where(where: str | None, types: Mapping[str, str]) -> Constraints:
     """
     if not where:
         return {}
-    import sqlglot
     from sqlglot.errors import SqlglotError
+
+    from lakectl.updates.dialect import parse_expression
 
     lowered = {name.lower(): t for name, t in types.items() if t in PRUNABLE_TYPES}
     try:
-        tree = sqlglot.parse_one(where, read="spark")
+        tree = parse_expression(where)
     except (SqlglotError, ValueError):
         return {}
     return _constraints(tree, lowered)
@@ -156,14 +157,15 @@ def assigned_columns(statements: Iterable[str]) -> set[str] | None:
 
     ``None`` when a statement is not understood: then no stored value may be trusted for pruning.
     """
-    import sqlglot
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
+
+    from lakectl.updates.dialect import parse_expression
 
     out: set[str] = set()
     for sql in statements:
         try:
-            tree = sqlglot.parse_one(sql, read="spark")
+            tree = parse_expression(sql)
         except (SqlglotError, ValueError):
             return None
         if isinstance(tree, exp.Delete):
@@ -186,15 +188,16 @@ def where_reads_only_unassigned(where: str, statements: Iterable[str]) -> bool:
     change each row on its own), so a read may filter first. ``False`` when either cannot be
     parsed.
     """
-    import sqlglot
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
+
+    from lakectl.updates.dialect import parse_expression
 
     assigned = assigned_columns(statements)
     if assigned is None:
         return False
     try:
-        tree = sqlglot.parse_one(where, read="spark")
+        tree = parse_expression(where)
     except (SqlglotError, ValueError):
         return False
     read = {column.name.lower() for column in tree.find_all(exp.Column)}

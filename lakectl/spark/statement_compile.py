@@ -98,6 +98,19 @@ def analyze_statements(
     apply_statements(empty, statements, schema)
 
 
+def compile_to_sql(statements: Sequence[Statement], schema: Schema) -> None:
+    """Run the compiler over ``statements`` without Spark (at install: a statement the compiler
+    would refuse must never be installed, since every read would then fail)."""
+    refs = {c.name.lower(): quote_name(f"__lakectl_c{i}") for i, c in enumerate(schema.columns)}
+    compiler = _ExpressionCompiler(schema, refs, {})
+    for stmt in statements:
+        checked = check_stored_statement(stmt, schema)
+        for _, value in checked.assignments:
+            compiler.compile(value)
+        if checked.where is not None:
+            compiler.compile(checked.where)
+
+
 def _build(
     df: DataFrame,
     checked: Sequence[CheckedStatement],
@@ -234,6 +247,7 @@ class _PlanBuilder:
         self.layers = 0
         self.flushes = 0
         self.staged = False  # does the query carry the stage column (see _stage)?
+        self.pushable = False  # is the top projection one a filter would be pushed through?
         self.run: _KeyedRun | None = None  # point statements not yet folded into pending
         if hashes:
             # NULL for a NULL value, so that a test of it is NULL as ``col = 'lit'`` is. With
@@ -310,11 +324,23 @@ class _PlanBuilder:
         self.flushes += 1
         if not self.staged or self.flushes % _FUSED_PROJECTIONS == 0:
             projection.append(f"{self._stage()} AS `{_STAGE}`")
+            self.pushable = False
         else:  # passed through: Spark fuses this projection with its neighbours
             projection.append(f"`{_STAGE}`")
+            self.pushable = True
         self.staged = True
         self._layer(", ".join(projection))
         self.pending = {}
+
+    def _barrier(self) -> None:
+        """A projection that only recomputes the stage column: Spark pushes no filter through
+        it. Below a DELETE's filter it stops the filter from being pushed through the
+        deterministic projections under it, which would copy their expressions into it
+        (statements of k nodes each would make a filter of k^3 nodes)."""
+        columns = [*(self.refs[n.lower()] for n in self.names), *self.helpers]
+        self._layer(", ".join([*columns, f"{self._stage()} AS `{_STAGE}`"]))
+        self.pushable = False
+        self.flushes = 0
 
     def _stage(self, helpers: bool = True) -> str:
         """The stage column, computed by every :data:`_FUSED_PROJECTIONS`-th projection: the
@@ -346,6 +372,8 @@ class _PlanBuilder:
         """Drop the rows ``matched`` (never NULL) selects, as they are before the pending values;
         or, with a deleted flag, set it on them (the pending values do not read it)."""
         if self.deleted_flag is None:
+            if self.pushable:
+                self._barrier()
             self._layer("*", f"NOT ({matched})")
             return
         lower = self.deleted_flag.lower()

@@ -19,6 +19,13 @@ DEFAULT_PROPERTIES: dict[str, str] = {
     "clean.retain.minimum": "1h",
     "write.target-file-size": "128MB",
     "orc.compress": "SNAPPY",
+    "updates.max.file.size": "1MB",
+    "updates.max.statements": "10000",
+    "updates.max.expression.nodes": "10000",
+    "updates.max.expression.depth": "100",
+    "updates.max.string.length": "8192",
+    "updates.max.string.growth": "16",
+    "updates.max.like.wildcards": "3",
 }
 
 

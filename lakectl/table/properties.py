@@ -116,6 +116,49 @@ class PropertySpec:
     help: str
 
 
+def _positive_int(text: str) -> int:
+    value = _non_negative_int(text)
+    if value == 0:
+        raise UsageError(f"{text!r} must be at least 1")
+    return value
+
+
+def _depth(text: str) -> int:
+    value = _positive_int(text)
+    if value > 200:  # the statement checker's own ceiling (lakectl.updates.validate.MAX_DEPTH)
+        raise UsageError(f"{text!r} is too deep: at most 200")
+    return value
+
+
+def _statement_limits() -> tuple[PropertySpec, ...]:
+    """Limits on what Type 7 statements may cost a reader; checked at install and at every read."""
+    return (
+        PropertySpec("updates.max.file.size", parse_size, "apply-updates: largest .updates file"),
+        PropertySpec("updates.max.statements", _positive_int, "most active statements"),
+        PropertySpec(
+            "updates.max.expression.nodes",
+            _positive_int,
+            "most columns, literals and operators in one statement",
+        ),
+        PropertySpec("updates.max.expression.depth", _depth, "deepest nesting of a statement"),
+        PropertySpec(
+            "updates.max.string.length",
+            _positive_int,
+            "longest string literal, lpad/rpad length or constant string a statement builds",
+        ),
+        PropertySpec(
+            "updates.max.string.growth",
+            _positive_int,
+            "how many times longer than stored values the statements may make a string",
+        ),
+        PropertySpec(
+            "updates.max.like.wildcards",
+            _non_negative_int,
+            "most % wildcards in a LIKE pattern (a reader's cost grows as length^(wildcards-1))",
+        ),
+    )
+
+
 SPECS: dict[str, PropertySpec] = {
     s.key: s
     for s in (
@@ -151,6 +194,7 @@ SPECS: dict[str, PropertySpec] = {
             "(minor compactions, list bucketing, the major fallback); files stay one per bucket",
         ),
         PropertySpec("orc.compress", _codec, "codec of written ORC files"),
+        *_statement_limits(),
     )
 }
 assert set(SPECS) == set(DEFAULT_PROPERTIES), "every default property needs a spec"

@@ -28,11 +28,10 @@ from sqlglot.tokens import TokenType
 
 from lakectl.errors import BadInputError, UsageError
 from lakectl.table.schema import Schema, normalize_type
+from lakectl.updates.dialect import DIALECT
 
 if TYPE_CHECKING:
     from lakectl.updates.statements import Statement
-
-DIALECT = "spark"
 
 
 def _names(text: str) -> frozenset[str]:
@@ -76,9 +75,12 @@ class Location:
     line: int
     col: int = 1
     precise: bool = True
+    origin: str | None = None  # replaces file:line where those came from an untrusted record
 
     def at(self, line: int | None = None, col: int | None = None) -> str:
         """``file:line[:col]`` for a position relative to the statement's text."""
+        if self.origin is not None:
+            return self.origin
         if not self.precise or line is None:
             return f"{self.source}:{self.line}"
         abs_line = self.line + line - 1
@@ -127,7 +129,18 @@ class CheckedStatement:
 MAX_NESTING = 64
 
 
+# Longer statements are refused before parsing (parsing costs ~10 µs a character; a stored
+# statement is parsed again by every read). 256 KB holds an IN list of ~30,000 keys.
+MAX_STATEMENT_CHARS = 256 * 1024
+
+
 def _check_nesting(sql: str, location: Location) -> None:
+    if len(sql) > MAX_STATEMENT_CHARS:
+        raise BadInputError(
+            f"{location.at()}: the statement has {len(sql)} characters; at most "
+            f"{MAX_STATEMENT_CHARS} are allowed",
+            hint="split it into several statements",
+        )
     depth = deepest = 0
     for char in sql:
         if char == "(":
@@ -174,6 +187,25 @@ def parse_statement_sql(sql: str, location: Location) -> exp.Expression:
     return statements[0]
 
 
+# The checker, the compiler and Spark's optimizer recurse over expression trees; a table property
+# (updates.max.expression.depth) can only lower this.
+MAX_DEPTH = 200
+
+
+def _check_depth(tree: exp.Expression, location: Location) -> None:
+    """Refuse trees deeper than :data:`MAX_DEPTH` before anything recurses over them."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BadInputError(
+                f"{location.at()}: the expression nests more than {MAX_DEPTH} levels deep, the "
+                "most any table allows (updates.max.expression.depth, default 100); a chain of "
+                "AND/OR counts one level per operator: use IN (...) for long lists"
+            )
+        stack.extend((child, depth + 1) for child in node.iter_expressions())
+
+
 def _offset_position(text: str, offset: int | None) -> tuple[int | None, int | None]:
     if offset is None:
         return None, None
@@ -208,6 +240,7 @@ def check_statement(
     Raises :class:`BadInputError` naming the file, line (and column when known) of the first
     refused construct.
     """
+    _check_depth(statement, location)
     if isinstance(statement, exp.Update):
         kind = "update"
         _refuse_extra_args(statement, {"this", "expressions", "where"}, location, "UPDATE")
@@ -263,16 +296,38 @@ def validate_statement(stmt: Statement, schema: Schema) -> None:
 
 
 @functools.lru_cache(maxsize=4096)
-def check_stored_statement(stmt: Statement, schema: Schema) -> CheckedStatement:
+def check_stored_statement(
+    stmt: Statement, schema: Schema, origin: str | None = None
+) -> CheckedStatement:
     """Parse ``stmt.sql`` and check it; the result is what the Spark compiler consumes.
+
+    ``origin`` names the statement in messages instead of its recorded ``source:line`` (which a
+    log record only claims).
 
     A read checks every statement when it lists them and again when it compiles them; the check
     is a pure function of the statement and the schema (both frozen), so the second one and later
     reads in the same process reuse the first result (sqlglot parsing is ~2 ms a statement).
     Refusals are not cached: they raise. Callers must not modify the returned trees.
     """
-    location = Location(stmt.source, stmt.line, precise=False)
-    return check_statement(parse_statement_sql(stmt.sql, location), location, schema)
+    location = Location(stmt.source, stmt.line, precise=False, origin=origin)
+    tree = parse_statement_sql(stmt.sql, location)
+    checked = check_statement(tree, location, schema)
+    if checked.kind != stmt.kind:
+        raise BadInputError(f"{location.at()}: recorded as {stmt.kind} but is {checked.kind}")
+    return checked
+
+
+def check_canonical(stmt: Statement, origin: str | None = None) -> None:
+    """Refuse a stored statement whose text is not the one form lakectl stores (what it shows is
+    then exactly what runs: no comments, no alternative spellings)."""
+    location = Location(stmt.source, stmt.line, precise=False, origin=origin)
+    canonical = render_sql(parse_statement_sql(stmt.sql, location))
+    if canonical != stmt.sql:
+        raise BadInputError(
+            f"{location.at()}: the stored statement is not in canonical form "
+            f"(stored {stmt.sql[:200]!r}, canonical {canonical[:200]!r})",
+            hint="reinstall the statement with `lakectl apply-updates`; never edit the log",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -626,9 +681,34 @@ class _ExpressionChecker:
         if node.args.get("format") is not None:
             self._fail(node, "to_date with a format is not supported: use to_date(value)")
 
+    def _check_like(self, node: exp.Like, rule: _Rule) -> None:
+        if not _is_string_literal(node.expression):
+            self._fail(node, f"the pattern of {rule.name} must be a string literal")
+
+    _check_ilike = _check_like
+
+    def _check_pad(self, node: exp.Pad, rule: _Rule) -> None:
+        width = integer_literal(node.expression)
+        if width is None or width < 0:
+            self._fail(node, "the length of lpad/rpad must be a non-negative integer literal")
+        fill = node.args.get("fill_pattern")
+        if fill is not None and not _is_string_literal(fill):
+            self._fail(node, "the padding of lpad/rpad must be a string literal")
+
+    def _check_replace(self, node: exp.Replace, rule: _Rule) -> None:
+        replacement = node.args.get("replacement")
+        if not _is_string_literal(node.expression) or not (
+            replacement is None or _is_string_literal(replacement)
+        ):
+            self._fail(node, "the search and replacement strings of replace must be literals")
+
     def _check_datediff(self, node: exp.DateDiff, rule: _Rule) -> None:
         if node.args.get("unit") is not None:
             self._fail(node, "only datediff(end, start) in days is supported")
+
+
+def _is_string_literal(node: exp.Expression | None) -> bool:
+    return isinstance(node, exp.Literal) and node.is_string
 
 
 def _children(node: exp.Expression) -> Iterator[exp.Expression]:
@@ -758,12 +838,16 @@ _INT_RANGES = {
     "int": 2**31,
     "bigint": 2**63,
 }
-_DATE = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T].*)?\s*$", re.DOTALL)
+# Matched against the stripped text (no leading/trailing blanks in the patterns: two adjacent
+# optional runs of blanks backtrack quadratically on long inputs).
+_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T].*)?", re.DOTALL)
 _TIMESTAMP = re.compile(
-    r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})"
+    r"(\d{4})-(\d{1,2})-(\d{1,2})"
     r"(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?)?"
-    r"\s*(?:Z|[+-]\d{2}:?\d{2})?\s*$"
+    r"(?:\s*(?:Z|[+-]\d{2}:?\d{2}))?"
 )
+# No date or timestamp text is longer than this; longer text is refused without matching.
+_MAX_DATE_TEXT = 64
 _TRUE_STRINGS = {"t", "true", "y", "yes", "1"}
 _FALSE_STRINGS = {"f", "false", "n", "no", "0"}
 _FLOAT_MAX = 3.4028235e38
@@ -862,7 +946,10 @@ def _as_decimal(kind: str, value: object) -> Decimal | None:
 
 
 def _valid_date_text(text: str, pattern: re.Pattern[str]) -> bool:
-    match = pattern.match(text)
+    text = text.strip()
+    if len(text) > _MAX_DATE_TEXT:
+        return False
+    match = pattern.fullmatch(text)
     if match is None:
         return False
     year, month, day = (int(match.group(i)) for i in (1, 2, 3))

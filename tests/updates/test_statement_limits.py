@@ -1,0 +1,180 @@
+"""Statements are untrusted input: what they may cost a reader is bounded at install and at read,
+the log holds one canonical text per statement, and a damaged record fails only the reads that
+need it. No Spark here: installing and listing statements never start one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from lakectl.updates.validate import Constant, cast_problem
+
+SCHEMA = "number int, first_name string, last_name string, born date"
+OR_CHAIN = " OR ".join(f"number = {i}" for i in range(150))
+OR_CHAIN_495 = " OR ".join(f"number = {i}" for i in range(495))
+HUGE_OR_CHAIN = " OR ".join(f"number = {i}" for i in range(50_000))
+
+
+class Lake:
+    """One table ``doctors`` in a warehouse, driven through the in-process CLI."""
+
+    def __init__(self, cli, root: Path) -> None:
+        self.cli, self.root = cli, root
+        self.table = root / "doctors"
+
+    def __call__(self, *args: object):
+        return self.cli("--warehouse", self.root, *args, "--json")
+
+    def install(self, text: str, name: str = "fix.updates"):
+        path = self.root / name
+        path.write_text(text)
+        return self("apply-updates", "doctors", path)
+
+    def log_hash(self) -> str:
+        files = sorted((self.table / "_lakectl").rglob("*"))
+        return hashlib.sha256(b"".join(f.read_bytes() for f in files if f.is_file())).hexdigest()
+
+
+@pytest.fixture
+def lake(tmp_path, lakectl_cli) -> Lake:
+    lake = Lake(lakectl_cli, tmp_path)
+    assert lake("create", "doctors", "--schema", SCHEMA).code == 0
+    return lake
+
+
+REFUSED = {
+    "backtracking LIKE": (
+        "DELETE FROM doctors WHERE last_name LIKE '%a%a%a%a%a%a%a%a%a%a%a%a%b';",
+        "updates.max.like.wildcards",
+    ),
+    "huge rpad": (
+        "UPDATE doctors SET first_name = rpad(first_name, 2147483647, 'x');",
+        "updates.max.string.length",
+    ),
+    "lpad over the limit": (
+        "UPDATE doctors SET first_name = lpad(first_name, 8193);",
+        "updates.max.string.length",
+    ),
+    "doubling chain": (
+        "UPDATE doctors SET first_name = first_name || first_name;\n" * 34,
+        "updates.max.string.growth",
+    ),
+    "long OR chain": (f"DELETE FROM doctors WHERE {OR_CHAIN};", "updates.max.expression.depth"),
+    "huge literal": (
+        "UPDATE doctors SET last_name = '" + "x" * 9000 + "';",
+        "updates.max.string.length",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_costly_statements_are_refused_at_install_and_nothing_changes(lake, name) -> None:
+    text, limit = REFUSED[name]
+    before = lake.log_hash()
+    result = lake.install(text)
+    assert result.code == 65, result.out
+    error = result.json["error"]
+    assert limit in error["message"] and "fix.updates:" in error["message"]
+    assert "Traceback" not in result.out + result.err
+    assert lake.log_hash() == before
+
+
+def test_the_growth_limit_names_the_statement_that_crosses_it(lake) -> None:
+    result = lake.install("UPDATE doctors SET first_name = first_name || first_name;\n" * 34)
+    # 2, 4, 8, 16 times as long: the fifth statement would make it 32 times.
+    assert "fix.updates:5:" in result.json["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "UPDATE doctors SET first_name = rpad(first_name, number, 'x');",
+        "UPDATE doctors SET first_name = lpad(first_name, 5, last_name);",
+        "DELETE FROM doctors WHERE last_name LIKE first_name;",
+        "UPDATE doctors SET first_name = replace(first_name, last_name, 'x');",
+        f"DELETE FROM doctors WHERE {OR_CHAIN_495};",
+        f"DELETE FROM doctors WHERE {HUGE_OR_CHAIN};",
+        "UPDATE doctors SET number = " + "abs(" * 150 + "number" + ")" * 150 + ";",
+    ],
+    ids=[
+        "pad-length",
+        "pad-fill",
+        "like-column",
+        "replace-column",
+        "495-or",
+        "50k-or",
+        "deep-functions",
+    ],
+)
+def test_unbounded_forms_are_refused_cleanly(lake, text) -> None:
+    started = time.monotonic()
+    result = lake.install(text)
+    assert result.code == 65 and "Traceback" not in result.out + result.err
+    assert time.monotonic() - started < 30  # a 50,000-term chain is refused, not recursed into
+
+
+def test_limits_are_table_properties(lake) -> None:
+    assert lake("set", "doctors", "updates.max.statements=2").code == 0
+    assert lake.install("DELETE FROM doctors WHERE number = 1;\n").code == 0
+    refused = lake.install("DELETE FROM doctors WHERE number = 2;\n" * 2, "more.updates")
+    assert refused.code == 65 and "updates.max.statements" in refused.out
+    assert lake("set", "doctors", "updates.max.file.size=20").code == 0
+    big = lake.install("DELETE FROM doctors WHERE number = 3;", "big.updates")
+    assert big.code == 65 and "updates.max.file.size" in big.out
+    bad = lake("set", "doctors", "updates.max.expression.depth=500")
+    assert bad.code == 2 and "at most 200" in bad.out
+    within = lake("set", "doctors", "updates.max.like.wildcards=13", "updates.max.file.size=1MB")
+    assert within.code == 0
+    assert lake.install(REFUSED["backtracking LIKE"][0], "like.updates").code == 0
+
+
+def test_a_long_date_literal_is_checked_in_linear_time() -> None:
+    # Two adjacent optional runs of blanks in the timestamp pattern once took 25 s for 40k blanks.
+    text = "2024-01-01" + " " * 200_000 + "x"
+    started = time.monotonic()
+    assert cast_problem(Constant("string", text), "timestamp") is not None
+    assert cast_problem(Constant("string", " 2024-01-02 10:11:12.5 Z "), "timestamp") is None
+    assert time.monotonic() - started < 2
+
+
+def _edit_statement(lake: Lake, change) -> None:
+    """Rewrite the statements of the newest apply-updates record, as a hostile writer would."""
+    log = lake.table / "_lakectl" / "log"
+    entry = max(
+        (p for p in log.glob("*.json") if '"apply-updates"' in p.read_text()),
+        key=lambda p: p.name,
+    )
+    record = json.loads(entry.read_text())
+    change(record["info"]["statements"])
+    entry.write_text(json.dumps(record))
+
+
+def test_a_hand_edited_statement_is_refused_and_named_by_its_log_entry(lake) -> None:
+    assert lake.install("DELETE FROM doctors WHERE number = 1;").code == 0
+
+    def hide(statements: list[dict]) -> None:
+        statements[0]["sql"] = "DELETE FROM doctors WHERE number = 1 /*[conceal]*/ OR TRUE"
+        statements[0]["source"] = "someone-else.updates"
+
+    _edit_statement(lake, hide)
+    listed = lake("updates", "doctors")
+    assert listed.code == 0
+    problem = listed.json[0]["problem"]
+    assert "not in canonical form" in problem
+    assert "installed by version 1" in problem and "someone-else.updates" in problem
+    text = lake.cli("--warehouse", lake.root, "updates", "doctors")
+    assert "REFUSED" in text.out and "[conceal]" in text.out
+
+
+def test_quotes_mean_what_spark_says(lake) -> None:
+    assert (
+        lake.install("UPDATE doctors SET last_name = 'O''Brien' WHERE first_name = 'it''s';").code
+        == 0
+    )
+    (entry,) = lake("updates", "doctors").json
+    assert entry["sql"] == "UPDATE doctors SET last_name = 'O\\'Brien' WHERE first_name = 'it\\'s'"
+    assert entry["problem"] is None
