@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from lakectl.ops.set_properties import SetResult
     from lakectl.ops.skew import SkewResult
     from lakectl.ops.snapshot import SnapshotResult
+    from lakectl.ops.stream import StreamResult, StreamStatus
     from lakectl.ops.updates import InstalledStatement, InstallResult
     from lakectl.table.schema import Schema
 
@@ -130,7 +131,7 @@ class Table:
     :func:`create_table`; it holds no state beyond where the table is and how to reach Spark, so
     every call reads the newest committed state."""
 
-    def __init__(self, ctx: Context, ref: str) -> None:
+    def __init__(self, ctx: Context, ref: str | None) -> None:
         self._ctx = ctx
         self._ref = ref
         store = ctx.table(ref)
@@ -205,12 +206,18 @@ class Table:
         return compactions(self._ctx.table(self._ref), tuple(states), tuple(partitions))
 
     def set_properties(
-        self, properties: Mapping[str, object] | None = None, unset: Iterable[str] = ()
+        self,
+        properties: Mapping[str, object] | Iterable[str] | None = None,
+        unset: Iterable[str] = (),
     ) -> SetResult:
-        """Change table properties in one commit (values as ``lakectl set`` takes them)."""
+        """Change table properties in one commit: a mapping key -> value, or ``"key=value"``
+        texts as ``lakectl set`` takes them; ``unset`` keys go back to their defaults."""
         from lakectl.ops.set_properties import set_properties
 
-        assignments = tuple(f"{k}={v}" for k, v in (properties or {}).items())
+        if isinstance(properties, Mapping):
+            assignments = tuple(f"{k}={v}" for k, v in properties.items())
+        else:
+            assignments = tuple(properties or ())
         return set_properties(self._ctx.table(self._ref), assignments, tuple(unset))
 
     def apply_updates(self, path: str, timezone: str | None = None) -> InstallResult:
@@ -243,21 +250,26 @@ class Table:
         op_values: str | Mapping[str, str] | None = None,
         order_by: str | None = None,
         effective_from: TimeLike | None = None,
+        primary_key: str | Sequence[str] | None = None,
+        partition_by: str | Sequence[str] | None = None,
     ) -> LoadResult:
         """Load one batch as one transaction: a file or directory (CSV, JSON lines, Parquet,
         ORC, Avro; ``format`` overrides the extension) or a Spark DataFrame.
 
         Without ``mode``: ``cdc`` when ``op_column`` is given, ``upsert`` when the table has a
         primary key, else ``append``. The result's ``inserted``, ``updated``, ``deleted``,
-        ``ignored`` and ``version`` say what the load did.
+        ``ignored`` and ``version`` say what the load did. A first load into a location with
+        no table creates it, with ``primary_key`` and ``partition_by``.
         """
-        from lakectl.ops.load import LoadOptions, load, load_dataframe, resolve_mode
+        from lakectl.ops.load import load, load_dataframe, load_options
 
-        store = self._ctx.table(self._ref)
-        options = LoadOptions(
-            source=source if isinstance(source, str) else "DataFrame",
+        options = load_options(
+            self._ctx.table(self._ref),
+            source if isinstance(source, str) else "DataFrame",
             format=format,
-            mode=resolve_mode(store, mode, op_column),
+            mode=mode,
+            primary_key=_columns(primary_key),
+            partition_by=_columns(partition_by),
             op_column=op_column,
             op_values=_op_values(op_values),
             order_by=order_by,
@@ -266,6 +278,59 @@ class Table:
         if isinstance(source, str):
             return load(self._ctx, self._ref, options)
         return load_dataframe(self._ctx, self._ref, source, options)
+
+    def stream(
+        self,
+        source_dir: str,
+        *,
+        mode: Literal["append", "upsert", "cdc"] | None = None,
+        format: str | None = None,
+        op_column: str | None = None,
+        op_values: str | Mapping[str, str] | None = None,
+        order_by: str | None = None,
+        primary_key: str | Sequence[str] | None = None,
+        partition_by: str | Sequence[str] | None = None,
+        trigger: str = "5s",
+        on_bad_file: Literal["fail", "skip"] = "fail",
+        max_files_per_batch: int = 1000,
+        compact: bool = True,
+        max_batches: int | None = None,
+        stop_after: float | None = None,
+        on_event: Callable[[str], None] | None = None,
+        on_tick: Callable[[StreamStatus], None] | None = None,
+    ) -> StreamResult:
+        """Load files as they land in ``source_dir``, one transaction per micro-batch, until
+        ``max_batches`` or ``stop_after`` seconds (or SIGINT/SIGTERM in the main thread).
+
+        Load options as for :meth:`load`; ``trigger`` is how often to look (``"500ms"``,
+        ``"5s"``); ``on_bad_file="skip"`` moves unreadable files aside; ``compact`` runs
+        ``compact("auto")`` between micro-batches. ``on_event`` receives one line per event,
+        ``on_tick`` the status about every trigger.
+        """
+        from lakectl.ops.load import load_options
+        from lakectl.ops.stream import StreamOptions, stream
+        from lakectl.planning.stream_plan import parse_trigger
+
+        options = StreamOptions(
+            load=load_options(
+                self._ctx.table(self._ref),
+                source_dir,
+                format=format,
+                mode=mode,
+                primary_key=_columns(primary_key),
+                partition_by=_columns(partition_by),
+                op_column=op_column,
+                op_values=_op_values(op_values),
+                order_by=order_by,
+            ),
+            trigger_seconds=parse_trigger(trigger),
+            on_bad_file=on_bad_file,
+            max_batches=max_batches,
+            stop_after=stop_after,
+            max_files_per_batch=max_files_per_batch,
+            compact=compact,
+        )
+        return stream(self._ctx, self._ref, options, on_event=on_event, on_tick=on_tick)
 
     def to_spark(
         self,
@@ -304,9 +369,11 @@ class Table:
         out_format: str = "parquet",
         valid_write_ids: str | None = None,
         timezone: str | None = None,
+        order_by: str | Sequence[str] | None = None,
     ) -> SnapshotResult:
-        """What ``lakectl snapshot`` does: the rows collected to the driver (at most ``limit``),
-        or written to ``out`` as Parquet, ORC, CSV or JSON."""
+        """What ``lakectl snapshot`` does: the rows collected to the driver (at most ``limit``,
+        sorted by ``order_by`` when given), or written to ``out`` as Parquet, ORC, CSV or
+        JSON."""
         from lakectl.ops.snapshot import snapshot
 
         request = replace(
@@ -314,6 +381,7 @@ class Table:
             limit=limit,
             out=out,
             out_format=out_format,
+            order_by=_columns(order_by),
         )
         return snapshot(self._ctx, self._ref, request)
 
@@ -409,7 +477,7 @@ class Table:
         self,
         columns: str | Sequence[str] = (),
         *,
-        keys: str | None = None,
+        keys: str | Sequence[object] | None = None,
         auto: bool = False,
         off: bool = False,
         partitions: Iterable[str] = (),
@@ -417,13 +485,14 @@ class Table:
         min_share: float = 0.01,
         max_values: int = 10,
     ) -> ListBucketResult:
-        """Rewrite partitions into one directory per skewed value (``keys`` as ``--keys`` takes
-        them, or ``auto``) plus a default directory; ``off`` goes back to the plain layout."""
+        """Rewrite partitions into one directory per skewed value plus a default directory:
+        ``keys`` as a list (``[6, 20]``, ``["S01", "S02"]``, tuples for several columns) or as
+        ``--keys`` text, or ``auto``; ``off`` goes back to the plain layout."""
         from lakectl.ops.list_bucket import ListBucketOptions, list_bucket
 
         options = ListBucketOptions(
             columns=_columns(columns),
-            keys=keys,
+            keys=keys if keys is None or isinstance(keys, str) else _keys_text(keys),
             auto=auto,
             off=off,
             partitions=tuple(partitions),
@@ -455,6 +524,26 @@ class Table:
             valid_write_ids=valid_write_ids,
             raw=raw,
         )
+
+
+def _keys_text(keys: Sequence[object]) -> str:
+    """List-bucketing keys as ``--keys`` text: SQL literals, tuples for several columns."""
+
+    def literal(value: object) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, int | float):
+            return repr(value)
+        if isinstance(value, dt.date):
+            return f"'{value.isoformat()}'"
+        return "'" + str(value).replace("\\", "\\\\").replace("'", "''") + "'"
+
+    def item(key: object) -> str:
+        if isinstance(key, tuple | list):
+            return "(" + ", ".join(literal(v) for v in key) + ")"
+        return literal(key)
+
+    return ", ".join(item(k) for k in keys)
 
 
 def _op_values(value: str | Mapping[str, str] | None) -> str:

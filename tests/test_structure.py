@@ -84,3 +84,33 @@ def test_only_the_spark_layer_imports_pyspark_at_module_level() -> None:
             if any(t.split(".")[0] == "pyspark" for t in _target(node)):
                 found.append(name)
     assert not found, found
+
+
+# What the CLI may take from the operations layer at run time: every command that reads or
+# changes a table goes through lakectl.api.Table (type-only imports are not counted).
+CLI_MAY_USE = {
+    "lakectl.ops.create": {"create_table", "split_columns"},  # `create` (no table yet)
+    "lakectl.ops.server": {"start_server", "stop_server", "server_status"},  # not a table
+    "lakectl.ops.context": {"Context"},
+}
+
+
+def test_commands_reach_tables_only_through_the_library_api() -> None:
+    found = []
+    for name, tree in _modules().items():
+        if not name.startswith("lakectl.cli"):
+            continue
+        type_only = {
+            id(n)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+            for n in ast.walk(block)
+        }
+        for node in _imports(tree, top_level_only=False):
+            if id(node) in type_only or not isinstance(node, ast.ImportFrom):
+                continue
+            module = node.module or ""
+            if module.startswith("lakectl.ops"):
+                allowed = CLI_MAY_USE.get(module, set())
+                found += [f"{name}: {module}.{a.name}" for a in node.names if a.name not in allowed]
+    assert not found, "\n".join(found)

@@ -5,7 +5,7 @@ Registered on the main group by :mod:`lakectl.cli.main`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,24 +13,24 @@ from lakectl.cli import output
 from lakectl.cli.common import (
     CONTEXT_SETTINGS,
     Settings,
+    api_table,
     common_options,
     make_context,
     parse_time_option,
+    render,
     run_operation,
 )
+
+if TYPE_CHECKING:
+    from lakectl.ops.dml import DmlResult
+    from lakectl.ops.restore import RestoreResult
 
 _DRY_RUN = click.option(
     "--dry-run", is_flag=True, help="Count the rows that would change per partition; write nothing."
 )
 
 
-def _run(table: str, request: Any, settings: Settings) -> None:
-    from lakectl.ops.dml import run_dml
-
-    ctx = make_context(settings)
-    result = run_operation(settings, ctx, run_dml, table, request)
-    if result is None:
-        return
+def _print_change(result: DmlResult) -> None:
     verb = {"delete": "deleted", "update": "updated"}[result.kind]
     count = result.deleted if result.kind == "delete" else result.updated
     rows = [[p.partition or "(table)", p.deleted, p.updated] for p in result.partitions]
@@ -69,9 +69,12 @@ def delete(table: str, where: str, dry_run: bool, settings: Settings) -> None:
       lakectl delete sales --where "acct_id = 1013" --dry-run
       lakectl delete sales --where "create_date = '2024-01-02' AND status_id = 'VOID'"
     """
-    from lakectl.ops.dml import DmlRequest
-
-    _run(table, DmlRequest("delete", where=where, dry_run=dry_run), settings)
+    result = run_operation(
+        settings,
+        make_context(settings),
+        lambda ctx: api_table(ctx, table).delete(where, dry_run=dry_run),
+    )
+    render(settings, result, _print_change)
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -98,10 +101,12 @@ def update(
     Example:
       lakectl update sales --set "status_id = 'REFUNDED'" --where "sell_id = 17" --dry-run
     """
-    from lakectl.ops.dml import DmlRequest
-
-    request = DmlRequest("update", where=where, assignments=assignments, dry_run=dry_run)
-    _run(table, request, settings)
+    result = run_operation(
+        settings,
+        make_context(settings),
+        lambda ctx: api_table(ctx, table).update(assignments, where, dry_run=dry_run),
+    )
+    render(settings, result, _print_change)
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -129,17 +134,16 @@ def restore(
       lakectl restore sales --version 3 --dry-run
       lakectl restore sales --as-of "2024-06-01 12:00"
     """
-    from lakectl.ops.restore import restore as run_restore
-
     at = parse_time_option(as_of, "--as-of")
-    ctx = make_context(settings)
+    result = run_operation(
+        settings,
+        make_context(settings),
+        lambda ctx: api_table(ctx, table).restore(version, as_of=at, dry_run=dry_run),
+    )
+    render(settings, result, _print_restore)
 
-    def operation(context: Any, ref: str) -> Any:
-        return run_restore(context, ref, version=version, at=at, dry_run=dry_run)
 
-    result = run_operation(settings, ctx, operation, table)
-    if result is None:
-        return
+def _print_restore(result: RestoreResult) -> None:
     what = (
         f"{result.deleted:,} row(s) deleted, {result.reinserted:,} written again, "
         f"{result.statements_retired} statement(s) retired, "

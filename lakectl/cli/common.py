@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import click
 
@@ -14,6 +14,9 @@ from lakectl.cli import output
 from lakectl.errors import LakectlError, UsageError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+if TYPE_CHECKING:
+    from lakectl.api import Table
 
 
 class AliasedGroup(click.Group):
@@ -43,9 +46,15 @@ class Settings:
 def render(settings: Settings, result: Any, text: Callable[[Any], None]) -> None:
     """The one place a command's result is shown: its JSON with ``--json``, else ``text``."""
     if settings.as_json:
-        output.emit_json(result.to_json() if hasattr(result, "to_json") else result)
+        output.emit_json(_json_value(result))
         return
     text(result)
+
+
+def _json_value(result: Any) -> Any:
+    if isinstance(result, list):
+        return [_json_value(item) for item in result]
+    return result.to_json() if hasattr(result, "to_json") else result
 
 
 FORMAT_HELP = (
@@ -140,16 +149,20 @@ def make_context(settings: Settings):  # -> Context
     return Context(config=load_cli_config(settings))
 
 
-def run_operation(settings: Settings, ctx: Any, operation: Callable[..., Any], *args: Any) -> Any:
-    """Run a Spark operation with a status line on a terminal; in --json mode print its result
-    and return None, else return the result for the command to render."""
+def api_table(ctx: Any, ref: str | None) -> Table:
+    """The library's :class:`~lakectl.api.Table` for ``ref``: every command that reads or
+    changes a table goes through it, so the CLI and the Python API are one code path."""
+    from lakectl.api import Table
+
+    return Table(ctx, ref)
+
+
+def run_operation(settings: Settings, ctx: Any, operation: Callable[[Any], Any]) -> Any:
+    """Run ``operation(ctx)`` with a status line on a terminal (none with ``--json``) and return
+    its result, for :func:`render`."""
     with output.progress(not settings.as_json) as report:
         ctx.progress = report
-        result = operation(ctx, *args)
-    if settings.as_json:
-        output.emit_json(result.to_json())
-        return None
-    return result
+        return operation(ctx)
 
 
 def parse_time_option(value: str | None, option: str, timezone: str | None = None) -> int | None:

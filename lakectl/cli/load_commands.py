@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -11,13 +11,18 @@ from lakectl.cli import output
 from lakectl.cli.common import (
     CONTEXT_SETTINGS,
     Settings,
+    api_table,
     common_options,
     make_context,
     parse_time_option,
+    render,
     run_operation,
 )
 
 # --- load -------------------------------------------------------------------------------------
+
+if TYPE_CHECKING:
+    from lakectl.ops.load import LoadResult
 
 
 def batch_options(
@@ -60,40 +65,6 @@ def batch_options(
     return decorate
 
 
-def load_options(
-    ctx: Any,
-    table: str,
-    source: str,
-    *,
-    fmt: str | None,
-    mode: str | None,
-    primary_key: str | None,
-    partition_by: str | None,
-    op_column: str | None,
-    op_values: str,
-    order_by: str | None,
-    effective_at: int | None = None,
-) -> Any:
-    """The ``LoadOptions`` of :func:`batch_options`' values (a command takes them as
-    ``**batch`` and passes them on). Without ``--mode``: cdc with an op
-    column, upsert when the table (or ``--primary-key``) has a key, else append."""
-    from lakectl.ops.create import split_columns
-    from lakectl.ops.load import LoadOptions, resolve_mode
-
-    keys = split_columns(primary_key)
-    return LoadOptions(
-        source=source,
-        format=fmt,
-        mode=resolve_mode(ctx.table(table), mode, op_column, keys),
-        primary_key=keys,
-        partition_by=split_columns(partition_by),
-        op_column=op_column,
-        op_values=op_values,
-        order_by=order_by,
-        effective_at=effective_at,
-    )
-
-
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("table")
 @click.argument("source")
@@ -126,19 +97,27 @@ def load(
       lakectl load sales sample_data/sales/cdc_batch_1.csv --mode cdc \\
           --op-column op_code --order-by change_ts
     """
-    from lakectl.ops.load import load as run_load
-
     ctx = make_context(settings)
-    options = load_options(
+    effective_at = parse_time_option(effective_from, "--effective-from")
+    result = run_operation(
+        settings,
         ctx,
-        table,
-        source,
-        effective_at=parse_time_option(effective_from, "--effective-from"),
-        **batch,
+        lambda ctx: api_table(ctx, table).load(
+            source,
+            mode=batch["mode"],
+            format=batch["fmt"],
+            op_column=batch["op_column"],
+            op_values=batch["op_values"],
+            order_by=batch["order_by"],
+            effective_from=effective_at,
+            primary_key=batch["primary_key"],
+            partition_by=batch["partition_by"],
+        ),
     )
-    result = run_operation(settings, ctx, run_load, table, options)
-    if result is None:
-        return
+    render(settings, result, lambda r: _print_load(r, source))
+
+
+def _print_load(result: LoadResult, source: str) -> None:
     c = result.counts
     created = " (table created)" if result.created_table else ""
     output.line(

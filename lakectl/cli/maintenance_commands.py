@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from lakectl.cli import output
 from lakectl.cli.common import (
     CONTEXT_SETTINGS,
     Settings,
+    api_table,
     common_options,
     format_option,
     human_size,
     make_context,
+    render,
     run_operation,
 )
 from lakectl.errors import UsageError
+
+if TYPE_CHECKING:
+    from lakectl.ops.clean import CleanResult
+    from lakectl.ops.compact import CompactionEntry, CompactResult
 
 # --- compaction -------------------------------------------------------------------------------
 
@@ -85,9 +93,6 @@ def compact(
       lakectl compact sales --auto --dry-run
       lakectl compact sales --major --partition create_date=2024-01-02
     """
-    from lakectl.ops.compact import CompactOptions
-    from lakectl.ops.compact import compact as run_compact
-
     kinds = [k for k, on in (("minor", minor), ("major", major), ("auto", auto_)) if on]
     if len(kinds) != 1:
         given = f" (not {' and '.join('--' + k for k in kinds)})" if kinds else ""
@@ -100,25 +105,29 @@ def compact(
     ):
         if value is not None and kind != "auto":
             raise UsageError(f"{flag} applies to --auto, not --{kind}")
-    ctx = make_context(settings)
-    options = CompactOptions(
-        kind=kind,
-        partitions=partitions,
-        dry_run=dry_run,
-        delta_num_threshold=delta_num_threshold,
-        delta_pct_threshold=delta_pct_threshold,
-        aborted_threshold=aborted_threshold,
-        target_file_size=target_file_size,
+    result = run_operation(
+        settings,
+        make_context(settings),
+        lambda ctx: api_table(ctx, table).compact(
+            kind,  # type: ignore[arg-type]
+            partitions=partitions,
+            dry_run=dry_run,
+            delta_num_threshold=delta_num_threshold,
+            delta_pct_threshold=delta_pct_threshold,
+            aborted_threshold=aborted_threshold,
+            target_file_size=target_file_size,
+        ),
     )
-    result = run_operation(settings, ctx, run_compact, table, options)
-    if result is None:
-        return
+    render(settings, result, _print_compaction)
+
+
+def _print_compaction(result: CompactResult) -> None:
     rows = [
         [p.relative or "(table)", p.kind or "-", p.reason, ", ".join(p.outputs) or "-"]
         for p in result.partitions
     ]
     title = f"compaction plan for {result.table} ({result.kind}" + (
-        ", dry run)" if dry_run else ")"
+        ", dry run)" if result.dry_run else ")"
     )
     output.table(title, ["partition", "type", "reason", "output"], rows)
     if result.lowest_open_write_id is not None:
@@ -132,7 +141,7 @@ def compact(
             f"{len(result.obsolete)} made obsolete (remove them with clean) "
             f"in {result.seconds:.1f}s"
         )
-    elif not dry_run:
+    elif not result.dry_run:
         output.line("nothing to compact")
 
 
@@ -173,13 +182,12 @@ def compactions(
       lakectl compactions sales --state "ready for cleaning"
       lakectl compactions sales --state planned --partition create_date=2024-01-02 --json
     """
-    from lakectl.ops.compact import compactions as run_compactions
-
     ctx = make_context(settings)
-    entries = run_compactions(ctx.table(table), states, partitions)
-    if settings.as_json:
-        output.emit_json([e.to_json() for e in entries])
-        return
+    entries = api_table(ctx, table).compactions(states, partitions)
+    render(settings, entries, lambda e: _print_compactions(e, table_format))
+
+
+def _print_compactions(entries: list[CompactionEntry], table_format: str) -> None:
     rows = [
         [
             "-" if e.seq is None else e.seq,
@@ -245,16 +253,14 @@ def clean(table: str, retain: str | None, dry_run: bool, force: bool, settings: 
       lakectl clean sales --retain 12h
       lakectl clean sales --retain 0s --force
     """
-    from lakectl.ops.clean import CleanOptions
-    from lakectl.ops.clean import clean as run_clean
-
     ctx = make_context(settings)
-    result = run_clean(ctx, table, CleanOptions(retain=retain, dry_run=dry_run, force=force))
-    if settings.as_json:
-        output.emit_json(result.to_json())
-        return
+    result = api_table(ctx, table).clean(retain, dry_run=dry_run, force=force)
+    render(settings, result, _print_clean)
+
+
+def _print_clean(result: CleanResult) -> None:
     plan = result.plan
-    verb = "would delete" if dry_run else "deleted"
+    verb = "would delete" if result.dry_run else "deleted"
     rows = [[i.path, i.kind, i.reason, human_size(i.bytes)] for i in plan.delete]
     if rows:
         output.table(f"{verb} ({result.table})", ["path", "kind", "reason", "bytes"], rows)
@@ -262,7 +268,8 @@ def clean(table: str, retain: str | None, dry_run: bool, force: bool, settings: 
     if kept:
         output.table("kept", ["path", "kind", "reason", "bytes"], kept)
     for write_id in plan.abort_write_ids:
-        output.note(f"write id {write_id} {'would be marked' if dry_run else 'marked'} aborted")
+        marked = "would be marked" if result.dry_run else "marked"
+        output.note(f"write id {write_id} {marked} aborted")
     if plan.oldest is not None and plan.oldest.seq > 0:
         output.note(f"after cleaning, {plan.oldest.describe()}")
     total = sum(i.bytes for i in plan.delete)

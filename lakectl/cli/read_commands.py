@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from lakectl.cli import output
 from lakectl.cli.common import (
     CONTEXT_SETTINGS,
     Settings,
+    api_table,
     common_options,
     make_context,
     parse_time_option,
+    render,
     run_operation,
 )
 from lakectl.errors import UsageError
 
 # --- snapshot ---------------------------------------------------------------------------------
+
+if TYPE_CHECKING:
+    from lakectl.ops.snapshot import SnapshotResult
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -91,36 +98,39 @@ def snapshot(
       lakectl snapshot sales --version 3 --out /tmp/sales_v3 --format parquet
     """
     from lakectl.ops.create import split_columns
-    from lakectl.ops.snapshot import SnapshotRequest
-    from lakectl.ops.snapshot import snapshot as run_snapshot
     from lakectl.updates.times import resolve_zone
 
     fmt = snapshot_format(fmt, out)
-    ctx = make_context(settings)
     resolve_zone(timezone)  # an unknown zone is an error even when no time needs it
     if columns is not None and not split_columns(columns):
         raise UsageError(
             "--columns is empty", hint="name columns, e.g. --columns sell_id,total_amt"
         )
     as_of_ms = parse_time_option(as_of, "--as-of", timezone)
+    known_at_ms = parse_time_option(known_at, "--known-at", timezone)
     if limit is None:
         limit = 0 if (out or settings.as_json or fmt != "table") else 100
-    request = SnapshotRequest(
-        version=version,
-        as_of=as_of_ms,
-        known_at=parse_time_option(known_at, "--known-at", timezone),
-        where=where,
-        columns=split_columns(columns),
-        limit=limit or None,
-        order_by=split_columns(order_by),
-        out=out,
-        out_format=fmt if out else "parquet",
-        valid_write_ids=valid_write_ids,
-        raw=raw,
+    result = run_operation(
+        settings,
+        make_context(settings),
+        lambda ctx: api_table(ctx, table).snapshot(
+            version=version,
+            as_of=as_of_ms,
+            known_at=known_at_ms,
+            where=where,
+            columns=columns,
+            raw=raw,
+            limit=limit or None,
+            out=out,
+            out_format=fmt if out else "parquet",
+            valid_write_ids=valid_write_ids,
+            order_by=order_by,
+        ),
     )
-    result = run_operation(settings, ctx, run_snapshot, table, request)
-    if result is None:
-        return
+    render(settings, result, lambda r: _print_snapshot(r, fmt))
+
+
+def _print_snapshot(result: SnapshotResult, fmt: str) -> None:
     if result.out:
         output.line(f"wrote {result.written:,} rows to {result.out}")
         return

@@ -5,14 +5,18 @@ Registered on the main group by :mod:`lakectl.cli.main`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from lakectl.cli import output
 from lakectl.cli.common import (
     CONTEXT_SETTINGS,
     Settings,
+    api_table,
     common_options,
     make_context,
+    render,
     run_operation,
 )
 
@@ -23,6 +27,10 @@ _PARTITION_OPTION = click.option(
     metavar="COL=VALUE",
     help="Only this partition (repeatable; default: all).",
 )
+
+if TYPE_CHECKING:
+    from lakectl.ops.list_bucket import ListBucketResult
+    from lakectl.ops.skew import SkewResult
 
 
 def _label(values: tuple[str | None, ...] | list[str | None]) -> str:
@@ -77,14 +85,17 @@ def skew(
       lakectl skew events --column x --top 10
       lakectl skew events --column x --column y --partition ds=2024-01-02 --json
     """
-    from lakectl.ops.skew import SkewOptions
-    from lakectl.ops.skew import skew as run_skew
+    result = run_operation(
+        settings,
+        make_context(settings),
+        lambda ctx: api_table(ctx, table).skew(
+            columns, partitions=partitions, top=top, min_share=min_share, max_values=max_values
+        ),
+    )
+    render(settings, result, _print_skew)
 
-    ctx = make_context(settings)
-    options = SkewOptions(columns, partitions, top, min_share, max_values)
-    result = run_operation(settings, ctx, run_skew, table, options)
-    if result is None:
-        return
+
+def _print_skew(result: SkewResult) -> None:
     for p in result.partitions:
         rows = [(_label(v.values), v.rows, v.share) for v in p.top]
         if p.rows:
@@ -160,23 +171,24 @@ def list_bucket(
       lakectl list-bucket events --column x --column y --keys "(10,'a'),(20,'c')"
       lakectl list-bucket events --off
     """
-    from lakectl.ops.list_bucket import ListBucketOptions
-    from lakectl.ops.list_bucket import list_bucket as run_list_bucket
-
-    ctx = make_context(settings)
-    options = ListBucketOptions(
-        columns=columns,
-        keys=keys,
-        auto=auto,
-        off=off,
-        partitions=partitions,
-        min_share=min_share,
-        max_values=max_values,
-        dry_run=dry_run,
+    result = run_operation(
+        settings,
+        make_context(settings),
+        lambda ctx: api_table(ctx, table).list_bucket(
+            columns,
+            keys=keys,
+            auto=auto,
+            off=off,
+            partitions=partitions,
+            dry_run=dry_run,
+            min_share=min_share,
+            max_values=max_values,
+        ),
     )
-    result = run_operation(settings, ctx, run_list_bucket, table, options)
-    if result is None:
-        return
+    render(settings, result, _print_list_bucket)
+
+
+def _print_list_bucket(result: ListBucketResult) -> None:
     rows = [
         [
             d.relative or "(table)",
@@ -186,12 +198,12 @@ def list_bucket(
         ]
         for d in result.decisions
     ]
-    title = f"list bucketing for {result.table}" + (" (dry run)" if dry_run else "")
+    title = f"list bucketing for {result.table}" + (" (dry run)" if result.dry_run else "")
     output.table(title, ["partition", "before", "after", "action"], rows)
     if result.committed_seq is not None:
         output.line(
             f"rewrote {len(result.rewritten)} partition(s), {result.rows_written:,} rows, as "
             f"version {result.version} in {result.seconds:.1f}s"
         )
-    elif not dry_run:
+    elif not result.dry_run:
         output.line("nothing to rewrite")

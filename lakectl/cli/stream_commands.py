@@ -6,13 +6,23 @@ Registered on the main group by :mod:`lakectl.cli.main`.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from lakectl.cli import output
-from lakectl.cli.common import CONTEXT_SETTINGS, Settings, common_options, make_context
-from lakectl.cli.load_commands import batch_options, load_options
+from lakectl.cli.common import (
+    CONTEXT_SETTINGS,
+    Settings,
+    api_table,
+    common_options,
+    make_context,
+    render,
+)
+from lakectl.cli.load_commands import batch_options
+
+if TYPE_CHECKING:
+    from lakectl.ops.stream import StreamResult
 
 
 def _status_line(status: Any) -> str:
@@ -103,23 +113,26 @@ def stream(
       lakectl stream sales /landing/sales --format csv --mode cdc \\
           --op-column op_code --order-by change_ts --trigger 5s --on-bad-file skip
     """
-    from lakectl.ops.stream import StreamOptions
-    from lakectl.ops.stream import stream as run_stream
-    from lakectl.planning.stream_plan import parse_trigger
-
-    ctx = make_context(settings)
-    options = StreamOptions(
-        load=load_options(ctx, table, source_dir, **batch),
-        trigger_seconds=parse_trigger(trigger),
-        on_bad_file=on_bad_file,
-        max_batches=max_batches,
-        stop_after=stop_after,
-        max_files_per_batch=max_files_per_batch,
-        compact=not no_compact,
-    )
     as_json = settings.as_json
     live = not as_json and output.stderr.is_terminal
     events = (lambda text: None) if as_json else output.note
+    table_api = api_table(make_context(settings), table)
+    options = {
+        "mode": batch["mode"],
+        "format": batch["fmt"],
+        "op_column": batch["op_column"],
+        "op_values": batch["op_values"],
+        "order_by": batch["order_by"],
+        "primary_key": batch["primary_key"],
+        "partition_by": batch["partition_by"],
+        "trigger": trigger,
+        "on_bad_file": on_bad_file,
+        "max_files_per_batch": max_files_per_batch,
+        "compact": not no_compact,
+        "max_batches": max_batches,
+        "stop_after": stop_after,
+        "on_event": events,
+    }
     if live:
         with output.stderr.status("starting Spark") as status_line:
             last = [0.0]
@@ -129,12 +142,13 @@ def stream(
                     last[0] = time.time()
                     status_line.update(_status_line(status))
 
-            result = run_stream(ctx, table, options, on_event=events, on_tick=tick)
+            result = table_api.stream(source_dir, on_tick=tick, **options)
     else:
-        result = run_stream(ctx, table, options, on_event=events)
-    if as_json:
-        output.emit_json(result.to_json())
-        return
+        result = table_api.stream(source_dir, **options)
+    render(settings, result, _print_stream)
+
+
+def _print_stream(result: StreamResult) -> None:
     s = result.status
     output.line(
         f"stream {result.source} -> {result.table} stopped ({result.stopped_by}) after "

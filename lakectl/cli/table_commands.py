@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from lakectl.cli import output
 from lakectl.cli.common import (
     CONTEXT_SETTINGS,
     Settings,
+    api_table,
     common_options,
     format_option,
     human_size,
     load_cli_config,
     make_context,
+    render,
 )
 
 # --- create -----------------------------------------------------------------------------------
+
+if TYPE_CHECKING:
+    from lakectl.ops.create import CreateResult
+    from lakectl.ops.inspect import HistoryEntry, ShowResult
+    from lakectl.ops.set_properties import SetResult
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -59,9 +68,10 @@ def create(
         split_columns(partition_by),
         buckets,
     )
-    if settings.as_json:
-        output.emit_json(result.to_json())
-        return
+    render(settings, result, _print_created)
+
+
+def _print_created(result: CreateResult) -> None:
     meta = result.metadata
     output.line(f"created table {result.table} at {result.url}")
     output.line(f"  columns: {meta.schema.to_ddl()}")
@@ -90,13 +100,11 @@ def show(
     Example:
       lakectl show sales
     """
-    from lakectl.ops.inspect import show as run_show
+    result = api_table(make_context(settings), table).show(valid_write_ids)
+    render(settings, result, lambda r: _print_show(r, table_format))
 
-    ctx = make_context(settings)
-    result = run_show(ctx.table(table), valid_write_ids)
-    if settings.as_json:
-        output.emit_json(result.to_json())
-        return
+
+def _print_show(result: ShowResult, table_format: str) -> None:
     columns = ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"]
     if table_format != "table":  # the partition rows only (exact counts), for other programs
         output.table(
@@ -153,13 +161,11 @@ def history(table: str | None, limit: int | None, table_format: str, settings: S
     Example:
       lakectl history sales --limit 20
     """
-    from lakectl.ops.inspect import history as run_history
+    entries = api_table(make_context(settings), table).history(limit)
+    render(settings, entries, lambda e: _print_history(e, table_format))
 
-    ctx = make_context(settings)
-    entries = run_history(ctx.table(table), limit)
-    if settings.as_json:
-        output.emit_json([e.to_json() for e in entries])
-        return
+
+def _print_history(entries: list[HistoryEntry], table_format: str) -> None:
     rows = [
         [
             e.version if e.version is not None else "-",
@@ -191,20 +197,19 @@ def set_cmd(
 
     Keys: compactor.delta.num.threshold, compactor.delta.pct.threshold,
     compactor.aborted.threshold, clean.retain (a duration), clean.retain.minimum (the shortest
-    retention clean accepts without --force), write.target-file-size (e.g. 128MB), orc.compress.
+    retention clean accepts without --force), write.target-file-size (e.g. 128MB), orc.compress,
+    updates.max.* (what Type 7 statements may cost a reader; see the time-travel guide).
 
     \b
     Example:
       lakectl set sales compactor.delta.num.threshold=20 clean.retain=3d
       lakectl set sales --unset write.target-file-size
     """
-    from lakectl.ops.set_properties import set_properties
+    result = api_table(make_context(settings), table).set_properties(assignments, unset)
+    render(settings, result, _print_set)
 
-    ctx = make_context(settings)
-    result = set_properties(ctx.table(table), assignments, unset)
-    if settings.as_json:
-        output.emit_json(result.to_json())
-        return
+
+def _print_set(result: SetResult) -> None:
     if not result.changed:
         output.line("nothing changed: the properties already have these values")
         return
@@ -239,14 +244,14 @@ def config_cmd(table_format: str, settings: Settings) -> None:
     config = load_cli_config(settings)
     entries = config.effective()
     files = [str(path) for path in config_files()]
-    if settings.as_json:
-        output.emit_json(
-            {
-                "settings": [{"name": n, "value": v, "source": s} for n, v, s in entries],
-                "files": files,
-            }
-        )
-        return
+    result = {
+        "settings": [{"name": n, "value": v, "source": s} for n, v, s in entries],
+        "files": files,
+    }
+    render(settings, result, lambda _: _print_config(entries, files, table_format))
+
+
+def _print_config(entries: list[tuple[str, str, str]], files: list[str], table_format: str) -> None:
     output.table(
         "effective configuration",
         ["setting", "value", "source"],

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from lakectl.cli import output
 from lakectl.cli.common import (
     CONTEXT_SETTINGS,
     Settings,
+    api_table,
     common_options,
     format_option,
     make_context,
     parse_time_option,
+    render,
     run_operation,
 )
 from lakectl.errors import UsageError
+
+if TYPE_CHECKING:
+    from lakectl.ops.materialize import MaterializeResult
+    from lakectl.ops.updates import InstalledStatement, InstallResult
 
 # --- Type 7 statements -------------------------------------------------------------------------
 
@@ -57,8 +65,6 @@ def apply_updates(
       lakectl snapshot doctors --as-of 2014-01-01
       lakectl apply-updates doctors --materialize --until 2014-09-01
     """
-    from lakectl.ops.updates import install
-
     if materialize or until is not None:
         _materialize_updates(table, file, until, timezone, settings)
         return
@@ -67,13 +73,13 @@ def apply_updates(
             "apply-updates needs FILE (or --materialize --until TIME)",
             hint="lakectl apply-updates TABLE FILE",
         )
-    ctx = make_context(settings)
-    result = install(ctx, table, file, timezone)
+    result = api_table(make_context(settings), table).apply_updates(file, timezone)
     for warning in result.warnings:
         output.note(f"warning: {warning}")
-    if settings.as_json:
-        output.emit_json(result.to_json())
-        return
+    render(settings, result, _print_install)
+
+
+def _print_install(result: InstallResult) -> None:
     output.line(
         f"installed {result.installed} statement(s) into {result.table} as version {result.version}; "
         f"{result.total_active} active"
@@ -83,8 +89,6 @@ def apply_updates(
 def _materialize_updates(
     table: str, file: str | None, until: str | None, timezone: str | None, settings: Settings
 ) -> None:
-    from lakectl.ops.materialize import materialize
-
     if file is not None:
         raise UsageError("--materialize takes no FILE: install and materialize separately")
     until_ms = parse_time_option(until, "--until", timezone)
@@ -92,14 +96,17 @@ def _materialize_updates(
         raise UsageError(
             "--materialize needs --until TIME", hint="e.g. --until 2014-09-01 (epoch ms or a date)"
         )
-    ctx = make_context(settings)
-    result = run_operation(settings, ctx, materialize, table, until_ms)
-    if result is None:
-        return
+    result = run_operation(
+        settings, make_context(settings), lambda ctx: api_table(ctx, table).materialize(until_ms)
+    )
+    render(settings, result, _print_materialize)
+
+
+def _print_materialize(result: MaterializeResult) -> None:
     if result.version is None:
         output.line(
             f"nothing to materialize in {result.table}: no active statement is effective at "
-            f"or before {output.format_millis(until_ms)} ({result.remaining} active); "
+            f"or before {output.format_millis(result.until)} ({result.remaining} active); "
             "nothing was committed"
         )
     else:
@@ -127,13 +134,11 @@ def updates_cmd(table: str | None, table_format: str, settings: Settings) -> Non
     Example:
       lakectl updates doctors
     """
-    from lakectl.ops.updates import list_installed
+    entries = api_table(make_context(settings), table).updates()
+    render(settings, entries, lambda e: _print_statements(e, table_format))
 
-    ctx = make_context(settings)
-    entries = list_installed(ctx.table(table))
-    if settings.as_json:
-        output.emit_json([e.to_json() for e in entries])
-        return
+
+def _print_statements(entries: list[InstalledStatement], table_format: str) -> None:
     rows = [
         [
             e.to_json()["effective"],

@@ -126,6 +126,34 @@ def _partition_key(meta: TableMetadata, values: tuple[Any, ...]) -> str:
     )
 
 
+def load_options(
+    store: TableStore,
+    source: str,
+    *,
+    format: str | None = None,
+    mode: str | None = None,
+    primary_key: tuple[str, ...] = (),
+    partition_by: tuple[str, ...] = (),
+    op_column: str | None = None,
+    op_values: str = DEFAULT_OP_VALUES,
+    order_by: str | None = None,
+    effective_at: int | None = None,
+) -> LoadOptions:
+    """The options of one load into ``store``; without ``mode``, :func:`resolve_mode` decides.
+    ``primary_key`` and ``partition_by`` apply when the load creates the table."""
+    return LoadOptions(
+        source=source,
+        format=format,
+        mode=resolve_mode(store, mode, op_column, primary_key),
+        primary_key=primary_key,
+        partition_by=partition_by,
+        op_column=op_column,
+        op_values=op_values,
+        order_by=order_by,
+        effective_at=effective_at,
+    )
+
+
 def resolve_mode(
     store: TableStore,
     mode: str | None,

@@ -27,7 +27,7 @@ from lakectl.updates.limits import (
 )
 from lakectl.updates.statements import Statement, parse_updates_text, statements_effective_at
 from lakectl.updates.times import format_millis
-from lakectl.updates.validate import check_canonical, check_stored_statement, validate_statement
+from lakectl.updates.validate import check_stored_statement, validate_statement
 
 OPERATION = Operation.APPLY_UPDATES
 MATERIALIZE_OPERATION = Operation.MATERIALIZE
@@ -107,8 +107,7 @@ def _read_installed(
         return replace(entry, problem=f"{entry.origin}: damaged statement record ({exc})")
     entry = InstalledStatement(stmt, record.write_id, record.committed_at, index)
     try:
-        check_canonical(stmt, entry.origin)
-        checked = check_stored_statement(stmt, meta.schema, entry.origin)
+        checked = check_stored_statement(stmt, meta.schema, entry.origin, canonical=True)
         check_tree_shape(checked, limits)
         check_costs([checked], meta.schema, limits)  # alone; readers check the sequence
     except BadInputError as exc:
@@ -172,7 +171,7 @@ def check_reader_costs(
     checked = []
     for position, stmt in enumerate(statements):
         origin = origins[position] if origins else None
-        one = check_stored_statement(stmt, meta.schema, origin)
+        one = check_stored_statement(stmt, meta.schema, origin, canonical=origin is not None)
         check_tree_shape(one, limits)
         checked.append(one)
     check_costs(checked, meta.schema, limits)

@@ -297,37 +297,41 @@ def validate_statement(stmt: Statement, schema: Schema) -> None:
 
 @functools.lru_cache(maxsize=4096)
 def check_stored_statement(
-    stmt: Statement, schema: Schema, origin: str | None = None
+    stmt: Statement, schema: Schema, origin: str | None = None, canonical: bool = False
 ) -> CheckedStatement:
     """Parse ``stmt.sql`` and check it; the result is what the Spark compiler consumes.
 
     ``origin`` names the statement in messages instead of its recorded ``source:line`` (which a
-    log record only claims).
+    log record only claims). With ``canonical``, the text must also be the one form lakectl
+    stores (what it shows is then exactly what runs: no comments, no alternative spellings).
 
     A read checks every statement when it lists them and again when it compiles them; the check
-    is a pure function of the statement and the schema (both frozen), so the second one and later
-    reads in the same process reuse the first result (sqlglot parsing is ~2 ms a statement).
-    Refusals are not cached: they raise. Callers must not modify the returned trees.
+    is a pure function of its arguments (all frozen), so the second one and later reads in the
+    same process reuse the first result (sqlglot parsing costs 2-7 ms a statement). Refusals
+    are not cached: they raise. Callers must not modify the returned trees.
     """
     location = Location(stmt.source, stmt.line, precise=False, origin=origin)
-    tree = parse_statement_sql(stmt.sql, location)
+    try:
+        tree = _parsed(stmt.sql)
+    except BadInputError:
+        tree = parse_statement_sql(stmt.sql, location)  # raises, naming the statement
+    if canonical and render_sql(tree) != stmt.sql:
+        raise BadInputError(
+            f"{location.at()}: the stored statement is not in canonical form "
+            f"(stored {stmt.sql[:200]!r}, canonical {render_sql(tree)[:200]!r})",
+            hint="reinstall the statement with `lakectl apply-updates`; never edit the log",
+        )
     checked = check_statement(tree, location, schema)
     if checked.kind != stmt.kind:
         raise BadInputError(f"{location.at()}: recorded as {stmt.kind} but is {checked.kind}")
     return checked
 
 
-def check_canonical(stmt: Statement, origin: str | None = None) -> None:
-    """Refuse a stored statement whose text is not the one form lakectl stores (what it shows is
-    then exactly what runs: no comments, no alternative spellings)."""
-    location = Location(stmt.source, stmt.line, precise=False, origin=origin)
-    canonical = render_sql(parse_statement_sql(stmt.sql, location))
-    if canonical != stmt.sql:
-        raise BadInputError(
-            f"{location.at()}: the stored statement is not in canonical form "
-            f"(stored {stmt.sql[:200]!r}, canonical {canonical[:200]!r})",
-            hint="reinstall the statement with `lakectl apply-updates`; never edit the log",
-        )
+@functools.lru_cache(maxsize=4096)
+def _parsed(sql: str) -> exp.Expression:
+    """The parse of a stored statement's text, shared by every check of it in this process
+    (readers check each statement under several names); never modified by its users."""
+    return parse_statement_sql(sql, Location("<stored>", 1, precise=False))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -185,6 +185,34 @@ def test_load_a_dataframe(spark, tmp_path) -> None:
     assert table.history()[-1].info.get("source") == "DataFrame"
 
 
+def test_stream_applies_landed_files_as_loads_do(twins, tmp_path) -> None:
+    """Table.stream over a landing directory holding the three batches, one micro-batch each,
+    ends with the rows of the table loaded batch by batch."""
+    api_table, _, _, _ = twins
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    table = lakectl.create_table(
+        str(tmp_path / "streamed"), schema=SCHEMA, primary_key="sell_id", partition_by="create_date"
+    )
+    for number, batch in enumerate(BATCHES):
+        (landing / f"{number}_{batch}").write_bytes((SALES / batch).read_bytes())
+    events: list[str] = []
+    result = table.stream(
+        str(landing),
+        format="csv",
+        max_files_per_batch=1,
+        max_batches=3,
+        trigger="200ms",
+        compact=False,
+        on_event=events.append,
+        **CDC,
+    )
+    assert result.stopped_by == "max-batches" and result.status.batches == 3
+    assert len(table.history()) == 1 + 3  # the creation, then one commit per micro-batch
+    assert _frame_rows(table.to_spark()) == _frame_rows(api_table.to_spark(version=3))
+    assert events  # progress reaches the caller
+
+
 def test_errors_are_lakectl_errors(tmp_path) -> None:
     missing = lakectl.open_table(str(tmp_path / "nope"))
     with pytest.raises(lakectl.TableNotFoundError):

@@ -110,6 +110,23 @@ def test_restore_across_a_compaction(history) -> None:
 
 
 @pytest.mark.spark
+def test_restore_after_clean(history) -> None:
+    """Once clean has removed the files of a version, restoring it is a clear error that
+    changes nothing; versions whose files are kept still restore."""
+    table, seen = history
+    table.compact("major")
+    newest = max(seen)
+    table.clean(retain="0s", force=True)
+    before = table.history()
+    with pytest.raises(lakectl.TimeTravelError):
+        table.restore(2)
+    assert table.history() == before and _rows(table) == seen[newest]
+    result = table.restore(newest)
+    assert result.version is None  # it already reads as the newest version
+    assert _rows(table) == seen[newest]
+
+
+@pytest.mark.spark
 def test_as_of_picks_the_version_committed_by_then(history) -> None:
     table, seen = history
     commits = table.history()
