@@ -7,7 +7,6 @@ travel pickled inside the data source classes. Results equal local mode on a loc
 from __future__ import annotations
 
 import uuid
-from functools import partial
 from typing import Any
 
 import pytest
@@ -17,7 +16,6 @@ from cluster_support import (
     WORKFLOW,
     Standalone,
     comparable,
-    run_lakectl_process,
     run_lakectl_sequence,
 )
 
@@ -86,6 +84,7 @@ def test_s3_table_over_spark_connect_matches_local_mode(
     tmp_path, connect_url: str, s3_server, local_reference
 ):
     warehouse, env, commands = s3_workflow(s3_server)
-    run = partial(run_lakectl_process, tmp_path, "--warehouse", warehouse, "--remote", connect_url)
-    results = [run(*command, env=env) for command in commands]
+    # One client process for the whole workflow (test_connect runs a process per command).
+    connect_args = ("--warehouse", warehouse, "--remote", connect_url)
+    results = run_lakectl_sequence(tmp_path, [(*connect_args, *c) for c in commands], env=env)
     check(results, local_reference)
