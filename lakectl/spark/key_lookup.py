@@ -32,7 +32,12 @@ from lakectl.table.layout import OP_DELETE
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
-from .arrow_events import EVENT_COLUMNS, all_event_columns_set, of_valid_write_ids, orc_source
+from lakectl.arrow.events import (
+    EVENT_COLUMNS,
+    all_event_columns_set,
+    of_valid_write_ids,
+    orc_source,
+)
 from .bucket_merge import eligible
 from .types import IDENTITY_COLUMNS
 
