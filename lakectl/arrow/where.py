@@ -24,7 +24,7 @@ from lakectl.updates.validate import check_where
 if TYPE_CHECKING:
     import pyarrow.compute as pc
 
-_COMPARISONS = {
+_COMPARISONS: dict[type[exp.Expression], str] = {
     exp.EQ: "equal",
     exp.NEQ: "not_equal",
     exp.GT: "greater",
@@ -60,20 +60,20 @@ class _Translator:
         if isinstance(node, exp.Paren):
             return self.condition(node.this)
         if isinstance(node, exp.And):
-            return self.condition(node.left) & self.condition(node.right)
+            return self.condition(node.this) & self.condition(node.expression)
         if isinstance(node, exp.Or):
-            return self.condition(node.left) | self.condition(node.right)
+            return self.condition(node.this) | self.condition(node.expression)
         if isinstance(node, exp.Not):
             return ~self.condition(node.this)
         if isinstance(node, exp.Boolean):
             return pc.scalar(bool(node.this))
         if isinstance(node, exp.Column):
-            if arrow_type(self.column_type(node)) != arrow_type("boolean"):
+            if self.schema[node.name].type != "boolean":
                 raise self.refuse(node)
             return pc.field(self.column_name(node))
         comparison = _COMPARISONS.get(type(node))
         if comparison is not None:
-            left, right = node.left, node.right
+            left, right = node.this, node.expression
             typed = self.column_type(left) or self.column_type(right)
             return getattr(pc, comparison)(self.value(left, typed), self.value(right, typed))
         if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from lakectl.errors import FormatError
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.spark.file_partitions import (
     PARTITION_KEY_COLUMN,
@@ -36,8 +35,6 @@ from lakectl.table.layout import (
     LIST_BUCKETING_SEGMENT_PATTERN,
     OP_DELETE,
     decode_bucket,
-    encode_bucket,
-    parse_original_file,
 )
 from lakectl.table.listing import FileEntry
 from lakectl.table.schema import Schema
