@@ -1,0 +1,147 @@
+"""The Arrow reader on lakectl tables equals the Spark path (``to_spark``) row for row: the
+sample sales table after its CDC loads, at every version, with filters and projections, after
+minor and major compaction, list-bucketed, and with installed Type 7 statements (refused)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from arrow_oracle import assert_same_rows
+
+import lakectl
+from lakectl.errors import LakectlError, UsageError
+
+pytestmark = pytest.mark.spark
+
+SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"
+SCHEMA = (
+    "sell_id bigint, acct_id bigint, change_ts string, create_ts string, payment_type_id string, "
+    "status_id string, total_amt double, batch int, store_id string, create_date string"
+)
+CDC = {"mode": "cdc", "op_column": "op_code", "order_by": "change_ts"}
+BATCHES = ("base.csv", "cdc_batch_1.csv", "cdc_batch_2.csv")
+PREDICATES = [
+    "store_id = 'S01'",
+    "create_date = '2024-01-02' AND total_amt > 100",
+    "sell_id IN (3, 5, 999)",
+    "NOT sell_id IN (3, 5) AND create_date <> '2024-01-01'",
+    "status_id IS NULL OR batch BETWEEN 1 AND 2",
+    "NOT (create_date = '2024-01-01') AND total_amt >= 99.5",
+    "create_date > '2024-01-01' OR acct_id < 1010",
+]
+
+
+@pytest.fixture(scope="module")
+def sales_path(tmp_path_factory, spark) -> Path:
+    """The sample sales table after its three CDC loads (read-only: tests copy it to change
+    it)."""
+    path = tmp_path_factory.mktemp("arrow") / "sales"
+    table = lakectl.create_table(
+        str(path), schema=SCHEMA, primary_key="sell_id", partition_by="create_date", spark=spark
+    )
+    for batch in BATCHES:
+        table.load(str(SALES / batch), **CDC)
+    return path
+
+
+def _copy(sales_path: Path, tmp_path: Path, spark: object) -> lakectl.Table:
+    shutil.copytree(sales_path, tmp_path / "sales")
+    return lakectl.open_table(str(tmp_path / "sales"), spark=spark)
+
+
+@pytest.mark.parametrize("version", [None, 1, 2, 3])
+def test_every_version(sales_path, spark, version):
+    table = lakectl.open_table(str(sales_path), spark=spark)
+    got = assert_same_rows(table, version=version)
+    assert got.num_rows == {None: 215, 1: 200, 2: 219, 3: 215}[version]
+
+
+@pytest.mark.parametrize("where", PREDICATES)
+def test_where_and_columns(sales_path, spark, where):
+    table = lakectl.open_table(str(sales_path), spark=spark)
+    assert_same_rows(table, where=where)
+    got = assert_same_rows(table, where=where, columns=["total_amt", "sell_id"], version=2)
+    assert got.schema.names == ["total_amt", "sell_id"]
+
+
+def test_where_prunes_partitions(sales_path):
+    from lakectl.arrow.read import read_arrow
+    from lakectl.ops.snapshot import SnapshotRequest
+
+    table = lakectl.open_table(str(sales_path))
+    read = read_arrow(
+        table.context, str(sales_path), SnapshotRequest(where="create_date = '2024-01-02'")
+    )
+    assert (read.scan.partitions, read.scan.partitions_read) == (3, 1)
+
+
+def test_minor_then_major_compaction(sales_path, tmp_path, spark):
+    table = _copy(sales_path, tmp_path, spark)
+    before = table.to_arrow()
+    table.compact("minor")
+    assert assert_same_rows(table).sort_by("sell_id").equals(before.sort_by("sell_id"))
+    assert_same_rows(table, version=2)
+    table.compact("major")
+    assert assert_same_rows(table).sort_by("sell_id").equals(before.sort_by("sell_id"))
+    assert_same_rows(table, version=1, where=PREDICATES[1])
+
+
+def test_list_bucketed_table(sales_path, tmp_path, spark):
+    table = _copy(sales_path, tmp_path, spark)
+    table.compact("major")
+    done = table.list_bucket("store_id", keys="S01,S02")
+    assert done.rewritten
+    assert list((tmp_path / "sales").glob("create_date=*/base_*/store_id=S01"))
+    for where in (None, "store_id = 'S01'", "store_id = 'S04'", "store_id IN ('S02', 'S05')"):
+        assert_same_rows(table, where=where)
+
+
+def test_installed_statements_are_refused_never_ignored(sales_path, tmp_path, spark):
+    table = _copy(sales_path, tmp_path, spark)
+    statements = tmp_path / "fix.updates"
+    statements.write_text(
+        "-- time=2024-01-01\nUPDATE sales SET status_id = 'FIXED' WHERE sell_id = 3;\n"
+    )
+    table.apply_updates(str(statements))
+    with pytest.raises(UsageError, match="status_id = 'FIXED'") as refused:
+        table.to_arrow()
+    assert "Type 7" in refused.value.message
+    # Before the statement's time, and the raw rows, are read (and equal Spark's).
+    assert_same_rows(table, as_of="2023-12-31")
+    raw = assert_same_rows(table, as_of=-1, where="sell_id = 3")
+    assert raw.column("status_id").to_pylist() != ["FIXED"]
+
+
+@pytest.mark.parametrize(
+    ("read", "message"),
+    [
+        ({"where": "upper(store_id) = 'S01'"}, "UPPER"),
+        ({"where": "no_such = 1"}, "no_such"),
+        ({"columns": "sell_id,nope"}, "nope"),
+        ({"version": 99}, "99"),
+    ],
+)
+def test_bad_reads_are_refused(sales_path, read, message):
+    table = lakectl.open_table(str(sales_path))
+    with pytest.raises(LakectlError, match=message):
+        table.to_arrow(**read)
+
+
+def test_hand_offs(sales_path):
+    import duckdb
+
+    table = lakectl.open_table(str(sales_path))
+    frame = table.to_pandas(where="store_id = 'S02'")
+    assert len(frame) == table.to_arrow(where="store_id = 'S02'").num_rows > 0
+    con = duckdb.connect()
+    relation = table.to_duckdb(con, columns="store_id,total_amt")
+    got = relation.aggregate("store_id, count(*) AS n", "store_id").order("store_id").fetchall()
+    want = table.to_arrow().group_by("store_id").aggregate([("sell_id", "count")])
+    assert dict(got) == dict(zip(*want.to_pydict().values(), strict=True))
+    try:
+        import polars  # noqa: F401
+    except ImportError:
+        with pytest.raises(UsageError, match="polars"):
+            table.to_polars()
