@@ -62,6 +62,15 @@ from lakectl.errors import UsageError
 @click.option(
     "--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list."
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["spark", "arrow"]),
+    default="spark",
+    show_default=True,
+    help="spark: read with Spark. arrow: read with pyarrow, without starting a JVM (no Type 7 "
+    "statements: a read they change is refused; --where takes comparisons, AND, OR, NOT, "
+    "IS NULL, IN and BETWEEN; --out writes parquet, orc or csv).",
+)
 @common_options
 def snapshot(
     table: str | None,
@@ -77,6 +86,7 @@ def snapshot(
     out: str | None,
     fmt: str | None,
     valid_write_ids: str | None,
+    engine: str,
     settings: Settings,
 ) -> None:
     """Show the table's rows (merge-on-read), now or at a version or time.
@@ -89,6 +99,7 @@ def snapshot(
       lakectl snapshot doctors --as-of 2014-09-01
       lakectl snapshot sales --order-by sell_id --format csv > sales.csv
       lakectl snapshot sales --version 3 --out /tmp/sales_v3 --format parquet
+      lakectl snapshot sales --engine arrow --format csv > sales.csv
     """
     from lakectl.ops.create import split_columns
     from lakectl.ops.snapshot import SnapshotRequest
@@ -118,7 +129,12 @@ def snapshot(
         valid_write_ids=valid_write_ids,
         raw=raw,
     )
-    result = run_operation(settings, ctx, run_snapshot, table, request)
+    if engine == "arrow":
+        from lakectl.arrow.snapshot import arrow_snapshot
+
+        result = run_operation(settings, ctx, arrow_snapshot, table, request)
+    else:
+        result = run_operation(settings, ctx, run_snapshot, table, request)
     if result is None:
         return
     if result.out:

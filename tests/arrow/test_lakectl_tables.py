@@ -4,9 +4,15 @@ minor and major compaction, list-bucketed, and with installed Type 7 statements 
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
+from collections import Counter
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from arrow_oracle import assert_same_rows
 
@@ -145,3 +151,59 @@ def test_hand_offs(sales_path):
     except ImportError:
         with pytest.raises(UsageError, match="polars"):
             table.to_polars()
+
+
+def _without_java(tmp_path: Path) -> dict[str, str]:
+    """An environment whose PATH holds an empty directory: no ``java``, no JAVA_HOME."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME")}
+    env["PATH"] = str(bin_dir)
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    return env
+
+
+def test_cli_arrow_engine_runs_without_java(sales_path, tmp_path, spark):
+    env = _without_java(tmp_path)
+
+    def cli(*args: object) -> subprocess.CompletedProcess[str]:
+        command = [
+            sys.executable,
+            "-m",
+            "lakectl",
+            "snapshot",
+            str(sales_path),
+            "--engine",
+            "arrow",
+        ]
+        return subprocess.run(
+            [*command, *map(str, args)], env=env, capture_output=True, text=True, timeout=120
+        )
+
+    want = lakectl.open_table(str(sales_path), spark=spark).to_spark(where="batch > 0").toArrow()
+    shown = cli("--where", "batch > 0", "--json")
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["columns"] == want.schema.names and data["read_path"] == "arrow"
+    assert Counter(tuple(r.values()) for r in data["rows"]) == Counter(
+        tuple(r.values()) for r in want.to_pylist()
+    )
+    written = cli("--version", "1", "--out", tmp_path / "v1", "--json")
+    assert written.returncode == 0, written.stderr
+    assert json.loads(written.stdout)["rows_written"] == 200
+    assert pq.read_table(tmp_path / "v1").num_rows == 200
+    refused = cli("--out", tmp_path / "j", "--format", "json", "--json")
+    assert refused.returncode == 2
+    assert "arrow engine" in json.loads(refused.stdout)["error"]["message"]
+    assert not (tmp_path / "j").exists()
+    spark_only = cli("--where", "upper(store_id) = 'S01'")
+    assert spark_only.returncode == 2 and "UPPER" in spark_only.stderr
+    assert "Traceback" not in spark_only.stderr
+
+
+def test_cli_arrow_engine_sorts_and_limits_as_spark(sales_path, lakectl_cli, spark):
+    args = ("snapshot", sales_path, "--order-by", "store_id desc,sell_id", "--limit", "7")
+    arrow = lakectl_cli(*args, "--engine", "arrow", "--json")
+    assert arrow.code == 0, arrow.err
+    assert arrow.json["rows"] == lakectl_cli(*args, "--json").json["rows"]
+    assert arrow.json["truncated"] is True
