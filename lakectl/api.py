@@ -305,9 +305,9 @@ class Table:
         timezone: str | None = None,
     ) -> pa.Table:
         """The rows :meth:`to_spark` returns, as a :class:`pyarrow.Table`, read without Spark
-        or a JVM (:mod:`lakectl.arrow`). ``where`` takes comparisons of columns with
-        literals, ``AND``/``OR``/``NOT``, ``IS NULL``, ``IN`` and ``BETWEEN``; a read that
-        installed Type 7 statements change is refused (:class:`lakectl.errors.UsageError`)."""
+        or a JVM (:mod:`lakectl.arrow`). ``where`` and the Type 7 statements applied take
+        comparisons of columns with literals, ``AND``/``OR``/``NOT``, ``IS NULL``, ``IN`` and
+        ``BETWEEN``; anything else is refused (:class:`lakectl.errors.UsageError`) naming it."""
         return self.to_batches(
             version=version,
             as_of=as_of,

@@ -4,8 +4,9 @@ partition, as :class:`pyarrow.RecordBatch` es.
 The same resolution as the Spark path (:mod:`lakectl.ops.snapshot`): time travel and
 valid-write-id lists (:func:`~lakectl.ops.reading.open_for_read`), checked ``where`` and
 ``columns``, partition and list-bucketing pruning (:func:`~lakectl.ops.pruning.prune_target`),
-then merge-on-read per partition (:mod:`lakectl.arrow.merge`). Type 7 statements are not
-applied here: a read they change is refused, naming them, never answered with unapplied rows.
+then merge-on-read per partition (:mod:`lakectl.arrow.merge`), the Type 7 statements effective
+at ``as_of`` (:mod:`lakectl.arrow.statements`; one it cannot apply is refused, naming it, never
+skipped), the ``where`` filter and the projection.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakectl.arrow.merge import MergeSpec, partition_rows
+from lakectl.arrow.statements import CompiledStatement, apply_compiled, compile_statements
 from lakectl.arrow.where import arrow_filter
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
@@ -39,6 +41,7 @@ class ArrowRead:
     scan: ScanStats
     target: ReadTarget
     request: SnapshotRequest
+    statements: tuple[CompiledStatement, ...] = ()
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The rows, one partition at a time (only one partition's rows are held at once)."""
@@ -57,6 +60,8 @@ class ArrowRead:
             if plan.is_empty:
                 continue
             rows = partition_rows(spec, plan)
+            if self.statements:  # row by row: a partition's rows are all they need
+                rows = apply_compiled(rows, self.statements)
             if condition is not None:
                 rows = rows.filter(condition)
             yield from rows.select(names).to_batches()
@@ -86,7 +91,8 @@ def read_arrow(ctx: Context, table_ref: str | None, request: SnapshotRequest) ->
     meta = target.metadata
     check_request(meta.schema, request, ctx.config.storage_options)
     statements = [] if request.raw else statements_for_read(store, target.state, meta.schema)
-    _refuse_statements(statements, request)
+    as_of = request.as_of if request.as_of is not None else int(time.time() * 1000)
+    compiled = compile_statements(statements_effective_at(statements, as_of), meta.schema)
     if request.where:
         arrow_filter(request.where, meta.schema)  # refuse what cannot be evaluated, up front
     pruned, scan = prune_target(target, request.where, [s.sql for s in statements])
@@ -94,22 +100,8 @@ def read_arrow(ctx: Context, table_ref: str | None, request: SnapshotRequest) ->
     columns = names or [*meta.data_schema.names, *meta.partition_by]
     schema = arrow_schema(meta.schema.select(columns))
     version = target.state.max_write_id if target.state is not None else None
-    return ArrowRead(store.name or store.url, version, schema, scan, pruned, request)
-
-
-def _refuse_statements(statements: list, request: SnapshotRequest) -> None:  # type: ignore[type-arg]
-    if not statements:
-        return
-    as_of = request.as_of if request.as_of is not None else int(time.time() * 1000)
-    effective = statements_effective_at(statements, as_of)
-    if effective:
-        first = effective[0]
-        raise UsageError(
-            f"the Arrow reader does not apply Type 7 statements; {len(effective)} apply to this "
-            f"read, the first at {first.source} line {first.line}: {first.sql[:200]}",
-            hint="read with the Spark engine, read the rows as loaded (raw, or --as-of -1), "
-            "or materialize the statements first",
-        )
+    name = store.name or store.url
+    return ArrowRead(name, version, schema, scan, pruned, request, tuple(compiled))
 
 
 __all__ = ["ArrowRead", "read_arrow"]

@@ -38,20 +38,24 @@ def arrow_filter(where: str, schema: Schema) -> pc.Expression:
     """``where`` (over ``schema``'s columns) as an Arrow filter expression; raises
     :class:`UsageError` naming a construct the Arrow reader does not evaluate."""
     tree = check_where(where, schema)
-    return _Translator(where, schema).condition(tree)
+    return Translator(f"--where {where!r}", schema).condition(tree)
 
 
-class _Translator:
-    def __init__(self, where: str, schema: Schema) -> None:
-        self.where = where
+class Translator:
+    """Checked sqlglot trees over ``schema``'s columns as Arrow expressions; ``label`` names
+    the text they come from in errors."""
+
+    def __init__(self, label: str, schema: Schema) -> None:
+        self.label = label
         self.schema = schema
 
     def refuse(self, node: exp.Expression) -> UsageError:
         return UsageError(
-            f"--where {self.where!r}: {node.sql(dialect='spark')!r} "
+            f"{self.label}: {node.sql(dialect='spark')!r} "
             f"({node.key.upper()}) is not supported by the Arrow reader",
-            hint="use comparisons of columns with literals, AND, OR, NOT, IS NULL, IN and "
-            "BETWEEN; or read with the Spark engine",
+            hint="it evaluates comparisons of columns with literals, AND, OR, NOT, IS NULL, IN "
+            "and BETWEEN (statements: SET to a literal or a column of the same type); read "
+            "with the Spark engine for the rest",
         )
 
     def condition(self, node: exp.Expression) -> pc.Expression:
@@ -138,9 +142,7 @@ class _Translator:
             try:
                 return pa.scalar(text).cast(arrow_type(typed))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                raise UsageError(
-                    f"--where {self.where!r}: {text!r} is not a {typed} value"
-                ) from exc
+                raise UsageError(f"{self.label}: {text!r} is not a {typed} value") from exc
         number = Decimal(("-" if negative else "") + text)
         if typed is not None:
             try:  # the column's type when the value fits it exactly
@@ -152,4 +154,4 @@ class _Translator:
         return pa.scalar(float(number))
 
 
-__all__ = ["arrow_filter"]
+__all__ = ["Translator", "arrow_filter"]

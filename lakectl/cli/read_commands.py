@@ -67,9 +67,9 @@ from lakectl.errors import UsageError
     type=click.Choice(["spark", "arrow"]),
     default="spark",
     show_default=True,
-    help="spark: read with Spark. arrow: read with pyarrow, without starting a JVM (no Type 7 "
-    "statements: a read they change is refused; --where takes comparisons, AND, OR, NOT, "
-    "IS NULL, IN and BETWEEN; --out writes parquet, orc or csv).",
+    help="spark: read with Spark. arrow: read with pyarrow, without starting a JVM; --where and "
+    "Type 7 statements may use comparisons, AND, OR, NOT, IS NULL, IN and BETWEEN (else the "
+    "read is refused, naming what); --out writes parquet, orc or csv.",
 )
 @common_options
 def snapshot(

@@ -1,6 +1,6 @@
 """The Arrow reader on lakectl tables equals the Spark path (``to_spark``) row for row: the
 sample sales table after its CDC loads, at every version, with filters and projections, after
-minor and major compaction, list-bucketed, and with installed Type 7 statements (refused)."""
+minor and major compaction, list-bucketed, and with installed Type 7 statements."""
 
 from __future__ import annotations
 
@@ -104,19 +104,37 @@ def test_list_bucketed_table(sales_path, tmp_path, spark):
         assert_same_rows(table, where=where)
 
 
-def test_installed_statements_are_refused_never_ignored(sales_path, tmp_path, spark):
+STATEMENTS = """-- time=2024-01-01
+UPDATE sales SET status_id = 'FIXED', total_amt = 0 WHERE sell_id = 3;
+UPDATE sales SET store_id = 'S09' WHERE store_id = 'S02' AND total_amt > 200;
+-- time=2024-02-01
+DELETE FROM sales WHERE sell_id IN (5, 7, 11) OR status_id IS NULL;
+UPDATE sales SET create_date = '2024-01-09', batch = NULL WHERE NOT (store_id <> 'S03');
+UPDATE sales SET payment_type_id = status_id, status_id = payment_type_id WHERE sell_id < 20;
+"""
+LATER = """-- time=2024-03-01
+UPDATE sales SET status_id = upper(status_id) WHERE sell_id = 4;
+"""
+
+
+def test_installed_statements_apply_as_in_spark(sales_path, tmp_path, spark):
     table = _copy(sales_path, tmp_path, spark)
-    statements = tmp_path / "fix.updates"
-    statements.write_text(
-        "-- time=2024-01-01\nUPDATE sales SET status_id = 'FIXED' WHERE sell_id = 3;\n"
-    )
-    table.apply_updates(str(statements))
-    with pytest.raises(UsageError, match="status_id = 'FIXED'") as refused:
+    (tmp_path / "fix.updates").write_text(STATEMENTS)
+    table.apply_updates(str(tmp_path / "fix.updates"))
+    for as_of in (None, "2023-12-31", "2024-01-15", -1):
+        assert_same_rows(table, as_of=as_of)
+    now = assert_same_rows(table, where="create_date = '2024-01-09' OR store_id = 'S09'")
+    assert now.num_rows > 0 and set(now.column("batch").to_pylist()) >= {None}
+    fixed = assert_same_rows(table, where="sell_id = 3", as_of="2024-01-15")
+    assert fixed.column("status_id").to_pylist() == ["FIXED"]
+    # A statement the Arrow reader cannot apply refuses the reads it changes, naming it.
+    (tmp_path / "later.updates").write_text(LATER)
+    table.apply_updates(str(tmp_path / "later.updates"))
+    with pytest.raises(UsageError, match=r"line 2 .*UPPER") as refused:
         table.to_arrow()
     assert "Type 7" in refused.value.message
-    # Before the statement's time, and the raw rows, are read (and equal Spark's).
-    assert_same_rows(table, as_of="2023-12-31")
-    raw = assert_same_rows(table, as_of=-1, where="sell_id = 3")
+    assert_same_rows(table, as_of="2024-02-15")
+    raw = assert_same_rows(table, raw=True, where="sell_id = 3")
     assert raw.column("status_id").to_pylist() != ["FIXED"]
 
 
