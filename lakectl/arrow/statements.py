@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from lakectl.arrow.types import arrow_type
-from lakectl.arrow.where import Translator
+from lakectl.arrow.where import Translator, cast_text
 from lakectl.table.schema import Schema
 from lakectl.updates.statements import Statement
 from lakectl.updates.validate import check_stored_statement
@@ -78,7 +78,7 @@ def _value(translate: Translator, node: exp.Expression, column_type: str) -> pc.
         return pc.field(translate.schema[inner.name].name)
     if isinstance(inner, exp.Literal) and inner.is_string:
         try:
-            return pc.scalar(pa.scalar(inner.this).cast(target))
+            return pc.scalar(cast_text(inner.this, target))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return pc.scalar(pa.scalar(None, target))  # try_cast of a bad value: NULL
     scalar = translate.literal(inner, column_type)

@@ -22,6 +22,7 @@ from lakectl.table.schema import Schema
 from lakectl.updates.validate import check_where
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     import pyarrow.compute as pc
 
 _COMPARISONS: dict[type[exp.Expression], str] = {
@@ -39,6 +40,20 @@ def arrow_filter(where: str, schema: Schema) -> pc.Expression:
     :class:`UsageError` naming a construct the Arrow reader does not evaluate."""
     tree = check_where(where, schema)
     return Translator(f"--where {where!r}", schema).condition(tree)
+
+
+def cast_text(text: str, target: pa.DataType) -> pa.Scalar:
+    """``text`` as a scalar of ``target``, as Spark casts a string literal; a timestamp without
+    an offset is UTC (lakectl's Spark session time zone)."""
+    import pyarrow as pa
+
+    value = pa.scalar(text)
+    if pa.types.is_timestamp(target) and target.tz is not None:
+        try:
+            return value.cast(target)
+        except pa.ArrowInvalid:
+            return value.cast(pa.timestamp(target.unit)).cast(target)
+    return value.cast(target)
 
 
 class Translator:
@@ -140,7 +155,7 @@ class Translator:
             if typed is None:
                 return pa.scalar(text)
             try:
-                return pa.scalar(text).cast(arrow_type(typed))
+                return cast_text(text, arrow_type(typed))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                 raise UsageError(f"{self.label}: {text!r} is not a {typed} value") from exc
         number = Decimal(("-" if negative else "") + text)
@@ -154,4 +169,4 @@ class Translator:
         return pa.scalar(float(number))
 
 
-__all__ = ["Translator", "arrow_filter"]
+__all__ = ["Translator", "arrow_filter", "cast_text"]
