@@ -225,3 +225,30 @@ def test_cli_arrow_engine_sorts_and_limits_as_spark(sales_path, lakectl_cli, spa
     assert arrow.code == 0, arrow.err
     assert arrow.json["rows"] == lakectl_cli(*args, "--json").json["rows"]
     assert arrow.json["truncated"] is True
+
+
+# Mistakes with --engine arrow end as they do with Spark: the same exit code, one JSON error.
+ARROW_MISTAKES = [
+    (["--version", "999"], 67),
+    (["--known-at", "1999-01-01"], 67),
+    (["--as-of", "yesterday"], 2),
+    (["--columns", "sell_id,nope"], 2),
+    (["--where", "store_id = 'S01' whatever"], 2),
+    (["--where", "reflect('java.lang.Runtime','getRuntime') IS NULL"], 65),
+    (["--where", "length(store_id) = 3"], 2),
+    (["--where", "store_id = 'S01'", "--valid-write-ids", "t:1:1::"], 2),
+    (["--out", "{existing}"], 65),
+    (["--out", "{new}", "--format", "json"], 2),
+    (["--order-by", "nope"], 2),
+]
+
+
+@pytest.mark.parametrize(("args", "code"), ARROW_MISTAKES)
+def test_cli_arrow_engine_mistakes(sales_path, tmp_path, lakectl_cli, args, code):
+    existing = tmp_path / "existing.csv"
+    existing.write_text("x\n")
+    args = [a.format(existing=existing, new=tmp_path / "new") for a in args]
+    result = lakectl_cli("snapshot", sales_path, "--engine", "arrow", *args, "--json")
+    assert result.code == code, result.out
+    assert set(result.json) == {"error"} and result.json["error"]["message"]
+    assert not (tmp_path / "new").exists()
