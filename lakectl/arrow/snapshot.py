@@ -46,7 +46,7 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
     limit = request.limit
     rows: list[tuple[Any, ...]] = []
     for batch in batches:
-        rows.extend(tuple(r.values()) for r in batch.to_pylist())
+        rows.extend(tuple(r.values()) for r in _wall_clock(batch).to_pylist())
         if limit and len(rows) > limit:
             rows, result.truncated = rows[:limit], True
             break
@@ -54,6 +54,18 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
     if not rows and request.as_of is not None:
         result.note = time_bound_note(ctx.table(table_ref), request.as_of)
     return result
+
+
+def _wall_clock(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with UTC timestamps as plain date-times, as Spark's rows hold them (its session
+    time zone is UTC), so that both engines print the same text."""
+    import pyarrow as pa
+
+    fields = [
+        pa.field(f.name, pa.timestamp(f.type.unit)) if pa.types.is_timestamp(f.type) else f
+        for f in batch.schema
+    ]
+    return batch.cast(pa.schema(fields)) if fields != list(batch.schema) else batch
 
 
 def _sorted(read: ArrowRead, order_by: tuple[str, ...]) -> list[pa.RecordBatch]:
