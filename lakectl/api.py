@@ -31,6 +31,8 @@ from lakectl.errors import UsageError
 from lakectl.ops.context import Context, Progress, no_progress
 
 if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
     from lakectl.ops.clean import CleanResult
@@ -355,6 +357,75 @@ class Table:
         )
         return snapshot_dataframe(self._ctx, self._ref, request)
 
+    def to_arrow(
+        self,
+        *,
+        version: int | None = None,
+        as_of: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        where: str | None = None,
+        columns: str | Sequence[str] | None = None,
+        raw: bool = False,
+        valid_write_ids: str | None = None,
+        timezone: str | None = None,
+    ) -> pa.Table:
+        """The rows :meth:`to_spark` returns, as a :class:`pyarrow.Table`, read without Spark
+        or a JVM (:mod:`lakectl.arrow`). ``where`` and the Type 7 statements applied take
+        comparisons of columns with literals, ``AND``/``OR``/``NOT``, ``IS NULL``, ``IN`` and
+        ``BETWEEN``; anything else is refused (:class:`lakectl.errors.UsageError`) naming it."""
+        return self.to_batches(
+            version=version,
+            as_of=as_of,
+            known_at=known_at,
+            where=where,
+            columns=columns,
+            raw=raw,
+            valid_write_ids=valid_write_ids,
+            timezone=timezone,
+        ).read_all()
+
+    def to_batches(
+        self,
+        *,
+        version: int | None = None,
+        as_of: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        where: str | None = None,
+        columns: str | Sequence[str] | None = None,
+        raw: bool = False,
+        valid_write_ids: str | None = None,
+        timezone: str | None = None,
+    ) -> pa.RecordBatchReader:
+        """:meth:`to_arrow` as a stream of record batches, one partition at a time: memory
+        holds one partition's rows, not the table's. The request is checked (and refused)
+        before the first batch is read; DuckDB reads it with ``con.from_arrow(reader)``."""
+        from lakectl.arrow.read import read_arrow
+
+        request = self._request(
+            version, as_of, known_at, where, columns, raw, valid_write_ids, timezone
+        )
+        return read_arrow(self._ctx, self._ref, request).reader()
+
+    def to_pandas(self, **read: Any) -> pd.DataFrame:
+        """:meth:`to_arrow` (same keyword arguments) as a pandas DataFrame."""
+        return self.to_arrow(**read).to_pandas()
+
+    def to_polars(self, **read: Any) -> Any:
+        """:meth:`to_arrow` (same keyword arguments) as a Polars DataFrame; needs polars."""
+        try:
+            import polars
+        except ImportError as exc:
+            raise UsageError(
+                "to_polars needs the polars package, which is not installed",
+                hint="pip install polars, or use to_arrow / to_pandas",
+            ) from exc
+        return polars.from_arrow(self.to_arrow(**read))
+
+    def to_duckdb(self, con: Any, **read: Any) -> Any:
+        """:meth:`to_batches` (same keyword arguments) as a relation of the DuckDB connection
+        ``con`` (``con.from_arrow``): DuckDB streams the batches as it runs the query."""
+        return con.from_arrow(self.to_batches(**read))
+
     def snapshot(
         self,
         *,
@@ -370,10 +441,12 @@ class Table:
         valid_write_ids: str | None = None,
         timezone: str | None = None,
         order_by: str | Sequence[str] | None = None,
+        engine: Literal["spark", "arrow"] = "spark",
     ) -> SnapshotResult:
         """What ``lakectl snapshot`` does: the rows collected to the driver (at most ``limit``,
         sorted by ``order_by`` when given), or written to ``out`` as Parquet, ORC, CSV or
-        JSON."""
+        JSON. ``engine="arrow"`` reads with pyarrow instead of Spark (no JVM; see
+        :meth:`to_arrow` for what it cannot apply)."""
         from lakectl.ops.snapshot import snapshot
 
         request = replace(
@@ -383,6 +456,10 @@ class Table:
             out_format=out_format,
             order_by=_columns(order_by),
         )
+        if engine == "arrow":
+            from lakectl.arrow.snapshot import arrow_snapshot
+
+            return arrow_snapshot(self._ctx, self._ref, request)
         return snapshot(self._ctx, self._ref, request)
 
     def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:

@@ -69,6 +69,15 @@ if TYPE_CHECKING:
 @click.option(
     "--valid-write-ids", metavar="LIST", help="For Hive-written tables: Hive's valid write-id list."
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["spark", "arrow"]),
+    default="spark",
+    show_default=True,
+    help="spark: read with Spark. arrow: read with pyarrow, without starting a JVM; --where and "
+    "Type 7 statements may use comparisons, AND, OR, NOT, IS NULL, IN and BETWEEN (else the "
+    "read is refused, naming what); --out writes parquet, orc or csv.",
+)
 @common_options
 def snapshot(
     table: str | None,
@@ -84,6 +93,7 @@ def snapshot(
     out: str | None,
     fmt: str | None,
     valid_write_ids: str | None,
+    engine: str,
     settings: Settings,
 ) -> None:
     """Show the table's rows (merge-on-read), now or at a version or time.
@@ -96,6 +106,7 @@ def snapshot(
       lakectl snapshot doctors --as-of 2014-09-01
       lakectl snapshot sales --order-by sell_id --format csv > sales.csv
       lakectl snapshot sales --version 3 --out /tmp/sales_v3 --format parquet
+      lakectl snapshot sales --engine arrow --format csv > sales.csv
     """
     from lakectl.ops.create import split_columns
     from lakectl.updates.times import resolve_zone
@@ -125,6 +136,7 @@ def snapshot(
             out_format=fmt if out else "parquet",
             valid_write_ids=valid_write_ids,
             order_by=order_by,
+            engine="arrow" if engine == "arrow" else "spark",
         ),
     )
     render(settings, result, lambda r: _print_snapshot(r, fmt))

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from lakectl.errors import FormatError
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.spark.file_partitions import (
     PARTITION_KEY_COLUMN,
@@ -36,8 +35,6 @@ from lakectl.table.layout import (
     LIST_BUCKETING_SEGMENT_PATTERN,
     OP_DELETE,
     decode_bucket,
-    encode_bucket,
-    parse_original_file,
 )
 from lakectl.table.listing import FileEntry
 from lakectl.table.schema import Schema
@@ -444,49 +441,12 @@ def _original_events(
     Read through the driver with pyarrow: such files only exist in tables converted from plain
     ORC, until their first major compaction.
     """
-    import pyarrow as pa
-    import pyarrow.orc as orc
+    from lakectl.arrow.originals import original_events
 
-    by_bucket: dict[tuple[str, int], list[tuple[int, tuple[PartitionReadPlan, FileEntry]]]] = {}
-    for plan, entry in originals:
-        parsed = parse_original_file(entry.name)
-        if parsed is None:
-            raise FormatError(
-                f"{spec.storage.url(entry.path)}: not an ACID directory and not a Hive original "
-                "file name (NNNNNN_N[_copy_N])"
-            )
-        bucket, copy = parsed
-        by_bucket.setdefault((plan.relative, bucket), []).append((copy, (plan, entry)))
-    tables = []
-    for (_, bucket), entries in sorted(by_bucket.items()):
-        offset = 0
-        for _, (plan, entry) in sorted(entries, key=lambda e: e[0]):
-            with spec.storage.fs.open(entry.path, "rb") as handle:
-                table = orc.ORCFile(handle).read()
-            names = {n.lower(): n for n in table.column_names}
-            arrays = {}
-            for col in spec.data_schema.names:
-                src = names.get(col.lower())
-                if src is None:
-                    raise FormatError(f"original file {entry.name} has no column {col!r}")
-                arrays[col] = table.column(src)
-            n = table.num_rows
-            out = pa.table(
-                {
-                    "originalTransaction": pa.array([0] * n, pa.int64()),
-                    "bucket": pa.array([encode_bucket(bucket)] * n, pa.int32()),
-                    "rowId": pa.array(range(offset, offset + n), pa.int64()),
-                    "currentTransaction": pa.array([0] * n, pa.int64()),
-                    **arrays,
-                    **{
-                        c: pa.array([v] * n, pa.string())
-                        for c, v in zip(spec.partition_schema.names, plan.values, strict=True)
-                    },
-                }
-            )
-            offset += n
-            tables.append(out)
-    combined = pa.concat_tables(tables, promote_options="default")
+    combined = original_events(
+        spec.storage, spec.data_schema, spec.partition_schema.names, originals
+    )
+    assert combined is not None  # callers pass at least one file
     df = spark.createDataFrame(combined.to_pandas())
     row = F.struct(
         *[F.col(f"`{c.name}`").cast(c.type).alias(c.name) for c in spec.data_schema.columns]

@@ -24,6 +24,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lakectl.arrow.events import (
+    all_event_columns_set,
+    conform_batch,
+    of_valid_write_ids,
+    orc_source,
+)
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import (
@@ -37,7 +43,6 @@ from lakectl.table.properties import ORC_DICTIONARY_THRESHOLD, pyarrow_orc_codec
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
-from .arrow_events import all_event_columns_set, of_valid_write_ids, orc_source
 from .types import event_schema_ddl
 
 if TYPE_CHECKING:
@@ -331,8 +336,6 @@ class _MergeTask:
 
     def _read(self, path: str, target: pa.Schema) -> Iterator[pa.RecordBatch]:
         import pyarrow.orc as orc
-
-        from .fsspec_orc import conform_batch
 
         with orc_source(self.storage, path) as source:
             reader = orc.ORCFile(source)

@@ -35,6 +35,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from lakectl.arrow.events import conform_batch
 from lakectl.errors import StorageError
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import escape_partition_value, unescape_partition_value
@@ -219,51 +220,6 @@ class _EventReader(DataSourceReader):
         reader = orc.ORCFile(pa.BufferReader(data))
         for stripe in range(reader.nstripes):
             yield conform_batch(reader.read_stripe(stripe), target, partition.partition_values)
-
-
-def conform_batch(
-    batch: pa.RecordBatch, target: pa.Schema, partition_values: list[str | None]
-) -> pa.RecordBatch:
-    """``batch`` (an event file's stripe) in ``target``'s shape: event columns and row fields
-    matched by name (case-insensitive; by position for Hive's ``_colN`` names), cast to the
-    target types, then the partition values as constant string columns."""
-    import pyarrow as pa
-
-    n = batch.num_rows
-    events = len(target) - len(partition_values)
-    arrays = [
-        _conform(_child(batch, field.name, i), field.type)
-        for i, field in enumerate(list(target)[:events])
-    ]
-    arrays += [pa.array([v] * n, pa.string()) for v in partition_values]  # None: default part.
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
-
-
-def _child(parent: Any, name: str, position: int) -> pa.Array:
-    """The child column ``name`` of a record batch or struct array (else the one at ``position``)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    fields = parent.schema if isinstance(parent, pa.RecordBatch) else parent.type
-    names = [field.name.lower() for field in fields]
-    index = names.index(name.lower()) if name.lower() in names else position
-    if isinstance(parent, pa.RecordBatch):
-        return parent.column(index)
-    return pc.struct_field(parent, [index])
-
-
-def _conform(array: pa.Array, target: pa.DataType) -> pa.Array:
-    import pyarrow as pa
-
-    if pa.types.is_struct(target):
-        children = [
-            _conform(_child(array, target.field(i).name, i), target.field(i).type)
-            for i in range(target.num_fields)
-        ]
-        return pa.StructArray.from_arrays(
-            children, fields=list(target), mask=array.is_null() if array.null_count else None
-        )
-    return array if array.type == target else array.cast(target)
 
 
 class _EventWriter(DataSourceArrowWriter):

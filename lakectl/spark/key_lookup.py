@@ -26,13 +26,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lakectl.arrow.events import (
+    EVENT_COLUMNS,
+    all_event_columns_set,
+    of_valid_write_ids,
+    orc_source,
+)
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import OP_DELETE
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
-from .arrow_events import EVENT_COLUMNS, all_event_columns_set, of_valid_write_ids, orc_source
 from .bucket_merge import eligible
 from .types import IDENTITY_COLUMNS
 

@@ -1,0 +1,108 @@
+"""ACID event files as Arrow data: reading them, and the checks on their events. Shared by the
+JVM-free reader (:mod:`lakectl.arrow.read`) and the pyarrow paths that run inside Spark tasks
+(:mod:`lakectl.spark.bucket_merge`, :mod:`lakectl.spark.key_lookup`, :mod:`lakectl.spark.fsspec_orc`).
+
+They apply the rules of :mod:`lakectl.spark.acid_read`: every event column must be set, and
+only events of valid write ids count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from lakectl.storage.fs import Storage
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+EVENT_COLUMNS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction")
+
+
+def all_event_columns_set(events: pa.Table | pa.RecordBatch) -> pa.Array:
+    """Rows whose event columns are all set (acid_read's guard filter)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keep = pa.array(np.ones(events.num_rows, dtype=bool))
+    for name in EVENT_COLUMNS:
+        column = events.column(name)
+        if column.null_count:
+            keep = pc.and_(keep, column.is_valid())
+    return keep
+
+
+def of_valid_write_ids(
+    events: pa.Table | pa.RecordBatch, high_watermark: int, exceptions: Iterable[int]
+) -> pa.Array:
+    """Rows whose ``currentTransaction`` is a valid write id: at most the high watermark and
+    not one of the ``exceptions`` (open or aborted)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    txn = events.column("currentTransaction")
+    ok = pc.less_equal(txn, high_watermark)
+    excluded = sorted(exceptions)
+    if excluded:
+        ok = pc.and_(ok, pc.invert(pc.is_in(txn, pa.array(excluded, pa.int64()))))
+    return ok
+
+
+@contextmanager
+def orc_source(storage: Storage, path: str) -> Iterator[Any]:
+    """What ``pyarrow.orc.ORCFile`` reads ``path`` from: the open local file, or the object's
+    bytes fetched with one GET (random reads on an object store cost a request each)."""
+    import pyarrow as pa
+
+    if storage.scheme == "file":
+        with storage.fs.open(path, "rb") as handle:
+            yield handle
+    else:
+        yield pa.BufferReader(storage.fs.cat_file(path))
+
+
+def conform_batch(
+    batch: pa.RecordBatch, target: pa.Schema, partition_values: list[str | None]
+) -> pa.RecordBatch:
+    """``batch`` (an event file's stripe) in ``target``'s shape: event columns and row fields
+    matched by name (case-insensitive; by position for Hive's ``_colN`` names), cast to the
+    target types, then the partition values as constant string columns."""
+    import pyarrow as pa
+
+    n = batch.num_rows
+    events = len(target) - len(partition_values)
+    arrays = [
+        _conform(_child(batch, field.name, i), field.type)
+        for i, field in enumerate(list(target)[:events])
+    ]
+    arrays += [pa.array([v] * n, pa.string()) for v in partition_values]  # None: default part.
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _child(parent: Any, name: str, position: int) -> pa.Array:
+    """The child column ``name`` of a record batch or struct array (else the one at ``position``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    fields = parent.schema if isinstance(parent, pa.RecordBatch) else parent.type
+    names = [field.name.lower() for field in fields]
+    index = names.index(name.lower()) if name.lower() in names else position
+    if isinstance(parent, pa.RecordBatch):
+        return parent.column(index)
+    return pc.struct_field(parent, [index])
+
+
+def _conform(array: pa.Array, target: pa.DataType) -> pa.Array:
+    import pyarrow as pa
+
+    if pa.types.is_struct(target):
+        children = [
+            _conform(_child(array, target.field(i).name, i), target.field(i).type)
+            for i in range(target.num_fields)
+        ]
+        return pa.StructArray.from_arrays(
+            children, fields=list(target), mask=array.is_null() if array.null_count else None
+        )
+    return array if array.type == target else array.cast(target)

@@ -1,0 +1,106 @@
+"""Type 7 statements applied to Arrow rows, with the semantics of
+:mod:`lakectl.spark.statement_compile`: in order, each seeing the result of the ones before; an
+UPDATE computes every SET value from the row as it was before it, cast to the column's type, and
+changes the rows its WHERE is true for (NULL matches nothing); a DELETE drops them.
+
+The statements are checked again (:func:`~lakectl.updates.validate.check_stored_statement`);
+their conditions take what a read's ``where`` takes (:mod:`lakectl.arrow.where`) and SET values
+are literals, NULL or a column of the same type. Anything else is refused, naming the statement
+and the construct: rows are never returned without a statement that applies to them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from lakectl.arrow.types import arrow_type
+from lakectl.arrow.where import Translator, cast_text
+from lakectl.table.schema import Schema
+from lakectl.updates.statements import Statement
+from lakectl.updates.validate import check_stored_statement
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+
+@dataclass(frozen=True)
+class CompiledStatement:
+    """One statement as Arrow expressions: the rows it touches and, for an UPDATE, the new
+    value of every column (unchanged ones as themselves)."""
+
+    matches: pc.Expression  # true where the statement applies (never null)
+    delete: bool
+    columns: dict[str, pc.Expression]
+
+
+def compile_statements(statements: Sequence[Statement], schema: Schema) -> list[CompiledStatement]:
+    """``statements`` (in order) as Arrow expressions over ``schema``'s columns; raises
+    :class:`~lakectl.errors.UsageError` naming a statement the Arrow reader cannot apply."""
+    return [_compile(s, schema) for s in statements]
+
+
+def _compile(statement: Statement, schema: Schema) -> CompiledStatement:
+    import pyarrow.compute as pc
+
+    checked = check_stored_statement(statement, schema)
+    label = f"Type 7 statement at {statement.source} line {statement.line} ({statement.sql[:120]})"
+    translate = Translator(label, schema)
+    if checked.where is None:
+        matches = pc.scalar(True)
+    else:
+        matches = pc.coalesce(translate.condition(checked.where), pc.scalar(False))
+    columns = {c.name: pc.field(c.name) for c in schema.columns}
+    for name, node in checked.assignments:
+        column = schema[name]
+        value = _value(translate, node, column.type)
+        columns[column.name] = pc.if_else(matches, value, pc.field(column.name))
+    return CompiledStatement(matches, checked.kind == "delete", columns)
+
+
+def _value(translate: Translator, node: exp.Expression, column_type: str) -> pc.Expression:
+    """A SET value: a literal or NULL (as ``try_cast`` to the column's type), or a column of
+    the same type."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    target = arrow_type(column_type)
+    inner = node
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    if isinstance(inner, exp.Column):
+        if arrow_type(translate.schema[inner.name].type) != target:
+            raise translate.refuse(node)
+        return pc.field(translate.schema[inner.name].name)
+    if isinstance(inner, exp.Literal) and inner.is_string:
+        try:
+            return pc.scalar(cast_text(inner.this, target))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return pc.scalar(pa.scalar(None, target))  # try_cast of a bad value: NULL
+    scalar = translate.literal(inner, column_type)
+    if scalar.type != target and scalar.type != pa.null():
+        raise translate.refuse(node)
+    return pc.scalar(scalar.cast(target))
+
+
+def apply_compiled(rows: pa.Table, statements: Sequence[CompiledStatement]) -> pa.Table:
+    """``rows`` after ``statements``, in order (columns and types kept)."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    schema = rows.schema
+    for statement in statements:
+        if not rows.num_rows:
+            break
+        if statement.delete:
+            rows = rows.filter(pc.invert(statement.matches))
+        else:
+            rows = ds.dataset(rows).to_table(columns=statement.columns).cast(schema)
+    return rows
+
+
+__all__ = ["CompiledStatement", "apply_compiled", "compile_statements"]

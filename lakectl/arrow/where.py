@@ -1,0 +1,172 @@
+"""A read's ``where`` condition as a pyarrow compute expression.
+
+The condition is checked first as every ``--where`` is
+(:func:`~lakectl.updates.validate.check_where`); then the constructs Arrow evaluates with
+Spark's meaning are translated: comparisons of columns and literals (a literal takes the
+column's type, as Spark casts it), ``AND``/``OR``/``NOT``, ``IS [NOT] NULL``, ``IN`` and
+``BETWEEN`` over literals. Anything else is refused with an error naming it, never guessed.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from lakectl.arrow.types import arrow_type
+from lakectl.errors import UsageError
+from lakectl.table.schema import Schema
+from lakectl.updates.validate import check_where
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+_COMPARISONS: dict[type[exp.Expression], str] = {
+    exp.EQ: "equal",
+    exp.NEQ: "not_equal",
+    exp.GT: "greater",
+    exp.GTE: "greater_equal",
+    exp.LT: "less",
+    exp.LTE: "less_equal",
+}
+
+
+def arrow_filter(where: str, schema: Schema) -> pc.Expression:
+    """``where`` (over ``schema``'s columns) as an Arrow filter expression; raises
+    :class:`UsageError` naming a construct the Arrow reader does not evaluate."""
+    tree = check_where(where, schema)
+    return Translator(f"--where {where!r}", schema).condition(tree)
+
+
+def cast_text(text: str, target: pa.DataType) -> pa.Scalar:
+    """``text`` as a scalar of ``target``, as Spark casts a string literal; a timestamp without
+    an offset is UTC (lakectl's Spark session time zone)."""
+    import pyarrow as pa
+
+    value = pa.scalar(text)
+    if pa.types.is_timestamp(target) and target.tz is not None:
+        try:
+            return value.cast(target)
+        except pa.ArrowInvalid:
+            return value.cast(pa.timestamp(target.unit)).cast(target)
+    return value.cast(target)
+
+
+class Translator:
+    """Checked sqlglot trees over ``schema``'s columns as Arrow expressions; ``label`` names
+    the text they come from in errors."""
+
+    def __init__(self, label: str, schema: Schema) -> None:
+        self.label = label
+        self.schema = schema
+
+    def refuse(self, node: exp.Expression) -> UsageError:
+        return UsageError(
+            f"{self.label}: {node.sql(dialect='spark')!r} "
+            f"({node.key.upper()}) is not supported by the Arrow reader",
+            hint="it evaluates comparisons of columns with literals, AND, OR, NOT, IS NULL, IN "
+            "and BETWEEN (statements: SET to a literal or a column of the same type); read "
+            "with the Spark engine for the rest",
+        )
+
+    def condition(self, node: exp.Expression) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        if isinstance(node, exp.Paren):
+            return self.condition(node.this)
+        if isinstance(node, exp.And):
+            return self.condition(node.this) & self.condition(node.expression)
+        if isinstance(node, exp.Or):
+            return self.condition(node.this) | self.condition(node.expression)
+        if isinstance(node, exp.Not):
+            return ~self.condition(node.this)
+        if isinstance(node, exp.Boolean):
+            return pc.scalar(bool(node.this))
+        if isinstance(node, exp.Column):
+            if self.schema[node.name].type != "boolean":
+                raise self.refuse(node)
+            return pc.field(self.column_name(node))
+        comparison = _COMPARISONS.get(type(node))
+        if comparison is not None:
+            left, right = node.this, node.expression
+            typed = self.column_type(left) or self.column_type(right)
+            return getattr(pc, comparison)(self.value(left, typed), self.value(right, typed))
+        if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+            return self.value(node.this, None).is_null()
+        if isinstance(node, exp.In) and not node.args.get("query"):
+            typed = self.column_type(node.this)
+            if typed is None:
+                raise self.refuse(node)
+            # OR of equalities: SQL's three-valued IN (a NULL in the list or the subject makes a
+            # non-match unknown, so NOT IN keeps nothing there either).
+            subject = self.value(node.this, typed)
+            tests = [pc.equal(subject, self.value(v, typed)) for v in node.expressions]
+            return functools.reduce(operator.or_, tests)
+        if isinstance(node, exp.Between):
+            typed = self.column_type(node.this)
+            subject = self.value(node.this, typed)
+            low, high = self.value(node.args["low"], typed), self.value(node.args["high"], typed)
+            return pc.greater_equal(subject, low) & pc.less_equal(subject, high)
+        raise self.refuse(node)
+
+    def column_name(self, node: exp.Expression) -> str:
+        assert isinstance(node, exp.Column)
+        return self.schema[node.name].name
+
+    def column_type(self, node: exp.Expression) -> str | None:
+        while isinstance(node, exp.Paren):
+            node = node.this
+        if isinstance(node, exp.Column):
+            return self.schema[node.name].type
+        return None
+
+    def value(self, node: exp.Expression, typed: str | None) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        while isinstance(node, exp.Paren):
+            node = node.this
+        if isinstance(node, exp.Column):
+            return pc.field(self.column_name(node))
+        return pc.scalar(self.literal(node, typed))
+
+    def literal(self, node: exp.Expression, typed: str | None) -> Any:
+        """A literal as a pyarrow scalar of the compared column's type (None for NULL)."""
+        import pyarrow as pa
+
+        negative = False
+        while isinstance(node, exp.Paren | exp.Neg):
+            if isinstance(node, exp.Neg):
+                negative = not negative
+            node = node.this
+        if isinstance(node, exp.Null):
+            return pa.scalar(None, arrow_type(typed)) if typed else pa.scalar(None)
+        if isinstance(node, exp.Boolean):
+            return pa.scalar(bool(node.this))
+        if not isinstance(node, exp.Literal):
+            raise self.refuse(node)
+        text = node.this
+        if node.is_string:
+            if negative:
+                raise self.refuse(node)
+            if typed is None:
+                return pa.scalar(text)
+            try:
+                return cast_text(text, arrow_type(typed))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise UsageError(f"{self.label}: {text!r} is not a {typed} value") from exc
+        number = Decimal(("-" if negative else "") + text)
+        if typed is not None:
+            try:  # the column's type when the value fits it exactly
+                return pa.scalar(str(number)).cast(arrow_type(typed))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass
+        if number == number.to_integral_value() and "." not in text and "e" not in text.lower():
+            return pa.scalar(int(number))
+        return pa.scalar(float(number))
+
+
+__all__ = ["Translator", "arrow_filter", "cast_text"]
