@@ -2,7 +2,7 @@
 partition, as :class:`pyarrow.RecordBatch` es.
 
 The same resolution as the Spark path (:mod:`lakectl.ops.snapshot`): time travel and
-valid-write-id lists (:func:`~lakectl.ops.reading.open_for_read`), checked ``where`` and
+valid-write-id lists (:func:`~lakectl.ops.snapshot.open_request`), checked ``where`` and
 ``columns``, partition and list-bucketing pruning (:func:`~lakectl.ops.pruning.prune_target`),
 then merge-on-read per partition (:mod:`lakectl.arrow.merge`), the Type 7 statements effective
 at ``as_of`` (:mod:`lakectl.arrow.statements`; one it cannot apply is refused, naming it, never
@@ -22,8 +22,8 @@ from lakectl.arrow.where import arrow_filter
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import ScanStats, prune_target
-from lakectl.ops.reading import ReadTarget, open_for_read
-from lakectl.ops.snapshot import SnapshotRequest, check_request
+from lakectl.ops.reading import ReadTarget
+from lakectl.ops.snapshot import SnapshotRequest, open_request
 from lakectl.ops.updates import statements_for_read
 
 if TYPE_CHECKING:
@@ -78,17 +78,8 @@ def read_arrow(ctx: Context, table_ref: str | None, request: SnapshotRequest) ->
 
     if request.order_by:
         raise UsageError("order_by is not supported by the Arrow reader: sort the result")
-    store = ctx.table(table_ref)
-    target = open_for_read(
-        store,
-        version=request.version,
-        known_at=request.known_at,
-        as_of=request.as_of,
-        valid_write_ids=request.valid_write_ids,
-        raw=request.raw,
-    )
-    meta = target.metadata
-    check_request(meta.schema, request, ctx.config.storage_options)
+    target = open_request(ctx, table_ref, request)
+    store, meta = target.store, target.metadata
     as_of = request.as_of if request.as_of is not None else int(time.time() * 1000)
     statements = [] if request.raw else statements_for_read(store, target.state, meta, as_of)
     compiled = compile_statements(statements, meta.schema)

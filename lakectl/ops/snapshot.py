@@ -128,14 +128,11 @@ def snapshot_dataframe(ctx: Context, table_ref: str | None, request: SnapshotReq
     return _read(ctx, table_ref, request).frame
 
 
-def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotFrame:
-    from pyspark.sql import functions as F
-
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-
-    store = ctx.table(table_ref)
+def open_request(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> ReadTarget:
+    """The table state ``request`` reads (version, times, valid write ids), with the request
+    checked against its schema; no Spark."""
     target = open_for_read(
-        store,
+        ctx.table(table_ref),
         version=request.version,
         known_at=request.known_at,
         as_of=request.as_of,
@@ -143,6 +140,15 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
         raw=request.raw,
     )
     check_request(target.metadata.schema, request, ctx.config.storage_options)
+    return target
+
+
+def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotFrame:
+    from pyspark.sql import functions as F
+
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+
+    target = open_request(ctx, table_ref, request)
     target, scan, statements = _prune(target, request)
     ctx.progress("reading")
     df, read_path = _snapshot_frame_and_path(ctx, target)
@@ -160,6 +166,7 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
     if request.columns:
         df = df.select(*[F.col(f"`{target.metadata.schema[c].name}`") for c in request.columns])
     version = target.state.max_write_id if target.state is not None else None
+    store = target.store
     return SnapshotFrame(df, store.name or store.url, version, scan, read_path)
 
 
