@@ -233,26 +233,39 @@ def _cold_reads(table: str, seqs: dict[str, int]) -> tuple[lb.Timing, lb.Timing]
     )
 
 
-def run(spark, data_dir: str, rows: int, fraction: float, dates: int, keep: bool) -> dict[str, Any]:
-    """Build the table, time the steps, return timings, checks and ratios."""
-    root = os.path.join(data_dir, f"compact_n{rows}")
+def build_table(
+    spark, root: str, rows: int, fraction: float, dates: int, timings: list[lb.Timing] | None = None
+) -> tuple[Any, str, datagen.Dataset]:
+    """The bench table under ``root``: a base load of ``rows`` rows and :data:`DELTAS` CDC
+    batches of ``fraction`` of it; its context, location and dataset (timed into ``timings``)."""
     plan = [(f"d{n:02d}", max(1, round(rows * fraction))) for n in range(1, DELTAS + 1)]
-    lb.log(f"compaction bench: {rows:,} rows, {DELTAS} batches of {plan[0][1]:,}")
+    lb.log(f"table: {rows:,} rows, {DELTAS} batches of {plan[0][1]:,}")
     gen, dataset = lb.timed(
         "generate_parquet",
         lambda: datagen.generate(spark, os.path.join(root, "data"), rows, dates, plan),
     )
-    timings = [gen]
+    steps = [gen]
     ctx = lb.lakectl_context(os.path.join(root, "warehouse"))
     table = os.path.join(root, "warehouse", "sales")
-    timings.append(lb.lakectl_create_and_load_base(ctx, table, dataset))
-    timings[-1].step = "compact_base_load"
+    steps.append(lb.lakectl_create_and_load_base(ctx, table, dataset))
+    steps[-1].step = "compact_base_load"
 
     def loads() -> None:
         for name, _ in plan:
             lb.lakectl_load_warm(ctx, table, dataset.batch(name), f"load_{name}")
 
-    timings.append(lb.timed("compact_cdc_loads", loads)[0])
+    steps.append(lb.timed("compact_cdc_loads", loads)[0])
+    if timings is not None:
+        timings += steps
+    return ctx, table, dataset
+
+
+def run(spark, data_dir: str, rows: int, fraction: float, dates: int, keep: bool) -> dict[str, Any]:
+    """Build the table, time the steps, return timings, checks and ratios."""
+    root = os.path.join(data_dir, f"compact_n{rows}")
+    timings: list[lb.Timing] = []
+    ctx, table, dataset = build_table(spark, root, rows, fraction, dates, timings)
+    plan_rows = max(1, round(rows * fraction))
     expected = dataset.expected_rows()
     lb.log("compaction bench: major compaction, then reads of the table before and after it")
     seq_before = ctx.table(table).read_state().last_seq
@@ -273,7 +286,7 @@ def run(spark, data_dir: str, rows: int, fraction: float, dates: int, keep: bool
     return {
         "rows": rows,
         "deltas": DELTAS,
-        "batch_rows": plan[0][1],
+        "batch_rows": plan_rows,
         "timings": [t.to_json() for t in timings],
         "checks": checks,
         "ratios": [

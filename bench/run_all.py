@@ -6,6 +6,7 @@
     python -m bench.run_all --only compact       # only the compaction bench (issue 4)
     python -m bench.run_all --only skew --quick  # only the skew / list-bucketing bench (issue 5)
     python -m bench.run_all --only updates       # only Type 7 statements on read (issue 3)
+    python -m bench.run_all --only arrow         # only the JVM-free Arrow reader next to Spark
     python -m bench.run_all --only stream        # only `lakectl stream` latency + deltas (issue 7;
                                                  # not part of the default run: see bench.stream_latency)
 
@@ -18,7 +19,9 @@ Settings (flag / environment variable):
   --quick / BENCH_QUICK=1          sizes 100000,500000
   --skip-cold / BENCH_SKIP_COLD=1  no cold-JVM subprocess load (the first batch loads warm)
   --snapshot-out / BENCH_SNAPSHOT_OUT=1  also time `snapshot --out DIR --format parquet` (slow)
-  --only / BENCH_ONLY              `load`, `compact`, `skew` or `updates`: only that part (default: all)
+  --only / BENCH_ONLY              `load`, `compact`, `skew`, `updates` or `arrow`: only that part
+                                   (default: all)
+  --arrow-rows / BENCH_ARROW_ROWS  Arrow reader bench table size (10000000; quick: 500000)
   --compact-rows / BENCH_COMPACT_ROWS  compaction bench table size (10000000; quick: 500000)
   --skew-rows / BENCH_SKEW_ROWS    skew bench table size (4000000; quick: 400000)
   --updates-rows / BENCH_UPDATES_ROWS  Type 7 bench table size (10000000; quick: 200000);
@@ -42,7 +45,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import compact_bench, datagen, skew_bench
+from bench import arrow_bench, compact_bench, datagen, skew_bench
 from bench import load_bench as lb
 from bench import updates_bench as ub
 
@@ -73,16 +76,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=["load", "compact", "skew", "updates", "stream"],
+        choices=["load", "compact", "skew", "updates", "arrow", "stream"],
         default=os.environ.get("BENCH_ONLY") or None,
     )
     parser.add_argument("--compact-rows", default=os.environ.get("BENCH_COMPACT_ROWS"))
     parser.add_argument("--skew-rows", default=os.environ.get("BENCH_SKEW_ROWS"))
+    parser.add_argument("--arrow-rows", default=os.environ.get("BENCH_ARROW_ROWS"))
     ub.add_arguments(parser)
     args = parser.parse_args(argv)
     ub.resolve_arguments(args)
     default_compact = 500_000 if args.quick else 10_000_000
     args.compact_rows = int(str(args.compact_rows or default_compact).replace("_", ""))
+    default_arrow = 500_000 if args.quick else 10_000_000
+    args.arrow_rows = int(str(args.arrow_rows or default_arrow).replace("_", ""))
     default_skew = 400_000 if args.quick else 4_000_000
     args.skew_rows = int(str(args.skew_rows or default_skew).replace("_", ""))
     if args.sizes:
@@ -334,6 +340,8 @@ def render(report: dict[str, Any]) -> str:
         lines += skew_bench.render(report["skew"])
     if report.get("updates"):
         lines += ub.render(report["updates"])
+    if report.get("arrow"):
+        lines += arrow_bench.render(report["arrow"])
     lines.append("")
     lines.append(
         "ratios (the targets are stated at full size: 10M rows; quick runs are smoke tests)"
@@ -399,9 +407,13 @@ def main(argv: list[str] | None = None) -> int:
             spark, args.data_dir, args.updates_rows, args.dates, args.keep, args.statements,
             args.repeats,
         )  # fmt: skip
+    arrow = None
+    if args.only in (None, "arrow"):
+        arrow = arrow_bench.run(spark, args.data_dir, args.arrow_rows, args.dates, args.keep)
     report = _report(
-        args, spark, started, load_start, session_timing, results, compaction, skew, updates
-    )
+        args, spark, started, load_start, session_timing, results, compaction, skew, updates,
+        arrow,
+    )  # fmt: skip
     _save(report, stamp, partial=False)
     text = render(report)
     print(text)
@@ -434,6 +446,7 @@ def _report(
     compaction=None,
     skew=None,
     updates=None,
+    arrow=None,
 ) -> dict[str, Any]:
     return {
         "started": started,
@@ -447,6 +460,7 @@ def _report(
             "only": args.only,
             "compact_rows": args.compact_rows,
             "skew_rows": args.skew_rows,
+            "arrow_rows": args.arrow_rows,
             "updates_rows": args.updates_rows,
             "spark_conf": {
                 k: v
@@ -467,10 +481,12 @@ def _report(
         "compaction": compaction,
         "skew": skew,
         "updates": updates,
+        "arrow": arrow,
         "ratios": ratios(results)
         + (compaction["ratios"] if compaction else [])
         + (skew["ratios"] if skew else [])
-        + (updates["ratios"] if updates else []),
+        + (updates["ratios"] if updates else [])
+        + (arrow["ratios"] if arrow else []),
     }
 
 
