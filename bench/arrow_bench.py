@@ -12,7 +12,7 @@ Targets (next to Spark on the same table, in one run):
   it, JVM start included (that is the point of the Arrow engine).
 - ``to_batches`` peak memory within 2x the largest partition's decoded size
   (``to_batches_peak_vs_partition`` <= 2.0): in a new process, pyarrow's memory pool peak while
-  every batch is read and dropped, against the largest batch (one partition each).
+  every batch is read and dropped, against the decoded size of the largest partition.
 
     python -m bench.run_all --only arrow [--quick]
 """
@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 from bench import compact_bench as cb
+from bench import datagen
 from bench import load_bench as lb
 
 REPEATS = 3
@@ -47,17 +48,20 @@ LABELS = {
     "to_batches_memory": "to_batches: pyarrow peak bytes, new process",
 }
 
-# Run in a new process: read every batch, keep nothing; print the pool's peak and the largest
-# batch (to_batches yields one partition per batch).
+# Run in a new process: read every batch, keep nothing; print the pool's peak and the decoded
+# size of the largest partition (a batch holds rows of one partition: its partition value).
 _MEMORY_PROBE = """
 import json, sys
+from collections import Counter
 import pyarrow as pa
 import lakectl
-largest = rows = 0
+sizes, rows = Counter(), 0
 for batch in lakectl.open_table(sys.argv[1]).to_batches():
-    largest = max(largest, batch.nbytes)
+    if batch.num_rows:
+        sizes[batch.column(sys.argv[2])[0].as_py()] += batch.nbytes
     rows += batch.num_rows
     del batch
+largest = max(sizes.values(), default=0)
 print(json.dumps({"peak": pa.default_memory_pool().max_memory(), "largest": largest, "rows": rows}))
 """
 
@@ -100,7 +104,10 @@ def _memory(table: str) -> lb.Timing:
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", _MEMORY_PROBE, table], capture_output=True, text=True, check=True
+        [sys.executable, "-c", _MEMORY_PROBE, table, datagen.PARTITION_BY],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     probe = json.loads(done.stdout.strip().splitlines()[-1])
     timing = lb.Timing(
