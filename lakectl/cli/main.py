@@ -84,6 +84,7 @@ for command in (
     maintenance_commands.compactions,
     maintenance_commands.clean,
     table_commands.set_cmd,
+    table_commands.checkpoint,
     table_commands.config_cmd,
     skew_commands.skew,
     skew_commands.list_bucket,

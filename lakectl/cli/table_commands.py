@@ -1,4 +1,5 @@
-"""``create``, ``show``, ``history``, ``set`` and ``config``: tables and their log (no Spark)."""
+"""``create``, ``show``, ``history``, ``set``, ``checkpoint`` and ``config``: tables and their log
+(no Spark)."""
 
 from __future__ import annotations
 
@@ -191,7 +192,8 @@ def set_cmd(
 
     Keys: compactor.delta.num.threshold, compactor.delta.pct.threshold,
     compactor.aborted.threshold, clean.retain (a duration), clean.retain.minimum (the shortest
-    retention clean accepts without --force), write.target-file-size (e.g. 128MB), orc.compress.
+    retention clean accepts without --force), write.target-file-size (e.g. 128MB), orc.compress,
+    log.checkpoint.interval (commits between log checkpoints; 0: none written automatically).
 
     \b
     Example:
@@ -212,6 +214,33 @@ def set_cmd(
         shown = value if value is not None else f"{result.properties[key]} (default)"
         output.line(f"{key} = {shown}")
     output.note(f"committed as log entry {result.log_seq}")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@common_options
+def checkpoint(table: str, settings: Settings) -> None:
+    """Write a log checkpoint of the table's newest state now (runs without Spark).
+
+    Commands read a table's state from its newest checkpoint plus the log records after it.
+    Writers add one every log.checkpoint.interval commits (see `lakectl set`); this writes one
+    on demand, e.g. after bulk commits or for a table written before checkpoints existed.
+    Checkpoints are never required: a missing or damaged one is skipped.
+
+    \b
+    Example:
+      lakectl checkpoint sales
+    """
+    from lakectl.ops.checkpoint import write_checkpoint
+
+    ctx = make_context(settings)
+    result = write_checkpoint(ctx.table(table))
+    if settings.as_json:
+        output.emit_json(result.to_json())
+        return
+    done = "wrote" if result.created else "already there:"
+    output.line(f"{done} checkpoint at log entry {result.seq} ({result.records} records)")
+    output.note(result.url)
 
 
 # --- config -----------------------------------------------------------------------------------

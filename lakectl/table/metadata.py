@@ -19,6 +19,7 @@ DEFAULT_PROPERTIES: dict[str, str] = {
     "clean.retain.minimum": "1h",
     "write.target-file-size": "128MB",
     "orc.compress": "SNAPPY",
+    "log.checkpoint.interval": "100",
 }
 
 

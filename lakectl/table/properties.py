@@ -151,6 +151,12 @@ SPECS: dict[str, PropertySpec] = {
             "(minor compactions, list bucketing, the major fallback); files stay one per bucket",
         ),
         PropertySpec("orc.compress", _codec, "codec of written ORC files"),
+        PropertySpec(
+            "log.checkpoint.interval",
+            _non_negative_int,
+            "commits between log checkpoints, which readers start from instead of reading "
+            "every log record (0: only `lakectl checkpoint` writes them)",
+        ),
     )
 }
 assert set(SPECS) == set(DEFAULT_PROPERTIES), "every default property needs a spec"
