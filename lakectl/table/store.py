@@ -38,7 +38,7 @@ from lakectl.table.checkpoint import (
     decode_checkpoint,
     encode_checkpoint,
     parse_checkpoint_name,
-    usable_checkpoints,
+    remember_checkpoint,
 )
 from lakectl.table.log import CommitRecord, Operation, TableState, conflict_error, find_conflict
 from lakectl.table.metadata import DEFAULT_PROPERTIES, TableMetadata
@@ -107,28 +107,30 @@ class TableStore:
         """All committed records, in commit order.
 
         Read from the newest usable checkpoint plus the records committed after it; from every
-        record when no checkpoint can be read (none yet, deleted, damaged).
+        record when no checkpoint can be used (none yet, deleted, damaged, or ahead of the log).
         """
         self.require_log()
-        log_seqs = self._log_seqs()
-        base: tuple[CommitRecord, ...] = ()
-        start = -1
-        for seq in usable_checkpoints(self._checkpoint_seqs(), log_seqs):
-            records = self._load_checkpoint(seq)
-            if records is not None:
-                base, start = records, seq
-                break
-        later = self._read_records([s for s in log_seqs if s > start])
-        state = TableState(base + tuple(later))
-        self.last_read = StateRead(state, start)
+        for seq in sorted(self._checkpoint_seqs(), reverse=True):
+            later = self._log_seqs(after=seq - 1)
+            if not later or later[0] != seq:
+                continue  # never trust a checkpoint for a commit the log does not hold
+            base = self._load_checkpoint(seq)
+            if base is not None:
+                return self._remember(TableState(base + tuple(self._read_records(later[1:]))), seq)
+        return self._remember(TableState(tuple(self._read_records(self._log_seqs()))), -1)
+
+    def _remember(self, state: TableState, checkpoint_seq: int) -> TableState:
+        self.last_read = StateRead(state, checkpoint_seq)
         return state
 
-    def _log_seqs(self) -> list[int]:
-        names = self.storage.list_names(self.path(LOG_DIR))
+    def _log_seqs(self, after: int = -1) -> list[int]:
+        """The seqs of the log records after ``after``, listing only names that sort later."""
+        start = _log_name(after) if after >= 0 else ""
+        names = self.storage.list_names_after(self.path(LOG_DIR), start)
         return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
 
     def _checkpoint_seqs(self) -> list[int]:
-        names = self.storage.list_names(self.path(CHECKPOINT_DIR))
+        names = self.storage.list_names_after(self.path(CHECKPOINT_DIR))
         return [s for s in map(parse_checkpoint_name, names) if s is not None]
 
     def _load_checkpoint(self, seq: int) -> tuple[CommitRecord, ...] | None:
@@ -140,7 +142,7 @@ class TableStore:
         return decode_checkpoint(raw, seq)
 
     def _read_records_after(self, seq: int) -> list[CommitRecord]:
-        return self._read_records([s for s in self._log_seqs() if s > seq])
+        return self._read_records(self._log_seqs(after=seq))
 
     def _read_records(self, seqs: list[int]) -> list[CommitRecord]:
         records = []
@@ -162,10 +164,12 @@ class TableStore:
         """Write the checkpoint of ``state`` (put-if-absent); False if one was there already."""
         failpoint("store.before_checkpoint")
         path = self.path(CHECKPOINT_DIR, checkpoint_name(state.last_seq, _WIDTH))
+        raw = encode_checkpoint(state.records)
         try:
-            self.storage.put_if_absent(path, encode_checkpoint(state.records))
+            self.storage.put_if_absent(path, raw)
         except AlreadyExistsError:
             return False
+        remember_checkpoint(raw, state.last_seq, state.records)
         return True
 
     def checkpoint_url(self, seq: int) -> str:
@@ -224,7 +228,12 @@ class TableStore:
                 "log is gone); nothing was committed",
                 hint="check who removed the table; create or restore it, then run again",
             )
-        newer = self._read_records_after(read_seq)
+        # Seqs are contiguous: when the entry after the one read is free, nothing is newer, and
+        # the log need not be listed (the common case, and a cost that grows with the log).
+        next_free = read_seq >= 0 and not self.storage.exists(
+            self.path(LOG_DIR, _log_name(read_seq + 1))
+        )
+        newer = [] if next_free else self._read_records_after(read_seq)
         seq = max([read_seq, *[r.seq for r in newer]]) + 1
         for _ in range(max_attempts):
             other = find_conflict(record, newer)
