@@ -317,6 +317,30 @@ class Table:
         )
         return snapshot(self._ctx, self._ref, request)
 
+    def changes(
+        self,
+        *,
+        from_version: int | None = None,
+        to_version: int | None = None,
+        from_time: TimeLike | None = None,
+        to_time: TimeLike | None = None,
+        timezone: str | None = None,
+    ) -> DataFrame:
+        """Every row change after ``from_version`` (or the state known at ``from_time``) up to
+        ``to_version`` (or ``to_time``; default: the newest version), as a lazy Spark DataFrame:
+        the table's columns, ``_change_type`` (insert, update_preimage, update_postimage,
+        delete), ``_commit_version`` (write id) and ``_commit_time``. Applied in version order
+        to the older state, the changes give the newer one."""
+        from lakectl.ops.changes import ChangesRequest, change_feed
+
+        request = ChangesRequest(
+            from_version=from_version,
+            to_version=to_version,
+            from_time=to_millis(from_time, "from_time", timezone),
+            to_time=to_millis(to_time, "to_time", timezone),
+        )
+        return change_feed(self._ctx, self._ref, request).frame
+
     def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:
         """Fold the active statements effective by ``until`` into the data and retire them."""
         from lakectl.ops.materialize import materialize

@@ -76,6 +76,7 @@ for command in (
     table_commands.create,
     load_commands.load,
     read_commands.snapshot,
+    read_commands.changes,
     table_commands.show,
     table_commands.history,
     updates_commands.apply_updates,
