@@ -154,3 +154,56 @@ def test_feed_between_versions_matches_the_snapshots(
         assert _apply(snapshots[a], changes) == snapshots[b], (a, b)
         assert _net(changes) == _duckdb_diff(snapshots[a], snapshots[b]), (a, b)
     assert kinds == {"insert", "update_preimage", "update_postimage", "delete"}
+
+
+def _load(lakectl_cli: Callable[..., CliRun], root: Path, path: Path, lines: list[str]) -> None:
+    path.write_text("\n".join(["op_code,id,change_ts,note,qty,region", *lines]) + "\n")
+    done = lakectl_cli("load", root, path, *CDC_ARGS, "--json")
+    assert done.code == 0, done.out
+
+
+def test_changes_command(tmp_path: Path, spark: Any, lakectl_cli: Callable[..., CliRun]) -> None:
+    root = tmp_path / "t"
+    assert lakectl_cli("create", root, "--schema", SCHEMA, "--primary-key", "id").code == 0
+    _load(lakectl_cli, root, tmp_path / "1.csv", ["I,1,1,one,1,a", "I,2,1,two,2,a"])
+    _load(lakectl_cli, root, tmp_path / "2.csv", ["U,1,2,uno,1,b", "D,2,2,,,"])
+    result = lakectl_cli("changes", root, "--from-version", 1, "--json")
+    assert result.code == 0, result.out
+    body = result.json
+    assert (body["from_version"], body["to_version"], body["versions"]) == (1, 2, [2])
+    assert body["columns"] == [*COLUMNS, "_change_type", "_commit_version", "_commit_time"]
+    rows = [
+        (r["_change_type"], r["id"], r["note"], r["region"], r["_commit_version"])
+        for r in body["rows"]
+    ]
+    assert rows == [
+        ("update_preimage", 1, "one", "a", 2),
+        ("update_postimage", 1, "uno", "b", 2),
+        ("delete", 2, "two", "a", 2),
+    ]
+    text = lakectl_cli("changes", root, "--from-version", 0, "--to-version", 1, "--format", "csv")
+    assert text.code == 0
+    assert text.out.splitlines()[0] == ",".join(
+        [*COLUMNS, "_change_type", "_commit_version", "_commit_time"]
+    )
+    assert sorted(line.split(",")[5] for line in text.out.splitlines()[1:]) == ["insert"] * 2
+    out = tmp_path / "feed"
+    written = lakectl_cli("changes", root, "--from-version", 0, "--out", out, "--json")
+    assert written.json["rows_written"] == 5
+    assert spark.read.parquet(str(out)).count() == 5
+
+    missing = lakectl_cli("changes", root, "--json")
+    assert missing.code == 2
+    assert missing.json["error"]["message"] == (
+        "give exactly one of --from-version and --from-time"
+    )
+    # After a major compaction and a clean, the first versions' files are gone.
+    assert lakectl_cli("compact", root, "--major", "--json").code == 0
+    assert lakectl_cli("clean", root, "--retain", "0s", "--force", "--json").code == 0
+    gone = lakectl_cli("changes", root, "--from-version", 0, "--json")
+    assert gone.code == 67, gone.out
+    assert gone.json["error"]["message"] == (
+        "the changes of version(s) 1, 2 are no longer available: a compaction merged their "
+        "files and clean removed them"
+    )
+    assert lakectl_cli("changes", root, "--from-version", 2, "--json").json["rows"] == []
