@@ -341,6 +341,24 @@ class Table:
         )
         return change_feed(self._ctx, self._ref, request).frame
 
+    def scd2(
+        self,
+        *,
+        to_version: int | None = None,
+        to_time: TimeLike | None = None,
+        timezone: str | None = None,
+    ) -> DataFrame:
+        """The table's history as a slowly changing dimension of Type 2, as a lazy Spark
+        DataFrame: one row per version of each key, with ``valid_from`` and ``valid_to`` (the
+        commit times that made and replaced it; ``valid_to`` NULL for the current version) and
+        ``is_current``, up to ``to_version`` (or ``to_time``; default: the newest version)."""
+        from lakectl.ops.changes import ChangesRequest, change_feed
+
+        request = ChangesRequest(
+            to_version=to_version, to_time=to_millis(to_time, "to_time", timezone), scd2=True
+        )
+        return change_feed(self._ctx, self._ref, request).frame
+
     def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:
         """Fold the active statements effective by ``until`` into the data and retire them."""
         from lakectl.ops.materialize import materialize

@@ -141,6 +141,12 @@ def snapshot(
 @click.option("--to-version", type=int, help="Up to and including this version [default: newest].")
 @click.option("--from-time", metavar="TIME", help="Changes after the state known at TIME.")
 @click.option("--to-time", metavar="TIME", help="Up to the state known at TIME.")
+@click.option(
+    "--scd2",
+    is_flag=True,
+    help="Instead of changes, one row per version of each key since the table was created, "
+    "with valid_from, valid_to (NULL for the current one) and is_current: a Type 2 dimension.",
+)
 @click.option("--timezone", metavar="TZ", help="Zone for times without an offset (default UTC).")
 @click.option(
     "--limit",
@@ -164,6 +170,7 @@ def changes(
     to_version: int | None,
     from_time: str | None,
     to_time: str | None,
+    scd2: bool,
     timezone: str | None,
     limit: int | None,
     out: str | None,
@@ -178,11 +185,13 @@ def changes(
     --to-time; default: the newest version). A key deleted and inserted by one commit is an
     update (its old and new row). Type 7 statements change no stored rows and do not appear;
     a materialize that folds them in does. Ranges whose files were compacted and cleaned away
-    are refused.
+    are refused. With --scd2, the rows of every key over time instead (valid_from and valid_to
+    are commit times; the table needs a primary key).
 
     \b
     Examples:
       lakectl changes sales --from-version 3
+      lakectl changes sales --scd2 --format csv
       lakectl changes sales --from-version 3 --to-version 5 --format csv > changes.csv
       lakectl changes sales --from-time 2024-06-01 --out /tmp/sales_changes --format parquet
     """
@@ -203,17 +212,19 @@ def changes(
         limit=limit or None,
         out=out,
         out_format=fmt if out else "parquet",
+        scd2=scd2,
     )
     result = run_operation(settings, ctx, run_changes, table, request)
     if result is None:
         return
     if result.out:
-        output.line(f"wrote {result.written:,} changes to {result.out}")
+        output.line(f"wrote {result.written:,} rows to {result.out}")
         return
     title = f"{result.table}: versions {result.from_version} to {result.to_version}"
     output.table(title, result.columns, [list(r) for r in result.rows], fmt)
     more = " (more rows: raise --limit or use --out)" if result.truncated else ""
-    output.note(f"{len(result.rows)} change(s) by {len(result.versions)} commit(s){more}")
+    what = "row version(s)" if scd2 else "change(s)"
+    output.note(f"{len(result.rows)} {what} by {len(result.versions)} commit(s){more}")
 
 
 def snapshot_format(fmt: str | None, out: str | None) -> str:

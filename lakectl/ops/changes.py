@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import TimeTravelError, UsageError
@@ -30,6 +30,8 @@ class ChangesRequest:
     limit: int | None = None
     out: str | None = None
     out_format: str = "parquet"
+    scd2: bool = False
+    """One row per version of each key (valid_from, valid_to, is_current) instead of changes."""
 
 
 @dataclass
@@ -104,10 +106,22 @@ def change_feed(ctx: Context, table_ref: str | None, request: ChangesRequest) ->
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.spark import acid_read
     from lakectl.spark.change_feed import change_feed as feed_frame
+    from lakectl.spark.change_feed import scd2_rows
 
     store = ctx.table(table_ref)
     store.require_log()
     full = store.read_state()
+    if request.scd2:
+        if request.from_version is not None or request.from_time is not None:
+            raise UsageError(
+                "--scd2 covers the whole history: give no --from-version or --from-time",
+                hint="--to-version/--to-time choose the state it ends with",
+            )
+        if not full.metadata.primary_key:
+            raise UsageError(
+                "--scd2 needs a table with a primary key: a key's versions are its rows over time"
+            )
+        request = replace(request, from_version=0)
     rng = plan_changes(
         full,
         from_version=request.from_version,
@@ -139,18 +153,21 @@ def change_feed(ctx: Context, table_ref: str | None, request: ChangesRequest) ->
     frame = feed_frame(
         ctx.spark(), spec, range_plans, older_rows, rng.commit_times, meta.primary_key
     )
+    if request.scd2:
+        frame = scd2_rows(frame, meta.primary_key)
     return ChangeFeed(frame, store.name or store.url, rng, meta.primary_key)
 
 
 def changes(ctx: Context, table_ref: str | None, request: ChangesRequest) -> ChangesResult:
     """The changes collected to the driver (at most ``limit``), or written to ``request.out``."""
     from lakectl.ops.snapshot import SnapshotResult, write_out
-    from lakectl.spark.change_feed import in_commit_order
+    from lakectl.spark.change_feed import in_commit_order, scd2_order
 
     if request.limit is not None and request.limit < 0:
         raise UsageError("--limit must not be negative")
     feed = change_feed(ctx, table_ref, request)
-    df = in_commit_order(feed.frame, feed.key)
+    order = scd2_order if request.scd2 else in_commit_order
+    df = order(feed.frame, feed.key)
     result = ChangesResult(
         table=feed.table,
         from_version=feed.range.from_version,

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from functools import reduce
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column
+from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
 from lakectl.planning.read_plan import PartitionReadPlan
@@ -27,6 +27,9 @@ CHANGE_TYPE = "_change_type"
 COMMIT_VERSION = "_commit_version"
 COMMIT_TIME = "_commit_time"
 CHANGE_TYPES = ("insert", "update_preimage", "update_postimage", "delete")
+VALID_FROM = "valid_from"
+VALID_TO = "valid_to"
+IS_CURRENT = "is_current"
 _PAIRED = "__lakectl_paired"
 _DELETE_PREFIX = "__lakectl_d_"
 
@@ -152,3 +155,29 @@ def in_commit_order(changes: DataFrame, key: Sequence[str]) -> DataFrame:
         .otherwise(3)
     )
     return changes.orderBy(COMMIT_VERSION, *[_q(k) for k in key], rank)
+
+
+def scd2_rows(changes: DataFrame, key: Sequence[str]) -> DataFrame:
+    """A slowly changing dimension of Type 2 from a feed that starts at the empty table.
+
+    One row per version of each key: the row an ``insert`` or ``update_postimage`` added,
+    ``valid_from`` its commit time, ``valid_to`` the commit time of the key's next change (the
+    ``update_preimage`` or ``delete`` that replaced it; NULL while current), ``is_current``.
+    """
+    opens = F.col(CHANGE_TYPE).isin("insert", "update_postimage")
+    # In one commit the pre-image (the close) comes before the post-image (the next open).
+    order = F.when(opens, F.lit(1)).otherwise(F.lit(0))
+    window = Window.partitionBy(*[_q(k) for k in key]).orderBy(COMMIT_VERSION, order)
+    user = [c for c in changes.columns if c not in (CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIME)]
+    events = changes.withColumn(VALID_TO, F.lead(COMMIT_TIME).over(window))
+    return events.where(opens).select(
+        *[_q(c) for c in user],
+        F.col(COMMIT_TIME).alias(VALID_FROM),
+        F.col(VALID_TO),
+        F.col(VALID_TO).isNull().alias(IS_CURRENT),
+    )
+
+
+def scd2_order(rows: DataFrame, key: Sequence[str]) -> DataFrame:
+    """SCD2 rows sorted by key, then validity."""
+    return rows.orderBy(*[_q(k) for k in key], VALID_FROM)

@@ -154,6 +154,48 @@ def test_feed_between_versions_matches_the_snapshots(
         assert _apply(snapshots[a], changes) == snapshots[b], (a, b)
         assert _net(changes) == _duckdb_diff(snapshots[a], snapshots[b]), (a, b)
     assert kinds == {"insert", "update_preimage", "update_postimage", "delete"}
+    times = {e.version: e.committed_at for e in table.history() if e.version is not None}
+    expected = _scd2_oracle(snapshots, times)
+    assert _scd2_of(table.scd2()) == expected
+    assert any(to is not None for _, _, to in expected)  # some versions were replaced
+    older = _scd2_oracle({v: snapshots[v] for v in range(newest)}, times)
+    assert _scd2_of(table.scd2(to_version=newest - 1)) == older
+
+
+def _scd2_oracle(
+    snapshots: dict[int, dict[int, Row]], times: dict[int, int]
+) -> set[tuple[Row, int, int | None]]:
+    """Type 2 rows from the snapshot after each version: a key's row opens when it appears or
+    changes and closes when it changes or goes, at that version's commit time."""
+    current: dict[int, tuple[Row, int]] = {}
+    out: set[tuple[Row, int, int | None]] = set()
+    for version in sorted(v for v in snapshots if v > 0):
+        rows, at = snapshots[version], times[version]
+        for key in sorted(set(current) | set(rows)):
+            before, after = current.get(key), rows.get(key)
+            if before is not None and before[0] == after:
+                continue
+            if before is not None:
+                out.add((before[0], before[1], at))
+                del current[key]
+            if after is not None:
+                current[key] = (after, at)
+    return out | {(row, start, None) for row, start in current.values()}
+
+
+def _millis(value: Any) -> int | None:
+    """Spark's timestamps come back as naive local date-times."""
+    return None if value is None else round(value.timestamp() * 1000)
+
+
+def _scd2_of(frame: Any) -> set[tuple[Row, int, int | None]]:
+    out = set()
+    for row in _rows(frame):
+        assert row["is_current"] is (row["valid_to"] is None)
+        valid_from = _millis(row["valid_from"])
+        assert valid_from is not None
+        out.add((tuple(row[c] for c in COLUMNS), valid_from, _millis(row["valid_to"])))
+    return out
 
 
 def _load(lakectl_cli: Callable[..., CliRun], root: Path, path: Path, lines: list[str]) -> None:
@@ -192,6 +234,13 @@ def test_changes_command(tmp_path: Path, spark: Any, lakectl_cli: Callable[..., 
     assert written.json["rows_written"] == 5
     assert spark.read.parquet(str(out)).count() == 5
 
+    scd2 = lakectl_cli("changes", root, "--scd2", "--json")
+    assert scd2.json["columns"] == [*COLUMNS, "valid_from", "valid_to", "is_current"]
+    assert [(r["id"], r["note"], r["is_current"]) for r in scd2.json["rows"]] == [
+        (1, "one", False),
+        (1, "uno", True),
+        (2, "two", False),
+    ]
     missing = lakectl_cli("changes", root, "--json")
     assert missing.code == 2
     assert missing.json["error"]["message"] == (
@@ -207,3 +256,12 @@ def test_changes_command(tmp_path: Path, spark: Any, lakectl_cli: Callable[..., 
         "files and clean removed them"
     )
     assert lakectl_cli("changes", root, "--from-version", 2, "--json").json["rows"] == []
+    assert lakectl_cli("changes", root, "--scd2", "--json").json["error"]["message"] == (
+        "the changes of version(s) 1, 2 are no longer available: a compaction merged their "
+        "files and clean removed them"
+    )
+    both = lakectl_cli("changes", root, "--scd2", "--from-version", 1, "--json")
+    assert both.code == 2
+    assert both.json["error"]["message"] == (
+        "--scd2 covers the whole history: give no --from-version or --from-time"
+    )
