@@ -241,6 +241,10 @@ def checkpoint(table: str, settings: Settings) -> None:
     done = "wrote" if result.created else "already there:"
     output.line(f"{done} checkpoint at log entry {result.seq} ({result.records} records)")
     output.note(result.url)
+    if not result.usable:
+        output.note(
+            "that checkpoint is damaged: readers skip it, and the next commit writes a new one"
+        )
 
 
 # --- config -----------------------------------------------------------------------------------

@@ -17,6 +17,9 @@ class CheckpointResult:
     records: int
     url: str
     created: bool
+    usable: bool = True
+    """False when a damaged checkpoint holds the name: readers skip it, and the next commit's
+    checkpoint takes its place."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -25,12 +28,14 @@ class CheckpointResult:
             "records": self.records,
             "url": self.url,
             "created": self.created,
+            "usable": self.usable,
         }
 
 
 def write_checkpoint(store: TableStore) -> CheckpointResult:
     """Checkpoint the newest log entry; a usable checkpoint already there is kept as it is."""
     state = store.read_state()
+    used = store.last_read is not None and store.last_read.checkpoint_seq == state.last_seq
     created = store.write_checkpoint(state)
     return CheckpointResult(
         table=store.name or store.url,
@@ -38,4 +43,5 @@ def write_checkpoint(store: TableStore) -> CheckpointResult:
         records=len(state.records),
         url=store.checkpoint_url(state.last_seq),
         created=created,
+        usable=created or used,
     )

@@ -44,6 +44,7 @@ def test_checkpoint_on_demand(tmp_path: Path, lakectl_cli: Callable[..., CliRun]
         "records": 4,
         "url": f"file://{store.root}/_lakectl/checkpoints/{3:020d}.json",
         "created": True,
+        "usable": True,
     }
     again = lakectl_cli("checkpoint", store.root, "--json")
     assert again.json["created"] is False and again.json["seq"] == 3
@@ -52,6 +53,9 @@ def test_checkpoint_on_demand(tmp_path: Path, lakectl_cli: Callable[..., CliRun]
     reader = TableStore(store.storage, store.root, "t")
     reader.read_state()
     assert reader.last_read is not None and reader.last_read.checkpoint_seq == 3
+    Path(store.path(CHECKPOINT_DIR, f"{3:020d}.json")).write_text('{"format": 1')
+    damaged = lakectl_cli("checkpoint", store.root, "--json").json
+    assert (damaged["created"], damaged["usable"]) == (False, False)
 
 
 def test_checkpoint_of_a_missing_table(tmp_path: Path, lakectl_cli: Callable[..., CliRun]) -> None:
