@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
+    from lakectl.ops.changes import ChangesResult
+    from lakectl.ops.checkpoint import CheckpointResult
     from lakectl.ops.clean import CleanResult
     from lakectl.ops.compact import CompactionEntry, CompactResult
     from lakectl.ops.dml import DmlResult
@@ -188,6 +190,13 @@ class Table:
         from lakectl.ops.inspect import history
 
         return history(self._ctx.table(self._ref), limit)
+
+    def checkpoint(self) -> CheckpointResult:
+        """Write a log checkpoint of the newest state now (``lakectl checkpoint``); readers
+        start from the newest checkpoint instead of reading every log record."""
+        from lakectl.ops.checkpoint import write_checkpoint
+
+        return write_checkpoint(self._ctx.table(self._ref))
 
     def partitions(self) -> list[PartitionSummary]:
         """Per partition: directories, files, bytes and rows of the current state."""
@@ -461,6 +470,77 @@ class Table:
 
             return arrow_snapshot(self._ctx, self._ref, request)
         return snapshot(self._ctx, self._ref, request)
+
+    def changes(
+        self,
+        *,
+        from_version: int | None = None,
+        to_version: int | None = None,
+        from_time: TimeLike | None = None,
+        to_time: TimeLike | None = None,
+        timezone: str | None = None,
+    ) -> DataFrame:
+        """Every row change after ``from_version`` (or the state known at ``from_time``) up to
+        ``to_version`` (or ``to_time``; default: the newest version), as a lazy Spark DataFrame:
+        the table's columns, ``_change_type`` (insert, update_preimage, update_postimage,
+        delete), ``_commit_version`` (write id) and ``_commit_time``. Applied in version order
+        to the older state, the changes give the newer one."""
+        from lakectl.ops.changes import ChangesRequest, change_feed
+
+        request = ChangesRequest(
+            from_version=from_version,
+            to_version=to_version,
+            from_time=to_millis(from_time, "from_time", timezone),
+            to_time=to_millis(to_time, "to_time", timezone),
+        )
+        return change_feed(self._ctx, self._ref, request).frame
+
+    def list_changes(
+        self,
+        *,
+        from_version: int | None = None,
+        to_version: int | None = None,
+        from_time: TimeLike | None = None,
+        to_time: TimeLike | None = None,
+        timezone: str | None = None,
+        scd2: bool = False,
+        limit: int | None = None,
+        out: str | None = None,
+        out_format: str = "parquet",
+    ) -> ChangesResult:
+        """What ``lakectl changes`` does: :meth:`changes` (or :meth:`scd2`) collected to the
+        driver (at most ``limit`` rows) or written to ``out`` as Parquet, ORC, CSV or JSON."""
+        from lakectl.ops.changes import ChangesRequest, changes
+
+        request = ChangesRequest(
+            from_version=from_version,
+            to_version=to_version,
+            from_time=to_millis(from_time, "from_time", timezone),
+            to_time=to_millis(to_time, "to_time", timezone),
+            limit=limit,
+            out=out,
+            out_format=out_format,
+            scd2=scd2,
+        )
+        return changes(self._ctx, self._ref, request)
+
+    def scd2(
+        self,
+        *,
+        to_version: int | None = None,
+        to_time: TimeLike | None = None,
+        timezone: str | None = None,
+    ) -> DataFrame:
+        """The table's history as a slowly changing dimension of Type 2, as a lazy Spark
+        DataFrame: one row per version of each key, with ``valid_from`` and ``valid_to`` (the
+        commit times that made and replaced it; ``valid_to`` NULL for the current version) and
+        ``is_current``, up to ``to_version`` (or ``to_time``; default: the newest version)."""
+        from lakectl.ops.changes import ChangesRequest, change_feed
+
+        request = ChangesRequest(
+            to_version=to_version, to_time=to_millis(to_time, "to_time", timezone), scd2=True
+        )
+        return change_feed(self._ctx, self._ref, request).frame
 
     def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:
         """Fold the active statements effective by ``until`` into the data and retire them."""

@@ -19,7 +19,13 @@ REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 GUIDE = REPO / "docs" / "guide"
 # In order: each page continues with the tables the pages before it made.
-PAGES = [README, GUIDE / "time-travel.md", GUIDE / "compaction.md", GUIDE / "changes.md"]
+PAGES = [
+    README,
+    GUIDE / "time-travel.md",
+    GUIDE / "compaction.md",
+    GUIDE / "changes.md",
+    GUIDE / "history-and-changes.md",
+]
 # Pages whose examples this test does not run, with the reason.
 PAGES_NOT_RUN = {
     "clusters.md": "needs a cluster, a Connect server, S3 or HDFS",

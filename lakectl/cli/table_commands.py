@@ -1,4 +1,5 @@
-"""``create``, ``show``, ``history``, ``set`` and ``config``: tables and their log (no Spark)."""
+"""``create``, ``show``, ``history``, ``set``, ``checkpoint`` and ``config``: tables and their log
+(no Spark)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from lakectl.cli.common import (
 # --- create -----------------------------------------------------------------------------------
 
 if TYPE_CHECKING:
+    from lakectl.ops.checkpoint import CheckpointResult
     from lakectl.ops.create import CreateResult
     from lakectl.ops.inspect import HistoryEntry, ShowResult
     from lakectl.ops.set_properties import SetResult
@@ -198,6 +200,7 @@ def set_cmd(
     Keys: compactor.delta.num.threshold, compactor.delta.pct.threshold,
     compactor.aborted.threshold, clean.retain (a duration), clean.retain.minimum (the shortest
     retention clean accepts without --force), write.target-file-size (e.g. 128MB), orc.compress,
+    log.checkpoint.interval (commits between log checkpoints; 0: none written automatically),
     updates.max.* (what Type 7 statements may cost a reader; see the time-travel guide).
 
     \b
@@ -217,6 +220,35 @@ def _print_set(result: SetResult) -> None:
         shown = value if value is not None else f"{result.properties[key]} (default)"
         output.line(f"{key} = {shown}")
     output.note(f"committed as log entry {result.log_seq}")
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("table")
+@common_options
+def checkpoint(table: str, settings: Settings) -> None:
+    """Write a log checkpoint of the table's newest state now (runs without Spark).
+
+    Commands read a table's state from its newest checkpoint plus the log records after it.
+    Writers add one every log.checkpoint.interval commits (see `lakectl set`); this writes one
+    on demand, e.g. after bulk commits or for a table written before checkpoints existed.
+    Checkpoints are never required: a missing or damaged one is skipped.
+
+    \b
+    Example:
+      lakectl checkpoint sales
+    """
+    result = api_table(make_context(settings), table).checkpoint()
+    render(settings, result, _print_checkpoint)
+
+
+def _print_checkpoint(result: CheckpointResult) -> None:
+    done = "wrote" if result.created else "already there:"
+    output.line(f"{done} checkpoint at log entry {result.seq} ({result.records} records)")
+    output.note(result.url)
+    if not result.usable:
+        output.note(
+            "that checkpoint is damaged: readers skip it, and the next commit writes a new one"
+        )
 
 
 # --- config -----------------------------------------------------------------------------------

@@ -210,7 +210,7 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         read_path=read.read_path,
     )
     if request.out:
-        return _write_out(df, request, result, ctx.config.storage_options)
+        return write_out(df, request, result, ctx.config.storage_options)
     limit = request.limit
     rows = df.limit(limit + 1).collect() if limit else df.collect()
     if limit and len(rows) > limit:
@@ -312,7 +312,7 @@ def _apply_statements(df: DataFrame, target: ReadTarget, request: SnapshotReques
     return apply_statements(df, effective, target.metadata.schema) if effective else df
 
 
-def _write_out(
+def write_out(
     df: DataFrame,
     request: SnapshotRequest,
     result: SnapshotResult,

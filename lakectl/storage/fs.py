@@ -165,6 +165,43 @@ class Storage:
     def list_names(self, path: str) -> list[str]:
         return [e["name"] for e in self.list_entries(path)]
 
+    def list_names_after(self, path: str, after: str = "") -> list[str]:
+        """Sorted names directly under ``path`` that sort after ``after``; empty when ``path``
+        does not exist.
+
+        Cheaper than :meth:`list_names` for a directory that only grows, such as the log: no
+        per-file details, and on S3 the listing starts at ``after`` (``StartAfter``) instead of
+        paging through every earlier key.
+        """
+        if self.scheme == "file":
+            try:
+                names = os.listdir(path)
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+            return sorted(n for n in names if n > after)
+        if self.scheme in S3_SCHEMES:
+            return self._list_names_after_s3(path, after)
+        return [n for n in self.list_names(path) if n > after]
+
+    def _list_names_after_s3(self, path: str, after: str) -> list[str]:
+        bucket, _, key = path.rstrip("/").partition("/")
+        prefix = f"{key}/" if key else ""
+        request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "Delimiter": "/"}
+        if after:
+            request["StartAfter"] = prefix + after
+        names: list[str] = []
+        with self._errors("listing", path):
+            while True:
+                page = self.fs.call_s3("list_objects_v2", **request)
+                names += [o["Key"][len(prefix) :] for o in page.get("Contents", [])]
+                names += [
+                    p["Prefix"][len(prefix) :].rstrip("/") for p in page.get("CommonPrefixes", [])
+                ]
+                if not page.get("IsTruncated"):
+                    break
+                request["ContinuationToken"] = page["NextContinuationToken"]
+        return sorted(n for n in names if n and n > after)
+
     def du(self, path: str) -> int:
         """Total bytes of the files under ``path``."""
         try:

@@ -26,6 +26,7 @@ DEFAULT_PROPERTIES: dict[str, str] = {
     "updates.max.string.length": "8192",
     "updates.max.string.growth": "16",
     "updates.max.like.wildcards": "3",
+    "log.checkpoint.interval": "100",
 }
 
 

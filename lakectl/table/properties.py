@@ -194,6 +194,12 @@ SPECS: dict[str, PropertySpec] = {
             "(minor compactions, list bucketing, the major fallback); files stay one per bucket",
         ),
         PropertySpec("orc.compress", _codec, "codec of written ORC files"),
+        PropertySpec(
+            "log.checkpoint.interval",
+            _non_negative_int,
+            "commits between log checkpoints, which readers start from instead of reading "
+            "every log record (0: only `lakectl checkpoint` writes them)",
+        ),
         *_statement_limits(),
     )
 }

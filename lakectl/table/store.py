@@ -3,6 +3,7 @@
 Layout under the table root::
 
     _lakectl/log/00000000000000000003.json   commit seq 3 (put-if-absent: the commit point)
+    _lakectl/checkpoints/00000000000000000100.json  every record up to seq 100 (optional)
     _lakectl/txns/00000000000000000002.json  write id 2 allocated (put-if-absent)
     _lakectl/txns/00000000000000000002.aborted
     _lakectl/staging/...                     Spark output before it is moved into place
@@ -18,17 +19,33 @@ import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lakectl.errors import FormatError, StorageError, TableExistsError, TableNotFoundError
+from lakectl.errors import (
+    FormatError,
+    LakectlError,
+    StorageError,
+    TableExistsError,
+    TableNotFoundError,
+)
 from lakectl.failpoints import failpoint
 from lakectl.storage.fs import AlreadyExistsError, Storage
+from lakectl.table.checkpoint import (
+    INTERVAL_PROPERTY,
+    checkpoint_due,
+    checkpoint_name,
+    decode_checkpoint,
+    encode_checkpoint,
+    parse_checkpoint_name,
+    remember_checkpoint,
+)
 from lakectl.table.log import CommitRecord, Operation, TableState, conflict_error, find_conflict
-from lakectl.table.metadata import TableMetadata
+from lakectl.table.metadata import DEFAULT_PROPERTIES, TableMetadata
 
 META_DIR = "_lakectl"
 LOG_DIR = f"{META_DIR}/log"
+CHECKPOINT_DIR = f"{META_DIR}/checkpoints"
 TXN_DIR = f"{META_DIR}/txns"
 STAGING_DIR = f"{META_DIR}/staging"
 UPDATES_FILE = ".updates"
@@ -39,6 +56,14 @@ def now_millis() -> int:
     return int(time.time() * 1000)
 
 
+@dataclass(frozen=True)
+class StateRead:
+    """A state this store read, and the checkpoint it started from (-1: none)."""
+
+    state: TableState
+    checkpoint_seq: int
+
+
 @dataclass
 class TableStore:
     """Storage access for one table root. Pure decisions live in :mod:`lakectl.table.log`."""
@@ -46,6 +71,9 @@ class TableStore:
     storage: Storage
     root: str
     name: str = ""
+    last_read: StateRead | None = field(default=None, compare=False, repr=False)
+    """The newest state :meth:`read_state` returned; a commit based on it writes a due
+    checkpoint without reading the log again."""
 
     @property
     def url(self) -> str:
@@ -76,27 +104,98 @@ class TableStore:
 
     # --- log ------------------------------------------------------------------------------
     def read_state(self) -> TableState:
-        """All committed records, in commit order."""
+        """All committed records, in commit order.
+
+        Read from the newest usable checkpoint plus the records committed after it; from every
+        record when no checkpoint can be used (none yet, deleted, damaged, or ahead of the log).
+        """
         self.require_log()
-        return TableState(tuple(self._read_records_after(-1)))
+        for seq in sorted(self._checkpoint_seqs(), reverse=True):
+            later = self._log_seqs(after=seq - 1)
+            if not later or later[0] != seq:
+                continue  # never trust a checkpoint for a commit the log does not hold
+            base = self._load_checkpoint(seq)
+            if base is not None:
+                return self._remember(TableState(base + tuple(self._read_records(later[1:]))), seq)
+        return self._remember(TableState(tuple(self._read_records(self._log_seqs()))), -1)
+
+    def _remember(self, state: TableState, checkpoint_seq: int) -> TableState:
+        self.last_read = StateRead(state, checkpoint_seq)
+        return state
+
+    def _log_seqs(self, after: int = -1) -> list[int]:
+        """The seqs of the log records after ``after``, listing only names that sort later."""
+        start = _log_name(after) if after >= 0 else ""
+        names = self.storage.list_names_after(self.path(LOG_DIR), start)
+        return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+    def _checkpoint_seqs(self) -> list[int]:
+        names = self.storage.list_names_after(self.path(CHECKPOINT_DIR))
+        return [s for s in map(parse_checkpoint_name, names) if s is not None]
+
+    def _load_checkpoint(self, seq: int) -> tuple[CommitRecord, ...] | None:
+        """The checkpoint's records, or None when it cannot be used (the log still can)."""
+        try:
+            raw = self.storage.read_bytes(self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH)))
+        except (FileNotFoundError, OSError, StorageError):
+            return None
+        return decode_checkpoint(raw, seq)
 
     def _read_records_after(self, seq: int) -> list[CommitRecord]:
+        return self._read_records(self._log_seqs(after=seq))
+
+    def _read_records(self, seqs: list[int]) -> list[CommitRecord]:
         records = []
-        for name in self.storage.list_names(self.path(LOG_DIR)):
-            if not name.endswith(".json") or not name[:-5].isdigit():
-                continue
-            if int(name[:-5]) <= seq:
-                continue
-            raw = self.storage.read_text(self.path(LOG_DIR, name))
+        for seq in seqs:
+            path = self.path(LOG_DIR, _log_name(seq))
+            raw = self.storage.read_text(path)
             try:
                 records.append(CommitRecord.from_json(json.loads(raw)))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise FormatError(
-                    f"log record {self.path(LOG_DIR, name)} is damaged ({type(exc).__name__}: "
+                    f"log record {path} is damaged ({type(exc).__name__}: "
                     f"{str(exc)[:200]}); the table cannot be read",
                     hint="restore the file from a backup; lakectl never rewrites a log record",
                 ) from exc
         return sorted(records, key=lambda r: r.seq)
+
+    # --- checkpoints ----------------------------------------------------------------------
+    def write_checkpoint(self, state: TableState) -> bool:
+        """Write the checkpoint of ``state`` (put-if-absent); False if one was there already."""
+        failpoint("store.before_checkpoint")
+        path = self.path(CHECKPOINT_DIR, checkpoint_name(state.last_seq, _WIDTH))
+        raw = encode_checkpoint(state.records)
+        try:
+            self.storage.put_if_absent(path, raw)
+        except AlreadyExistsError:
+            return False
+        remember_checkpoint(raw, state.last_seq, state.records)
+        return True
+
+    def checkpoint_url(self, seq: int) -> str:
+        return self.storage.url(self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH)))
+
+    def _checkpoint_after_commit(
+        self, final: CommitRecord, read_seq: int, newer: list[CommitRecord]
+    ) -> None:
+        """Best effort: write the checkpoint at ``final`` when one is due; never fails."""
+        try:
+            read = self.last_read
+            based = read is not None and read.state.last_seq == read_seq
+            records = (*read.state.records, *newer, final) if based and read else None
+            meta = next((r.metadata for r in reversed(records or ()) if r.metadata), None)
+            if not checkpoint_due(
+                final.seq, read.checkpoint_seq if based and read else None, _interval(meta)
+            ):
+                return
+            if records is None or [r.seq for r in records] != list(range(final.seq + 1)):
+                state = self.read_state().prefix(final.seq)
+            else:
+                state = TableState(tuple(records))
+            if state.last_seq == final.seq:
+                self.write_checkpoint(state)
+        except Exception:  # a checkpoint is an optimisation: the commit stands
+            return
 
     def create(self, metadata: TableMetadata, info: dict[str, Any] | None = None) -> CommitRecord:
         """Write log entry 0 (the table's birth); fails if the table already exists."""
@@ -129,7 +228,12 @@ class TableStore:
                 "log is gone); nothing was committed",
                 hint="check who removed the table; create or restore it, then run again",
             )
-        newer = self._read_records_after(read_seq)
+        # Seqs are contiguous: when the entry after the one read is free, nothing is newer, and
+        # the log need not be listed (the common case, and a cost that grows with the log).
+        next_free = read_seq >= 0 and not self.storage.exists(
+            self.path(LOG_DIR, _log_name(read_seq + 1))
+        )
+        newer = [] if next_free else self._read_records_after(read_seq)
         seq = max([read_seq, *[r.seq for r in newer]]) + 1
         for _ in range(max_attempts):
             other = find_conflict(record, newer)
@@ -139,10 +243,12 @@ class TableStore:
             failpoint("store.before_commit")
             try:
                 self.storage.put_if_absent(self.path(LOG_DIR, _log_name(seq)), _dump_entry(final))
-                return final
             except AlreadyExistsError:
                 newer = self._read_records_after(read_seq)
                 seq = max(r.seq for r in newer) + 1
+                continue
+            self._checkpoint_after_commit(final, read_seq, newer)
+            return final
         raise conflict_error(record, newer[-1])
 
     # --- write ids --------------------------------------------------------------------------
@@ -194,6 +300,18 @@ class TableStore:
 
     def staging_path(self, write_id: int) -> str:
         return self.path(STAGING_DIR, f"w{write_id:07d}-{os.getpid()}-{now_millis()}")
+
+
+def _interval(meta: TableMetadata | None) -> int:
+    """The table's checkpoint interval (the default when unknown or invalid)."""
+    from lakectl.table.properties import property_value
+
+    if meta is not None:
+        try:
+            return int(property_value(meta, INTERVAL_PROPERTY))
+        except LakectlError:
+            pass
+    return int(DEFAULT_PROPERTIES[INTERVAL_PROPERTY])
 
 
 def _seq_name(seq: int) -> str:

@@ -1,0 +1,192 @@
+"""``lakectl changes``: every row change between two versions (or times) of a table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from lakectl.errors import TimeTravelError, UsageError
+from lakectl.ops.context import Context
+from lakectl.ops.reading import ReadTarget, plan_lakectl
+from lakectl.ops.snapshot import SnapshotRequest, check_request, snapshot_frame
+from lakectl.planning.change_plan import ChangeRange, plan_changes
+from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.table.listing import list_table
+from lakectl.table.retention import require_readable, with_following_compactions
+from lakectl.table.store import TableStore
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+
+@dataclass(frozen=True)
+class ChangesRequest:
+    """The range (``from`` exclusive, ``to`` inclusive) and where the changes go."""
+
+    from_version: int | None = None
+    to_version: int | None = None
+    from_time: int | None = None
+    to_time: int | None = None
+    limit: int | None = None
+    out: str | None = None
+    out_format: str = "parquet"
+    scd2: bool = False
+    """One row per version of each key (valid_from, valid_to, is_current) instead of changes."""
+
+
+@dataclass
+class ChangesResult:
+    table: str
+    from_version: int
+    to_version: int
+    versions: list[int]
+    columns: list[str]
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    truncated: bool = False
+    out: str | None = None
+    written: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "table": self.table,
+            "from_version": self.from_version,
+            "to_version": self.to_version,
+            "versions": self.versions,
+            "columns": self.columns,
+        }
+        if self.out:
+            data.update(out=self.out, rows_written=self.written)
+        else:
+            data["rows"] = [dict(zip(self.columns, r, strict=True)) for r in self.rows]
+            data["truncated"] = self.truncated
+        return data
+
+
+@dataclass(frozen=True)
+class ChangeFeed:
+    frame: DataFrame
+    table: str
+    range: ChangeRange
+    key: tuple[str, ...]
+
+
+def _range_plans(
+    store: TableStore, partition_by: list[str], rng: ChangeRange
+) -> list[PartitionReadPlan]:
+    """Per partition, the range's delta and delete-delta directories (no base)."""
+    wanted = rng.insert_dirs | rng.delete_dirs
+    plans: list[PartitionReadPlan] = []
+    found: set[str] = set()
+    for listing in list_table(store.storage, store.root, partition_by):
+        dirs = [d for d in listing.dirs if d.relative in wanted]
+        found.update(d.relative for d in dirs)
+        if dirs:
+            plans.append(
+                PartitionReadPlan(
+                    relative=listing.relative,
+                    values=listing.values,
+                    base=None,
+                    deltas=tuple(d for d in dirs if d.relative in rng.insert_dirs),
+                    delete_deltas=tuple(d for d in dirs if d.relative in rng.delete_dirs),
+                    originals=(),
+                )
+            )
+    missing = sorted(wanted - found)
+    if missing:
+        raise TimeTravelError(
+            f"the files of this range of versions are gone ({len(missing)} directories, e.g. "
+            f"{store.storage.url(store.path(missing[0]))})",
+            hint="ask for a later range; `lakectl history` lists the versions",
+        )
+    return plans
+
+
+def change_feed(ctx: Context, table_ref: str | None, request: ChangesRequest) -> ChangeFeed:
+    """The row changes ``request`` asks for, as a lazy Spark DataFrame (checks first)."""
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.spark import acid_read
+    from lakectl.spark.change_feed import change_feed as feed_frame
+    from lakectl.spark.change_feed import scd2_rows
+
+    store = ctx.table(table_ref)
+    store.require_log()
+    full = store.read_state()
+    if request.scd2:
+        if request.from_version is not None or request.from_time is not None:
+            raise UsageError(
+                "--scd2 covers the whole history: give no --from-version or --from-time",
+                hint="--to-version/--to-time choose the state it ends with",
+            )
+        if not full.metadata.primary_key:
+            raise UsageError(
+                "--scd2 needs a table with a primary key: a key's versions are its rows over time"
+            )
+        request = replace(request, from_version=0)
+    rng = plan_changes(
+        full,
+        from_version=request.from_version,
+        to_version=request.to_version,
+        from_time=request.from_time,
+        to_time=request.to_time,
+    )
+    newer = full.prefix(rng.to_seq)
+    meta = newer.metadata
+    check_request(
+        meta.schema,
+        SnapshotRequest(out=request.out, out_format=request.out_format),
+        ctx.config.storage_options,
+    )
+    older = with_following_compactions(full.prefix(rng.from_seq), full)
+    require_readable(older, full, f"version {rng.from_version}")
+    valid, plans, _ = plan_lakectl(store, older)
+    older_target = ReadTarget(store, older.metadata, older, valid, tuple(plans))
+    range_plans = _range_plans(store, list(meta.partition_by), rng)
+    ctx.progress("reading changes")
+    older_rows = snapshot_frame(ctx, older_target, SnapshotRequest(), with_identity=True)
+    spec = acid_read.ReadSpec(
+        store.storage,
+        store.root,
+        meta.data_schema,
+        meta.schema.select(list(meta.partition_by)),
+        newer.valid_write_ids(),
+    )
+    frame = feed_frame(
+        ctx.spark(), spec, range_plans, older_rows, rng.commit_times, meta.primary_key
+    )
+    if request.scd2:
+        frame = scd2_rows(frame, meta.primary_key)
+    return ChangeFeed(frame, store.name or store.url, rng, meta.primary_key)
+
+
+def changes(ctx: Context, table_ref: str | None, request: ChangesRequest) -> ChangesResult:
+    """The changes collected to the driver (at most ``limit``), or written to ``request.out``."""
+    from lakectl.ops.snapshot import SnapshotResult, write_out
+    from lakectl.spark.change_feed import in_commit_order, scd2_order
+
+    if request.limit is not None and request.limit < 0:
+        raise UsageError("--limit must not be negative")
+    feed = change_feed(ctx, table_ref, request)
+    order = scd2_order if request.scd2 else in_commit_order
+    df = order(feed.frame, feed.key)
+    result = ChangesResult(
+        table=feed.table,
+        from_version=feed.range.from_version,
+        to_version=feed.range.to_version,
+        versions=feed.range.write_ids,
+        columns=df.columns,
+    )
+    if request.out:
+        written = write_out(
+            df,
+            SnapshotRequest(limit=request.limit, out=request.out, out_format=request.out_format),
+            SnapshotResult(table=feed.table, columns=df.columns, types=[]),
+            ctx.config.storage_options,
+        )
+        result.out, result.written = written.out, written.written
+        return result
+    limit = request.limit
+    rows = df.limit(limit + 1).collect() if limit else df.collect()
+    if limit and len(rows) > limit:
+        rows, result.truncated = rows[:limit], True
+    result.rows = [tuple(r) for r in rows]
+    return result
