@@ -31,8 +31,11 @@ check-java:
 demo: $(STAMP) $(JAR)
 	@scripts/demo.sh
 
+# Test files are spread over TEST_WORKERS processes (one Spark session each), a file per process.
+TEST_WORKERS ?= 2
+
 test: $(STAMP) $(JAR)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not spark"

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -79,7 +78,6 @@ def test_a_condition_over_the_tables_columns_is_accepted(where):
 # --- whole commands, in fresh processes ------------------------------------------------------
 
 TABLE_SCHEMA = "sell_id bigint, store_id string, change_ts string, create_date string"
-SECONDS = 5.0
 
 
 @pytest.fixture(scope="module")
@@ -134,15 +132,13 @@ WRONG_COMMANDS = [
 @pytest.mark.parametrize(
     ("args", "code", "says"), WRONG_COMMANDS, ids=[" ".join(c[0]) for c in WRONG_COMMANDS]
 )
-def test_a_wrong_command_is_answered_at_once(warehouse, args, code, says):
-    started = time.monotonic()
+def test_a_wrong_command_is_refused_with_its_message(warehouse, args, code, says):
+    # That none of these starts a JVM is asserted below, in one process for all of them.
     done = _lakectl(warehouse, *args)
-    elapsed = time.monotonic() - started
     assert done.returncode == code, done.stdout + done.stderr[-2000:]
     error = json.loads(done.stdout)["error"]
     assert says in error["message"]
     assert "Traceback" not in done.stderr
-    assert elapsed < SECONDS, f"{elapsed:.1f}s"
 
 
 # Runs every wrong command in one process, then reports whether a JVM was ever launched.
