@@ -71,6 +71,7 @@ def _lakectl_restore(ctx, table: str, version: int) -> lb.Timing:
             "reinserted": result.reinserted,
             "method": result.method,
             "directories_read": result.directories_read,
+            "bytes_read": result.bytes_read,
         }
     )
     return timing
@@ -220,7 +221,8 @@ def render(result: dict[str, Any]) -> list[str]:
     restore = next(t for t in result["timings"] if t["step"] == "lakectl_restore")
     lines.append(
         f"  lakectl restore: {restore['deleted']:,} deleted, {restore['reinserted']:,} written "
-        f"again, method {restore['method']}, {restore['directories_read']} directories read"
+        f"again, method {restore['method']}, {restore['directories_read']} directories "
+        f"({restore['bytes_read'] / 1e6:,.1f} MB) read"
     )
     bad = {
         k: v

@@ -23,6 +23,7 @@ now and then instead. It conflicts with every concurrent data commit.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -56,6 +57,7 @@ class RestoreResult:
     statements_reactivated: int = 0
     method: Method = "full"
     directories_read: int = 0  # ACID directories the comparison read (data and delete)
+    bytes_read: int = 0  # the size of their files
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
@@ -70,7 +72,11 @@ class RestoreResult:
                 "retired": self.statements_retired,
                 "reactivated": self.statements_reactivated,
             },
-            "read": {"method": self.method, "directories": self.directories_read},
+            "read": {
+                "method": self.method,
+                "directories": self.directories_read,
+                "bytes": self.bytes_read,
+            },
             "notes": list(self.notes),
             "seconds": round(self.seconds, 3),
         }
@@ -120,7 +126,7 @@ def restore(
         ctx.progress(f"comparing the table now with version {target_version}")
         found = _row_changes(ctx, store, full, then)
         result.notes.append(f"compared the whole table: {scope.fallback}")
-    result.directories_read = found.directories
+    result.directories_read, result.bytes_read = found.read.directories, found.read.bytes
     changes = found.frame.persist()
     try:
         counts = {r[0]: r[1] for r in changes.groupBy(_KIND).count().collect()}
@@ -181,13 +187,35 @@ def change_scope(now: TableState, then: TableState) -> ChangeScope:
 
 
 @dataclass(frozen=True)
+class _Read:
+    """ACID directories and bytes a comparison reads (a directory read twice counts twice)."""
+
+    directories: int = 0
+    bytes: int = 0
+
+    @classmethod
+    def of(cls, plans: Iterable[PartitionReadPlan]) -> _Read:
+        dirs = [d for p in plans for d in (*p.data_dirs, *p.delete_deltas)]
+        return cls(len(dirs), sum(d.size for d in dirs))
+
+    def __add__(self, other: _Read) -> _Read:
+        return _Read(self.directories + other.directories, self.bytes + other.bytes)
+
+
+@dataclass(frozen=True)
 class _Found:
     frame: Any  # rows with identity and _KIND: "delete" (live now only) or "insert" (then only)
-    directories: int  # directories read to find them
+    read: _Read  # what was read to find them
 
 
-def _dirs(plans: list[PartitionReadPlan]) -> int:
-    return sum(len(p.data_dirs) + len(p.delete_deltas) for p in plans)
+def _since_only(plan: PartitionReadPlan, since: frozenset[str]) -> PartitionReadPlan:
+    """``plan`` with only the directories committed since the restored version."""
+    return replace(
+        plan,
+        base=plan.base if plan.base is not None and plan.base.relative in since else None,
+        deltas=tuple(d for d in plan.deltas if d.relative in since),
+        delete_deltas=tuple(d for d in plan.delete_deltas if d.relative in since),
+    )
 
 
 def _identity_rows(ctx: Context, target: ReadTarget) -> Any:
@@ -217,12 +245,8 @@ def _row_changes(ctx: Context, store: TableStore, now: TableState, then: TableSt
         _KIND, F.lit("delete")
     )
     gone = earlier.join(current.select(*keys), keys, "left_anti").withColumn(_KIND, F.lit("insert"))
-    read = _dirs(list(current_target.plans)) + _dirs(list(earlier_target.plans))
+    read = _Read.of(current_target.plans) + _Read.of(earlier_target.plans)
     return _Found(added.unionByName(gone), read)
-
-
-def _only(d: DirListing | None, names: frozenset[str]) -> DirListing | None:
-    return d if d is not None and d.relative in names else None
 
 
 def _changes_since(
@@ -237,24 +261,14 @@ def _changes_since(
 
     meta = now.metadata
     current = _target(store, now)
-    # Rows added since: the live rows of the data directories committed since.
-    written = [
-        replace(
-            p, base=_only(p.base, since), deltas=tuple(d for d in p.deltas if d.relative in since)
-        )
-        for p in current.plans
-    ]
-    written = [p for p in written if p.data_dirs]
+    # Rows added since: the live rows of the data directories committed since (only delete
+    # events committed since can name them).
+    changed = [_since_only(p, since) for p in current.plans]
+    written = [p for p in changed if p.data_dirs]
     added = _identity_rows(ctx, replace(current, plans=tuple(written)))
     # Rows deleted since: the delete events committed since name them.
-    deleting = [
-        replace(p, base=None, deltas=(), delete_deltas=tuple(
-            d for d in p.delete_deltas if d.relative in since
-        ))
-        for p in current.plans
-    ]  # fmt: skip
-    deleting = [p for p in deleting if p.delete_deltas]
-    read = _dirs(written) + _dirs(deleting)
+    deleting = [replace(p, base=None, deltas=()) for p in changed if p.delete_deltas]
+    read = _Read.of(written) + _Read.of(deleting)
     events = delete_events(
         ctx.spark(), deleting, read_spec(replace(current, plans=tuple(deleting)))
     )
@@ -265,7 +279,7 @@ def _changes_since(
         named = {int(r[0]) for r in events.select("originalTransaction").distinct().collect()}
         holding = [_holding(p, named) for p in earlier.plans]
         holding = [p for p in holding if p.data_dirs]
-        read += _dirs(holding)
+        read += _Read.of(holding)
         rows = _identity_rows(ctx, replace(earlier, plans=tuple(holding))).alias("r")
         on = [F.col(f"r.{c}") == F.col(f"e.{c}") for c in IDENTITY_COLUMNS] + [
             F.col(f"r.`{c}`").eqNullSafe(F.col(f"e.`{c}`")) for c in meta.partition_by

@@ -102,7 +102,9 @@ def test_only_the_changed_partitions_and_directories_are_read(spark, table) -> N
     assert (result.method, result.directories_read) == ("changes", 3)
     assert (result.deleted, result.reinserted) == (10, 1)
     assert _rows(table) == expected
-    assert result.to_json()["read"] == {"method": "changes", "directories": 3}
+    read = result.to_json()["read"]
+    assert (read["method"], read["directories"]) == ("changes", 3)
+    assert 0 < read["bytes"] == result.bytes_read
 
 
 @pytest.mark.spark
@@ -131,6 +133,7 @@ def test_after_a_compaction_the_whole_table_is_compared(table, spark) -> None:
     table.compact("major")
     result = table.restore(first)
     assert result.method == "full" and "compact" in result.notes[0]
+    assert result.directories_read > 0 and result.bytes_read > 0
     assert _rows(table) == expected
     # Once the restore is committed, the changes since it restore cheaply again.
     restored = table.version
