@@ -11,25 +11,38 @@ reachable by time travel until ``clean`` removes their files. The commit holds
 
 Rows are matched by their ACID identity (originalTransaction, bucket, rowId) within their
 partition, which compaction keeps, so a restore across compactions writes only the difference.
-It reads the whole table twice (now and then). It conflicts with every concurrent data commit.
+
+What it reads follows the change since the restored version (:func:`change_scope`): the rows
+added since live in the directories committed since, and the rows deleted since are the ones
+the delete events committed since name, read from the files that held them then (only the
+partitions those events touch, only the directories whose write ids they name). When a
+compaction or a schema change since then moved rows to other files, it compares the whole table
+now and then instead. It conflicts with every concurrent data commit.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import ReadTarget, choose_state, plan_lakectl
 from lakectl.ops.updates import installed_statements, statement_keys, write_updates_file
-from lakectl.table.log import ALWAYS, CommitRecord, Operation, TableState
+from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.table.listing import DirListing
+from lakectl.table.log import ALWAYS, COMPACT_OPS, CommitRecord, Operation, TableState
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
 
 _KIND = "__lakectl_restore"
+
+# How a restore found the difference: from the changes since the restored version, or by
+# comparing the whole table now and then.
+Method = Literal["changes", "full"]
 
 
 @dataclass
@@ -42,6 +55,9 @@ class RestoreResult:
     reinserted: int = 0
     statements_retired: int = 0
     statements_reactivated: int = 0
+    method: Method = "full"
+    directories_read: int = 0  # ACID directories the comparison read (data and delete)
+    bytes_read: int = 0  # the size of their files
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
@@ -56,6 +72,12 @@ class RestoreResult:
                 "retired": self.statements_retired,
                 "reactivated": self.statements_reactivated,
             },
+            "read": {
+                "method": self.method,
+                "directories": self.directories_read,
+                "bytes": self.bytes_read,
+            },
+            "notes": list(self.notes),
             "seconds": round(self.seconds, 3),
         }
 
@@ -95,8 +117,17 @@ def restore(
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
 
-    ctx.progress(f"comparing the table now with version {target_version}")
-    changes = _row_changes(ctx, store, full, then).persist()
+    scope = change_scope(full, then)
+    if scope.fallback is None:
+        ctx.progress(f"reading the changes since version {target_version}")
+        found = _changes_since(ctx, store, full, then, scope.since)
+        result.method = "changes"
+    else:
+        ctx.progress(f"comparing the table now with version {target_version}")
+        found = _row_changes(ctx, store, full, then)
+        result.notes.append(f"compared the whole table: {scope.fallback}")
+    result.directories_read, result.bytes_read = found.read.directories, found.read.bytes
+    changes = found.frame.persist()
     try:
         counts = {r[0]: r[1] for r in changes.groupBy(_KIND).count().collect()}
         result.deleted, result.reinserted = counts.get("delete", 0), counts.get("insert", 0)
@@ -126,26 +157,152 @@ def _statement_changes(
     return retire, reactivate
 
 
-def _row_changes(ctx: Context, store: TableStore, now: TableState, then: TableState) -> Any:
-    """Rows to delete (live now, not then) and to write again (live then, not now)."""
+@dataclass(frozen=True)
+class ChangeScope:
+    """What a restore reads: ``since``, the directories committed after the restored version,
+    or, when ``fallback`` says why, the whole table now and then."""
+
+    since: frozenset[str]
+    fallback: str | None = None
+
+
+def change_scope(now: TableState, then: TableState) -> ChangeScope:
+    """Whether the commits after ``then`` (a prefix of ``now``) tell the difference by
+    themselves: every row added since lies in a directory they committed, and every row
+    deleted since is named by a delete event they committed, as long as no compaction or list
+    bucketing moved rows to other files and the schema is the one ``then`` reads with."""
+    seqs = [r.seq for r in now.records]
+    if seqs[: len(then.records)] != [r.seq for r in then.records]:
+        return ChangeScope(frozenset(), "the restored version is not a prefix of the log")
+    later = now.records[len(then.records) :]
+    for record in later:
+        if record.operation in COMPACT_OPS:
+            return ChangeScope(frozenset(), f"{record.operation} rewrote files since then")
+        if record.metadata is not None and (
+            record.metadata.schema != then.metadata.schema
+            or tuple(record.metadata.partition_by) != tuple(then.metadata.partition_by)
+        ):
+            return ChangeScope(frozenset(), "the schema changed since then")
+    return ChangeScope(frozenset(d for r in later for d in r.added))
+
+
+@dataclass(frozen=True)
+class _Read:
+    """ACID directories and bytes a comparison reads (a directory read twice counts twice)."""
+
+    directories: int = 0
+    bytes: int = 0
+
+    @classmethod
+    def of(cls, plans: Iterable[PartitionReadPlan]) -> _Read:
+        dirs = [d for p in plans for d in (*p.data_dirs, *p.delete_deltas)]
+        return cls(len(dirs), sum(d.size for d in dirs))
+
+    def __add__(self, other: _Read) -> _Read:
+        return _Read(self.directories + other.directories, self.bytes + other.bytes)
+
+
+@dataclass(frozen=True)
+class _Found:
+    frame: Any  # rows with identity and _KIND: "delete" (live now only) or "insert" (then only)
+    read: _Read  # what was read to find them
+
+
+def _since_only(plan: PartitionReadPlan, since: frozenset[str]) -> PartitionReadPlan:
+    """``plan`` with only the directories committed since the restored version."""
+    return replace(
+        plan,
+        base=plan.base if plan.base is not None and plan.base.relative in since else None,
+        deltas=tuple(d for d in plan.deltas if d.relative in since),
+        delete_deltas=tuple(d for d in plan.delete_deltas if d.relative in since),
+    )
+
+
+def _identity_rows(ctx: Context, target: ReadTarget) -> Any:
+    """The rows of ``target``'s plans with their ACID identity (no Type 7 statements)."""
+    from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+
+    return snapshot_frame(ctx, target, SnapshotRequest(raw=True), with_identity=True)
+
+
+def _target(store: TableStore, state: TableState, only: set[str] | None = None) -> ReadTarget:
+    valid, plans, _ = plan_lakectl(store, state, only)
+    return ReadTarget(store, state.metadata, state, valid, tuple(plans))
+
+
+def _row_changes(ctx: Context, store: TableStore, now: TableState, then: TableState) -> _Found:
+    """Rows to delete (live now, not then) and to write again (live then, not now), by
+    comparing the whole table now and then."""
     from pyspark.sql import functions as F
 
-    from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
     from lakectl.spark.types import IDENTITY_COLUMNS
-
-    def rows(state: TableState) -> Any:
-        valid, plans, _ = plan_lakectl(store, state)
-        target = ReadTarget(store, state.metadata, state, valid, tuple(plans))
-        return snapshot_frame(ctx, target, SnapshotRequest(raw=True), with_identity=True)
 
     meta = now.metadata
     keys = [*IDENTITY_COLUMNS, *meta.partition_by]
-    current, earlier = rows(now), rows(then)
+    current_target, earlier_target = _target(store, now), _target(store, then)
+    current, earlier = _identity_rows(ctx, current_target), _identity_rows(ctx, earlier_target)
     added = current.join(earlier.select(*keys), keys, "left_anti").withColumn(
         _KIND, F.lit("delete")
     )
     gone = earlier.join(current.select(*keys), keys, "left_anti").withColumn(_KIND, F.lit("insert"))
-    return added.unionByName(gone)
+    read = _Read.of(current_target.plans) + _Read.of(earlier_target.plans)
+    return _Found(added.unionByName(gone), read)
+
+
+def _changes_since(
+    ctx: Context, store: TableStore, now: TableState, then: TableState, since: frozenset[str]
+) -> _Found:
+    """:func:`_row_changes` from the commits since ``then`` (see :func:`change_scope`)."""
+    from pyspark.sql import functions as F
+
+    from lakectl.ops.snapshot import read_spec
+    from lakectl.spark.acid_read import delete_events
+    from lakectl.spark.types import IDENTITY_COLUMNS
+
+    meta = now.metadata
+    current = _target(store, now)
+    # Rows added since: the live rows of the data directories committed since (only delete
+    # events committed since can name them).
+    changed = [_since_only(p, since) for p in current.plans]
+    written = [p for p in changed if p.data_dirs]
+    added = _identity_rows(ctx, replace(current, plans=tuple(written)))
+    # Rows deleted since: the delete events committed since name them.
+    deleting = [replace(p, base=None, deltas=()) for p in changed if p.delete_deltas]
+    read = _Read.of(written) + _Read.of(deleting)
+    events = delete_events(
+        ctx.spark(), deleting, read_spec(replace(current, plans=tuple(deleting)))
+    )
+    earlier = _target(store, then, {p.relative for p in deleting})
+    if events is None or not earlier.plans:
+        gone = _identity_rows(ctx, replace(earlier, plans=()))
+    else:
+        named = {int(r[0]) for r in events.select("originalTransaction").distinct().collect()}
+        holding = [_holding(p, named) for p in earlier.plans]
+        holding = [p for p in holding if p.data_dirs]
+        read += _Read.of(holding)
+        rows = _identity_rows(ctx, replace(earlier, plans=tuple(holding))).alias("r")
+        on = [F.col(f"r.{c}") == F.col(f"e.{c}") for c in IDENTITY_COLUMNS] + [
+            F.col(f"r.`{c}`").eqNullSafe(F.col(f"e.`{c}`")) for c in meta.partition_by
+        ]
+        gone = rows.join(events.alias("e"), on, "left_semi")
+    return _Found(
+        added.withColumn(_KIND, F.lit("delete")).unionByName(
+            gone.withColumn(_KIND, F.lit("insert"))
+        ),
+        read,
+    )
+
+
+def _holding(plan: PartitionReadPlan, write_ids: set[int]) -> PartitionReadPlan:
+    """``plan`` with only the data directories that can hold rows first written by one of
+    ``write_ids`` (a base: any write id up to its own; a delta: its range)."""
+
+    def holds(d: DirListing) -> bool:
+        low = 0 if d.acid.is_base else d.acid.min_write_id
+        return any(low <= w <= d.acid.max_write_id for w in write_ids)
+
+    base = plan.base if plan.base is not None and holds(plan.base) else None
+    return replace(plan, base=base, deltas=tuple(d for d in plan.deltas if holds(d)))
 
 
 def _commit(

@@ -97,10 +97,16 @@ def _snapshot_frame_and_path(
     """:func:`snapshot_frame`, and how it reads (``acid_read.READ_PATHS``)."""
     from lakectl.spark import acid_read
 
+    return acid_read.read_rows_and_path(ctx.spark(), target.plans, read_spec(target), with_identity)
+
+
+def read_spec(target: ReadTarget) -> Any:
+    """The Spark reader's description of ``target``: storage, schemas, valid write ids, key."""
+    from lakectl.spark import acid_read
+
     meta = target.metadata
-    spark = ctx.spark()
     key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
-    spec = acid_read.ReadSpec(
+    return acid_read.ReadSpec(
         target.store.storage,
         target.store.root,
         meta.data_schema,
@@ -108,7 +114,6 @@ def _snapshot_frame_and_path(
         target.valid,
         key,
     )
-    return acid_read.read_rows_and_path(spark, target.plans, spec, with_identity)
 
 
 @dataclass(frozen=True)

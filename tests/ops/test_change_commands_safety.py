@@ -1,0 +1,154 @@
+"""``delete``, ``update`` and ``restore`` under crashes, concurrent writers and clean: a killed
+command leaves the table readable and unchanged and a rerun completes; a concurrent data commit
+is a conflict that commits nothing; a restore inside the retention window works after compaction
+and clean, outside it is the clear error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crash_support import REPO, run_crashing
+
+import lakectl
+from lakectl.table.log import CommitRecord, Operation, find_conflict
+
+SCHEMA = "id bigint, label string, qty int, day string"
+
+
+def _rows(table: lakectl.Table, **kw: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in table.to_spark(**kw).collect())
+
+
+def _state(table: lakectl.Table) -> tuple[int, int, list[tuple[Any, ...]]]:
+    return table.version, len(table.history()), _rows(table)
+
+
+@pytest.fixture
+def table(spark, tmp_path: Path) -> lakectl.Table:
+    """Two loads over three partitions (the second updates half of the first's keys)."""
+    table = lakectl.create_table(
+        str(tmp_path / "t"), schema=SCHEMA, primary_key="id", partition_by="day"
+    )
+    frame = spark.createDataFrame
+    table.load(frame([(i, f"a{i}", i % 4, f"d{i % 3}") for i in range(30)], SCHEMA))
+    table.load(frame([(i, f"b{i}", 9, f"d{i % 3}") for i in range(15, 45)], SCHEMA))
+    return table
+
+
+# --- kill -9 ------------------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("point", ["dml.before_commit", "write.after_first_move"])
+def test_a_killed_update_changes_nothing_and_a_rerun_completes(table, point) -> None:
+    before = _state(table)
+    args = ("update", table.location, "--set", "qty = qty + 1", "--where", "day = 'd1'")
+    killed = run_crashing(*args, "--json", failpoint=point)
+    assert killed.returncode == 137, killed.stderr[-2000:]
+    assert killed.stdout == ""
+    assert _state(table) == before
+    done = table.update("qty = qty + 1", "day = 'd1'")
+    assert done.updated == sum(1 for r in before[2] if r[3] == "d1") > 0
+    assert _rows(table) == sorted(
+        (i, label, qty + (day == "d1"), day) for i, label, qty, day in before[2]
+    )
+
+
+@pytest.mark.spark
+def test_a_restore_killed_while_moving_its_files_changes_nothing(table) -> None:
+    first = table.version - 1
+    expected = _rows(table, version=first)
+    before = _state(table)
+    killed = run_crashing(
+        "restore", table.location, "--version", first, failpoint="write.after_first_move"
+    )
+    assert killed.returncode == 137, killed.stderr[-2000:]
+    assert _state(table) == before
+    assert table.restore(first).version == before[0] + 2  # the killed write id stays unused
+    assert _rows(table) == expected
+
+
+# --- concurrent writers -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mine", [Operation.DELETE, Operation.UPDATE])
+def test_a_delete_or_update_conflicts_with_a_data_commit_in_a_partition_it_read(mine) -> None:
+    change = CommitRecord.draft(mine, write_id=9, read_seq=3, partitions=("day=a", "day=b"))
+    for op in (Operation.APPEND, Operation.CDC, Operation.DELETE, Operation.RESTORE):
+        there = CommitRecord(seq=4, operation=op, committed_at=1, write_id=8, partitions=("day=b",))
+        elsewhere = CommitRecord(
+            seq=4, operation=op, committed_at=1, write_id=8, partitions=("day=z",)
+        )
+        assert find_conflict(change, [there]) is there
+        assert find_conflict(change, [elsewhere]) is None
+
+
+@pytest.mark.spark
+def test_a_load_committed_while_a_restore_runs_makes_the_restore_a_conflict(
+    table, spark, tmp_path
+) -> None:
+    """The restore reads the table, then waits at its commit while a load commits (in another
+    partition): it must fail with the conflict exit code and commit nothing."""
+    reached, go = tmp_path / "reached", tmp_path / "go"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "LAKECTL_FAILPOINTS": f"restore.before_commit=touch:{reached},"
+        f"restore.before_commit=wait:{go}",
+    }
+    command = [sys.executable, "-m", "lakectl", "--master", "local[1]", "restore"]
+    restoring = subprocess.Popen(
+        [*command, table.location, "--version", str(table.version - 1), "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.time() + 600
+        while not reached.exists() and restoring.poll() is None and time.time() < deadline:
+            time.sleep(0.2)
+        assert reached.exists(), restoring.communicate()[1][-2000:]
+        table.load(spark.createDataFrame([(100, "new", 1, "d7")], SCHEMA))
+        after_load = _state(table)
+    finally:
+        go.touch()
+        out, err = restoring.communicate(timeout=600)
+    assert restoring.returncode == 75, err[-2000:]
+    error = json.loads(out)["error"]
+    assert error["type"] == "conflict" and "nothing of this one is visible" in error["message"]
+    assert _state(table) == after_load
+
+
+# --- compaction and clean -----------------------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_restore_after_compaction_and_clean_inside_the_retention_window(table) -> None:
+    first = table.version - 1
+    expected = _rows(table, version=first)
+    table.delete("qty = 9 AND day = 'd0'")
+    table.compact("major")
+    table.clean()  # the default retention keeps every version of this young table
+    assert _rows(table, version=first) == expected
+    result = table.restore(first)
+    assert result.version is not None and _rows(table) == expected
+
+
+@pytest.mark.spark
+def test_restore_outside_the_retention_window_is_the_clear_error(table, lakectl_cli) -> None:
+    first = table.version - 1
+    table.compact("major")
+    table.clean(retain="0s", force=True)
+    before = _state(table)
+    refused = lakectl_cli("restore", table.location, "--version", str(first), "--json")
+    assert refused.code == 67, refused.out
+    assert "error" in refused.json and "version" in refused.json["error"]["message"]
+    assert _state(table) == before
