@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from lakectl.ops.clean import CleanResult
     from lakectl.ops.compact import CompactionEntry, CompactResult
     from lakectl.ops.dml import DmlResult
-    from lakectl.ops.inspect import HistoryEntry, PartitionSummary, ShowResult
+    from lakectl.ops.inspect import History, PartitionSummary, ShowResult
     from lakectl.ops.list_bucket import ListBucketResult
     from lakectl.ops.load import LoadResult
     from lakectl.ops.materialize import MaterializeResult
@@ -185,8 +185,9 @@ class Table:
         """The newest committed version (write id); 0 for an empty new table."""
         return self._ctx.table(self._ref).read_state().max_write_id
 
-    def history(self, limit: int | None = None) -> list[HistoryEntry]:
-        """The commits, oldest first (the last ``limit`` only, when given)."""
+    def history(self, limit: int | None = None) -> History:
+        """The commits from the start of history, oldest first (the last ``limit`` only, when
+        given); ``.start`` says where history starts when ``clean`` expired older log entries."""
         from lakectl.ops.inspect import history
 
         return history(self._ctx.table(self._ref), limit)

@@ -110,6 +110,14 @@ class TableStore:
         record when no checkpoint can be used (none yet, deleted, damaged, or ahead of the log).
         """
         self.require_log()
+        try:
+            return self._read_state_once()
+        except IncompleteLogError:
+            # A concurrent clean may have expired the entries after this read listed the
+            # checkpoints it replaced them with: read again once, from the newer checkpoint.
+            return self._read_state_once()
+
+    def _read_state_once(self) -> TableState:
         for seq in sorted(self._checkpoint_seqs(), reverse=True):
             later = self._log_seqs(after=seq - 1)
             if not later or later[0] != seq:
@@ -117,7 +125,19 @@ class TableStore:
             base = self._load_checkpoint(seq)
             if base is not None:
                 return self._remember(TableState(base + tuple(self._read_records(later[1:]))), seq)
-        return self._remember(TableState(tuple(self._read_records(self._log_seqs()))), -1)
+        seqs = self._log_seqs()
+        missing = next((i for i, s in enumerate(seqs) if s != i), None)
+        if missing is not None:
+            raise IncompleteLogError(
+                f"the log of {self.name or self.url} starts again at entry {seqs[missing]} "
+                f"after entry {missing - 1}: `lakectl clean` expired the entries in between, and "
+                f"no usable checkpoint holds them (the checkpoint at entry {seqs[missing]} in "
+                f"{self.storage.url(self.path(CHECKPOINT_DIR))} is missing or damaged); the "
+                "table cannot be read",
+                hint="restore the checkpoint file from a backup; lakectl cannot rebuild the "
+                "expired entries",
+            )
+        return self._remember(TableState(tuple(self._read_records(seqs))), -1)
 
     def _remember(self, state: TableState, checkpoint_seq: int) -> TableState:
         self.last_read = StateRead(state, checkpoint_seq)
@@ -128,6 +148,28 @@ class TableStore:
         start = _log_name(after) if after >= 0 else ""
         names = self.storage.list_names_after(self.path(LOG_DIR), start)
         return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+    def log_seqs(self) -> list[int]:
+        """The seqs of every log entry on storage (lists the whole log directory)."""
+        return self._log_seqs()
+
+    def checkpoint_seqs(self) -> list[int]:
+        """The seqs of every checkpoint file on storage, usable or not."""
+        return sorted(self._checkpoint_seqs())
+
+    def checkpoint_usable(self, seq: int) -> bool:
+        """Whether the checkpoint at ``seq`` exists and holds every record up to ``seq``."""
+        return self._load_checkpoint(seq) is not None
+
+    def delete_log_entry(self, seq: int) -> None:
+        """Delete log entry ``seq`` (only ``clean``, for entries a checkpoint holds)."""
+        if seq <= 0:
+            raise ValueError("log entry 0 marks the table's existence and is never deleted")
+        self.storage.delete(self.path(LOG_DIR, _log_name(seq)))
+
+    def delete_checkpoint(self, seq: int) -> None:
+        """Delete the checkpoint at ``seq`` (only ``clean``, for ones a newer one replaces)."""
+        self.storage.delete(self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH)))
 
     def _checkpoint_seqs(self) -> list[int]:
         names = self.storage.list_names_after(self.path(CHECKPOINT_DIR))
@@ -300,6 +342,10 @@ class TableStore:
 
     def staging_path(self, write_id: int) -> str:
         return self.path(STAGING_DIR, f"w{write_id:07d}-{os.getpid()}-{now_millis()}")
+
+
+class IncompleteLogError(FormatError):
+    """Log entries are missing and no usable checkpoint holds them."""
 
 
 def _interval(meta: TableMetadata | None) -> int:
