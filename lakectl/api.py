@@ -496,6 +496,29 @@ class Table:
         )
         return change_feed(self._ctx, self._ref, request).frame
 
+    def changes_arrow(
+        self,
+        *,
+        from_version: int | None = None,
+        to_version: int | None = None,
+        from_time: TimeLike | None = None,
+        to_time: TimeLike | None = None,
+        timezone: str | None = None,
+    ) -> pa.Table:
+        """The rows :meth:`changes` returns, as a :class:`pyarrow.Table` read without Spark
+        or a JVM (:mod:`lakectl.arrow`), sorted by ``_commit_version`` and the key (each
+        pre-image before its post-image); ``_commit_time`` is a UTC timestamp."""
+        from lakectl.arrow.changes import arrow_changes
+        from lakectl.ops.changes import ChangesRequest
+
+        request = ChangesRequest(
+            from_version=from_version,
+            to_version=to_version,
+            from_time=to_millis(from_time, "from_time", timezone),
+            to_time=to_millis(to_time, "to_time", timezone),
+        )
+        return arrow_changes(self._ctx, self._ref, request).rows
+
     def list_changes(
         self,
         *,
@@ -508,9 +531,12 @@ class Table:
         limit: int | None = None,
         out: str | None = None,
         out_format: str = "parquet",
+        engine: Literal["spark", "arrow"] = "spark",
     ) -> ChangesResult:
         """What ``lakectl changes`` does: :meth:`changes` (or :meth:`scd2`) collected to the
-        driver (at most ``limit`` rows) or written to ``out`` as Parquet, ORC, CSV or JSON."""
+        driver (at most ``limit`` rows) or written to ``out`` as Parquet, ORC, CSV or JSON.
+        ``engine="arrow"`` reads with pyarrow instead of Spark (no JVM; ``out`` as Parquet,
+        ORC or CSV)."""
         from lakectl.ops.changes import ChangesRequest, changes
 
         request = ChangesRequest(
@@ -523,6 +549,10 @@ class Table:
             out_format=out_format,
             scd2=scd2,
         )
+        if engine == "arrow":
+            from lakectl.arrow.changes import arrow_list_changes
+
+            return arrow_list_changes(self._ctx, self._ref, request)
         return changes(self._ctx, self._ref, request)
 
     def scd2(
@@ -542,6 +572,23 @@ class Table:
             to_version=to_version, to_time=to_millis(to_time, "to_time", timezone), scd2=True
         )
         return change_feed(self._ctx, self._ref, request).frame
+
+    def scd2_arrow(
+        self,
+        *,
+        to_version: int | None = None,
+        to_time: TimeLike | None = None,
+        timezone: str | None = None,
+    ) -> pa.Table:
+        """The rows :meth:`scd2` returns, as a :class:`pyarrow.Table` read without Spark or a
+        JVM, sorted by key and ``valid_from``."""
+        from lakectl.arrow.changes import arrow_changes
+        from lakectl.ops.changes import ChangesRequest
+
+        request = ChangesRequest(
+            to_version=to_version, to_time=to_millis(to_time, "to_time", timezone), scd2=True
+        )
+        return arrow_changes(self._ctx, self._ref, request).rows
 
     def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:
         """Fold the active statements effective by ``until`` into the data and retire them."""

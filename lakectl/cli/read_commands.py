@@ -179,6 +179,14 @@ def _print_snapshot(result: SnapshotResult, fmt: str) -> None:
 )
 @click.option("--out", metavar="PATH", help="Write the changes to PATH instead of showing them.")
 @click.option(
+    "--engine",
+    type=click.Choice(["spark", "arrow"]),
+    default="spark",
+    show_default=True,
+    help="spark: read with Spark. arrow: read with pyarrow, without starting a JVM; --out "
+    "writes parquet, orc or csv.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice([*output.TABLE_FORMATS, "parquet", "orc"]),
@@ -197,6 +205,7 @@ def changes(
     timezone: str | None,
     limit: int | None,
     out: str | None,
+    engine: str,
     fmt: str | None,
     settings: Settings,
 ) -> None:
@@ -217,6 +226,7 @@ def changes(
       lakectl changes sales --scd2 --format csv
       lakectl changes sales --from-version 3 --to-version 5 --format csv > changes.csv
       lakectl changes sales --from-time 2024-06-01 --out /tmp/sales_changes --format parquet
+      lakectl changes sales --from-version 3 --engine arrow
     """
     from lakectl.updates.times import resolve_zone
 
@@ -238,6 +248,7 @@ def changes(
             limit=limit or None,
             out=out,
             out_format=fmt if out else "parquet",
+            engine="arrow" if engine == "arrow" else "spark",
         ),
     )
     render(settings, result, lambda r: _print_changes(r, fmt, scd2))

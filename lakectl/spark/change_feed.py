@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
+from lakectl.planning.change_plan import (
+    CHANGE_TYPE,
+    COMMIT_TIME,
+    COMMIT_VERSION,
+    IS_CURRENT,
+    VALID_FROM,
+    VALID_TO,
+)
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.spark.acid_read import ReadSpec, delete_event_rows, insert_events
 from lakectl.spark.types import IDENTITY_COLUMNS
@@ -23,13 +31,6 @@ from lakectl.spark.types import IDENTITY_COLUMNS
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-CHANGE_TYPE = "_change_type"
-COMMIT_VERSION = "_commit_version"
-COMMIT_TIME = "_commit_time"
-CHANGE_TYPES = ("insert", "update_preimage", "update_postimage", "delete")
-VALID_FROM = "valid_from"
-VALID_TO = "valid_to"
-IS_CURRENT = "is_current"
 _PAIRED = "__lakectl_paired"
 _DELETE_PREFIX = "__lakectl_d_"
 

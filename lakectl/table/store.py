@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lakectl.errors import (
+    CommitConflictError,
     FormatError,
     LakectlError,
     StorageError,
@@ -31,6 +32,7 @@ from lakectl.errors import (
 )
 from lakectl.failpoints import failpoint
 from lakectl.storage.fs import AlreadyExistsError, Storage
+from lakectl.storage.s3 import S3_SCHEMES
 from lakectl.table.checkpoint import (
     INTERVAL_PROPERTY,
     checkpoint_due,
@@ -119,7 +121,7 @@ class TableStore:
 
     def _read_state_once(self) -> TableState:
         for seq in sorted(self._checkpoint_seqs(), reverse=True):
-            later = self._log_seqs(after=seq - 1)
+            later = self._log_seqs_from(seq)
             if not later or later[0] != seq:
                 continue  # never trust a checkpoint for a commit the log does not hold
             base = self._load_checkpoint(seq)
@@ -148,6 +150,20 @@ class TableStore:
         start = _log_name(after) if after >= 0 else ""
         names = self.storage.list_names_after(self.path(LOG_DIR), start)
         return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+    def _log_seqs_from(self, first: int) -> list[int]:
+        """The seqs of the log entries from ``first`` on, at a cost bounded by their number.
+
+        Seqs are contiguous, so on a filesystem the entries are probed one by one until the
+        first missing one: listing the directory costs time in proportion to the whole log. On
+        S3 one listing starting after ``first - 1`` costs no more than the probes would.
+        """
+        if self.storage.scheme in S3_SCHEMES:
+            return self._log_seqs(after=first - 1)
+        seqs: list[int] = []
+        while self.storage.exists(self.path(LOG_DIR, _log_name(first + len(seqs)))):
+            seqs.append(first + len(seqs))
+        return seqs
 
     def log_seqs(self) -> list[int]:
         """The seqs of every log entry on storage (lists the whole log directory)."""
@@ -184,6 +200,7 @@ class TableStore:
         return decode_checkpoint(raw, seq)
 
     def _read_records_after(self, seq: int) -> list[CommitRecord]:
+        # A listing, not probes: while ``clean`` expires entries the log may have gaps.
         return self._read_records(self._log_seqs(after=seq))
 
     def _read_records(self, seqs: list[int]) -> list[CommitRecord]:
@@ -289,9 +306,26 @@ class TableStore:
                 newer = self._read_records_after(read_seq)
                 seq = max(r.seq for r in newer) + 1
                 continue
+            self._refuse_expired_slot(final)
             self._checkpoint_after_commit(final, read_seq, newer)
             return final
         raise conflict_error(record, newer[-1])
+
+    def _refuse_expired_slot(self, final: CommitRecord) -> None:
+        """Raise when ``final`` landed among entries ``clean`` expired (its writer read a state
+        older than the retention window): readers start after it, so it would be lost."""
+        before = final.seq - 1
+        if before > 0:
+            expired = not self.storage.exists(self.path(LOG_DIR, _log_name(before)))
+        else:  # after entry 0, which is never expired: only a checkpoint says entries went
+            expired = bool(self._checkpoint_seqs()) and bool(self._log_seqs(after=final.seq))
+        if expired:
+            raise CommitConflictError(
+                f"this {final.operation} read a state of {self.name or self.url} older than "
+                "its history (`lakectl clean` expired those log entries while it ran); nothing "
+                "of this one is visible",
+                hint="run the command again: it will read the new state",
+            )
 
     # --- write ids --------------------------------------------------------------------------
     def allocate_write_id(self, operation: str) -> int:
