@@ -128,8 +128,8 @@ def availability(
     gone = cleaned_dirs(records) if deleted is None else deleted
     first_kept = history_start(records) if start is None else start
     readable = [
-        ok and r.seq >= first_kept
-        for ok, r in zip(_prefix_readability(records, gone), records, strict=True)
+        ok and end >= first_kept
+        for ok, end in zip(_prefix_readability(records, gone), _extended_ends(records), strict=True)
     ]
     first = len(records) - 1
     while first > 0 and readable[first - 1]:
@@ -142,6 +142,15 @@ def availability(
             oldest_version = write_id
             break
     return Availability(records[first].seq, oldest_version, records[first].committed_at)
+
+
+def _extended_ends(records: tuple[CommitRecord, ...]) -> list[int]:
+    """For each prefix (ending at index i): the seq its following compactions end at."""
+    ends = [r.seq for r in records]
+    for i in range(len(records) - 2, -1, -1):
+        if records[i + 1].operation in SAME_ROWS_OPS:
+            ends[i] = ends[i + 1]
+    return ends
 
 
 def _prefix_readability(records: tuple[CommitRecord, ...], gone: set[str]) -> list[bool]:
