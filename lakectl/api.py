@@ -528,6 +528,7 @@ class Table:
         to_time: TimeLike | None = None,
         timezone: str | None = None,
         scd2: bool = False,
+        current_valid_to: TimeLike | None = None,
         limit: int | None = None,
         out: str | None = None,
         out_format: str = "parquet",
@@ -548,6 +549,7 @@ class Table:
             out=out,
             out_format=out_format,
             scd2=scd2,
+            current_valid_to=to_millis(current_valid_to, "current_valid_to", timezone),
         )
         if engine == "arrow":
             from lakectl.arrow.changes import arrow_list_changes
@@ -561,15 +563,21 @@ class Table:
         to_version: int | None = None,
         to_time: TimeLike | None = None,
         timezone: str | None = None,
+        current_valid_to: TimeLike | None = None,
     ) -> DataFrame:
         """The table's history as a slowly changing dimension of Type 2, as a lazy Spark
         DataFrame: one row per version of each key, with ``valid_from`` and ``valid_to`` (the
         commit times that made and replaced it; ``valid_to`` NULL for the current version) and
-        ``is_current``, up to ``to_version`` (or ``to_time``; default: the newest version)."""
+        ``is_current``, up to ``to_version`` (or ``to_time``; default: the newest version).
+        ``current_valid_to`` (e.g. ``"9999-12-31"``) replaces NULL as the current rows'
+        ``valid_to``, as dbt's ``dbt_valid_to_current`` does."""
         from lakectl.ops.changes import ChangesRequest, change_feed
 
         request = ChangesRequest(
-            to_version=to_version, to_time=to_millis(to_time, "to_time", timezone), scd2=True
+            to_version=to_version,
+            to_time=to_millis(to_time, "to_time", timezone),
+            scd2=True,
+            current_valid_to=to_millis(current_valid_to, "current_valid_to", timezone),
         )
         return change_feed(self._ctx, self._ref, request).frame
 
@@ -579,6 +587,7 @@ class Table:
         to_version: int | None = None,
         to_time: TimeLike | None = None,
         timezone: str | None = None,
+        current_valid_to: TimeLike | None = None,
     ) -> pa.Table:
         """The rows :meth:`scd2` returns, as a :class:`pyarrow.Table` read without Spark or a
         JVM, sorted by key and ``valid_from``."""
@@ -586,7 +595,10 @@ class Table:
         from lakectl.ops.changes import ChangesRequest
 
         request = ChangesRequest(
-            to_version=to_version, to_time=to_millis(to_time, "to_time", timezone), scd2=True
+            to_version=to_version,
+            to_time=to_millis(to_time, "to_time", timezone),
+            scd2=True,
+            current_valid_to=to_millis(current_valid_to, "current_valid_to", timezone),
         )
         return arrow_changes(self._ctx, self._ref, request).rows
 

@@ -66,7 +66,11 @@ def arrow_changes(ctx: Context, table_ref: str | None, request: ChangesRequest) 
     ctx.progress("reading changes")
     feed = change_rows(source)
     key = tuple(source.metadata.primary_key)
-    rows = scd2_rows(feed, key) if request.scd2 else in_commit_order(feed, key)
+    rows = (
+        scd2_rows(feed, key, request.current_valid_to)
+        if request.scd2
+        else in_commit_order(feed, key)
+    )
     return ArrowChanges(rows, source.table, source.range, key)
 
 
@@ -222,7 +226,9 @@ def in_commit_order(changes: pa.Table, key: Sequence[str]) -> pa.Table:
     return ranked.sort_by(order).drop_columns([_INDEX])
 
 
-def scd2_rows(changes: pa.Table, key: Sequence[str]) -> pa.Table:
+def scd2_rows(
+    changes: pa.Table, key: Sequence[str], current_valid_to: int | None = None
+) -> pa.Table:
     """One row per version of each key (see :func:`lakectl.spark.change_feed.scd2_rows`):
     ``valid_from`` the commit time of the insert or post-image that made it, ``valid_to`` that
     of the key's next change (NULL while current), ``is_current``; sorted by key and validity."""
@@ -249,6 +255,11 @@ def scd2_rows(changes: pa.Table, key: Sequence[str]) -> pa.Table:
     user = [c for c in changes.column_names if c not in (CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIME)]
     view = ordered.select(user).append_column(VALID_FROM, times).append_column(VALID_TO, valid_to)
     view = view.append_column(IS_CURRENT, pc.is_null(valid_to))
+    if current_valid_to is not None:
+        sentinel = pa.scalar(current_valid_to * 1000, pa.int64()).cast(times.type)
+        view = view.set_column(
+            view.schema.get_field_index(VALID_TO), VALID_TO, pc.fill_null(valid_to, sentinel)
+        )
     view = view.filter(ordered.column(_INDEX).combine_chunks().cast(pa.bool_()))
     return view.sort_by([*[(k, "ascending") for k in key], (VALID_FROM, "ascending")])
 

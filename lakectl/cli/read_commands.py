@@ -170,6 +170,11 @@ def _print_snapshot(result: SnapshotResult, fmt: str) -> None:
     help="Instead of changes, one row per version of each key since the table was created, "
     "with valid_from, valid_to (NULL for the current one) and is_current: a Type 2 dimension.",
 )
+@click.option(
+    "--current-valid-to",
+    metavar="TIME",
+    help="With --scd2: the valid_to of each key's current row, e.g. 9999-12-31 [default: NULL].",
+)
 @click.option("--timezone", metavar="TZ", help="Zone for times without an offset (default UTC).")
 @click.option(
     "--limit",
@@ -202,6 +207,7 @@ def changes(
     from_time: str | None,
     to_time: str | None,
     scd2: bool,
+    current_valid_to: str | None,
     timezone: str | None,
     limit: int | None,
     out: str | None,
@@ -245,6 +251,7 @@ def changes(
             from_time=from_ms,
             to_time=to_ms,
             scd2=scd2,
+            current_valid_to=parse_time_option(current_valid_to, "--current-valid-to", timezone),
             limit=limit or None,
             out=out,
             out_format=fmt if out else "parquet",

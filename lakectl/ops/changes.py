@@ -34,6 +34,8 @@ class ChangesRequest:
     out: str | None = None
     out_format: str = "parquet"
     scd2: bool = False
+    current_valid_to: int | None = None
+    """With ``scd2``: the ``valid_to`` of each key's current row (epoch ms); None: NULL."""
     """One row per version of each key (valid_from, valid_to, is_current) instead of changes."""
 
 
@@ -131,6 +133,8 @@ def resolve_changes(
     store = ctx.table(table_ref)
     store.require_log()
     full = store.read_state()
+    if request.current_valid_to is not None and not request.scd2:
+        raise UsageError("--current-valid-to needs --scd2")
     if request.scd2:
         if request.from_version is not None or request.from_time is not None:
             raise UsageError(
@@ -193,7 +197,7 @@ def change_feed(ctx: Context, table_ref: str | None, request: ChangesRequest) ->
         ctx.spark(), spec, list(source.range_plans), older_rows, rng.commit_times, meta.primary_key
     )
     if request.scd2:
-        frame = scd2_rows(frame, meta.primary_key)
+        frame = scd2_rows(frame, meta.primary_key, request.current_valid_to)
     return ChangeFeed(frame, source.table, rng, meta.primary_key)
 
 

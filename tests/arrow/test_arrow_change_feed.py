@@ -121,3 +121,18 @@ def test_command_runs_without_java(history: Path, tmp_path: Path, spark: Any) ->
     import pyarrow.parquet as pq
 
     _same(pq.read_table(out), want)
+
+
+def test_scd2_with_a_current_valid_to_sentinel(history: Path, spark: Any) -> None:
+    import datetime as dt
+
+    table = lakectl.open_table(str(history), spark=spark)
+    got = table.scd2_arrow(current_valid_to="9999-12-31")
+    _same(got, table.scd2(current_valid_to="9999-12-31").toArrow())
+    plain = table.scd2_arrow()
+    assert got.column("is_current").to_pylist() == plain.column("is_current").to_pylist()
+    end = dt.datetime(9999, 12, 31, tzinfo=dt.UTC)
+    for row, before in zip(got.to_pylist(), plain.to_pylist(), strict=True):
+        assert row["valid_to"] == (end if row["is_current"] else before["valid_to"])
+    with pytest.raises(UsageError, match="needs --scd2"):
+        table.list_changes(from_version=1, current_valid_to="9999-12-31", engine="arrow")
