@@ -173,22 +173,20 @@ def _prefix_readability(records: tuple[CommitRecord, ...], gone: set[str]) -> li
 def require_readable(chosen: TableState, full: TableState, what: str) -> None:
     """Raise :class:`TimeTravelError` when ``chosen`` needs a directory ``clean`` deleted, or
     lies before the start of the history ``clean`` kept."""
-    start = history_start(full.records)
-    if chosen.records and chosen.last_seq < start:
-        first = next(r for r in full.records if r.seq >= start)
-        raise TimeTravelError(
-            f"{what} is before the start of the table's history: "
-            f"{describe_start(first, full)}; `lakectl clean` expired the older log entries "
-            "(older than the retention window)",
-            hint=f"ask for version {first_version(first, full)} or later"
-            if first_version(first, full) is not None
-            else f"ask for a time at or after {format_time(first.committed_at)}",
-        )
     gone = cleaned_dirs(full.records)
-    if not gone:
-        return
     missing = needed_dirs(chosen.records) & gone
     if not missing:
+        start = history_start(full.records)
+        if chosen.records and chosen.last_seq < start:
+            first = next(r for r in full.records if r.seq >= start)
+            raise TimeTravelError(
+                f"{what} is before the start of the table's history: "
+                f"{describe_start(first, full)}; `lakectl clean` expired the older log entries "
+                "(older than the retention window)",
+                hint=f"ask for version {first_version(first, full)} or later"
+                if first_version(first, full) is not None
+                else f"ask for a time at or after {format_time(first.committed_at)}",
+            )
         return
     oldest = availability(full, gone)
     hint = oldest.describe() if oldest else None
