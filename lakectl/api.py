@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from lakectl.ops.clean import CleanResult
     from lakectl.ops.compact import CompactionEntry, CompactResult
     from lakectl.ops.dml import DmlResult
-    from lakectl.ops.inspect import HistoryEntry, PartitionSummary, ShowResult
+    from lakectl.ops.inspect import History, PartitionSummary, ShowResult
     from lakectl.ops.list_bucket import ListBucketResult
     from lakectl.ops.load import LoadResult
     from lakectl.ops.materialize import MaterializeResult
@@ -185,8 +185,9 @@ class Table:
         """The newest committed version (write id); 0 for an empty new table."""
         return self._ctx.table(self._ref).read_state().max_write_id
 
-    def history(self, limit: int | None = None) -> list[HistoryEntry]:
-        """The commits, oldest first (the last ``limit`` only, when given)."""
+    def history(self, limit: int | None = None) -> History:
+        """The commits from the start of history, oldest first (the last ``limit`` only, when
+        given); ``.start`` says where history starts when ``clean`` expired older log entries."""
         from lakectl.ops.inspect import history
 
         return history(self._ctx.table(self._ref), limit)
@@ -495,6 +496,29 @@ class Table:
         )
         return change_feed(self._ctx, self._ref, request).frame
 
+    def changes_arrow(
+        self,
+        *,
+        from_version: int | None = None,
+        to_version: int | None = None,
+        from_time: TimeLike | None = None,
+        to_time: TimeLike | None = None,
+        timezone: str | None = None,
+    ) -> pa.Table:
+        """The rows :meth:`changes` returns, as a :class:`pyarrow.Table` read without Spark
+        or a JVM (:mod:`lakectl.arrow`), sorted by ``_commit_version`` and the key (each
+        pre-image before its post-image); ``_commit_time`` is a UTC timestamp."""
+        from lakectl.arrow.changes import arrow_changes
+        from lakectl.ops.changes import ChangesRequest
+
+        request = ChangesRequest(
+            from_version=from_version,
+            to_version=to_version,
+            from_time=to_millis(from_time, "from_time", timezone),
+            to_time=to_millis(to_time, "to_time", timezone),
+        )
+        return arrow_changes(self._ctx, self._ref, request).rows
+
     def list_changes(
         self,
         *,
@@ -504,12 +528,16 @@ class Table:
         to_time: TimeLike | None = None,
         timezone: str | None = None,
         scd2: bool = False,
+        current_valid_to: TimeLike | None = None,
         limit: int | None = None,
         out: str | None = None,
         out_format: str = "parquet",
+        engine: Literal["spark", "arrow"] = "spark",
     ) -> ChangesResult:
         """What ``lakectl changes`` does: :meth:`changes` (or :meth:`scd2`) collected to the
-        driver (at most ``limit`` rows) or written to ``out`` as Parquet, ORC, CSV or JSON."""
+        driver (at most ``limit`` rows) or written to ``out`` as Parquet, ORC, CSV or JSON.
+        ``engine="arrow"`` reads with pyarrow instead of Spark (no JVM; ``out`` as Parquet,
+        ORC or CSV)."""
         from lakectl.ops.changes import ChangesRequest, changes
 
         request = ChangesRequest(
@@ -521,7 +549,12 @@ class Table:
             out=out,
             out_format=out_format,
             scd2=scd2,
+            current_valid_to=to_millis(current_valid_to, "current_valid_to", timezone),
         )
+        if engine == "arrow":
+            from lakectl.arrow.changes import arrow_list_changes
+
+            return arrow_list_changes(self._ctx, self._ref, request)
         return changes(self._ctx, self._ref, request)
 
     def scd2(
@@ -530,17 +563,44 @@ class Table:
         to_version: int | None = None,
         to_time: TimeLike | None = None,
         timezone: str | None = None,
+        current_valid_to: TimeLike | None = None,
     ) -> DataFrame:
         """The table's history as a slowly changing dimension of Type 2, as a lazy Spark
         DataFrame: one row per version of each key, with ``valid_from`` and ``valid_to`` (the
         commit times that made and replaced it; ``valid_to`` NULL for the current version) and
-        ``is_current``, up to ``to_version`` (or ``to_time``; default: the newest version)."""
+        ``is_current``, up to ``to_version`` (or ``to_time``; default: the newest version).
+        ``current_valid_to`` (e.g. ``"9999-12-31"``) replaces NULL as the current rows'
+        ``valid_to``, as dbt's ``dbt_valid_to_current`` does."""
         from lakectl.ops.changes import ChangesRequest, change_feed
 
         request = ChangesRequest(
-            to_version=to_version, to_time=to_millis(to_time, "to_time", timezone), scd2=True
+            to_version=to_version,
+            to_time=to_millis(to_time, "to_time", timezone),
+            scd2=True,
+            current_valid_to=to_millis(current_valid_to, "current_valid_to", timezone),
         )
         return change_feed(self._ctx, self._ref, request).frame
+
+    def scd2_arrow(
+        self,
+        *,
+        to_version: int | None = None,
+        to_time: TimeLike | None = None,
+        timezone: str | None = None,
+        current_valid_to: TimeLike | None = None,
+    ) -> pa.Table:
+        """The rows :meth:`scd2` returns, as a :class:`pyarrow.Table` read without Spark or a
+        JVM, sorted by key and ``valid_from``."""
+        from lakectl.arrow.changes import arrow_changes
+        from lakectl.ops.changes import ChangesRequest
+
+        request = ChangesRequest(
+            to_version=to_version,
+            to_time=to_millis(to_time, "to_time", timezone),
+            scd2=True,
+            current_valid_to=to_millis(current_valid_to, "current_valid_to", timezone),
+        )
+        return arrow_changes(self._ctx, self._ref, request).rows
 
     def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:
         """Fold the active statements effective by ``until`` into the data and retire them."""

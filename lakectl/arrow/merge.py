@@ -71,9 +71,22 @@ def _events(spec: MergeSpec, files: Sequence[FileEntry]) -> Iterator[pa.RecordBa
 def _inserts(spec: MergeSpec, files: Sequence[FileEntry], filter_valid: bool) -> list[pa.Table]:
     """Insert events of ``files`` as flat tables: identity columns, then the data columns."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     out = []
+    names = spec.data_schema.names
+    for kept in _insert_batches(spec, files, filter_valid):
+        fields = kept.column("row").flatten()
+        columns = [kept.column(c) for c in IDENTITY] + list(fields)
+        out.append(pa.Table.from_arrays(columns, names=[*IDENTITY, *names]))
+    return out
+
+
+def _insert_batches(
+    spec: MergeSpec, files: Sequence[FileEntry], filter_valid: bool
+) -> Iterator[pa.RecordBatch]:
+    """The insert events of ``files`` that count (of valid write ids with ``filter_valid``)."""
+    import pyarrow.compute as pc
+
     names = spec.data_schema.names
     for batch in _events(spec, files):
         row = batch.column("row")
@@ -86,11 +99,18 @@ def _inserts(spec: MergeSpec, files: Sequence[FileEntry], filter_valid: bool) ->
         keep = pc.and_(keep, pc.not_equal(batch.column("operation"), OP_DELETE))
         if filter_valid:
             keep = pc.and_(keep, _valid(batch, spec.valid))
-        kept = batch.filter(pc.fill_null(keep, False))
-        fields = kept.column("row").flatten()
-        columns = [kept.column(c) for c in IDENTITY] + list(fields)
-        out.append(pa.Table.from_arrays(columns, names=[*IDENTITY, *names]))
-    return out
+        yield batch.filter(pc.fill_null(keep, False))
+
+
+def _delete_batches(spec: MergeSpec, files: Sequence[FileEntry]) -> Iterator[pa.RecordBatch]:
+    """The delete events of ``files`` that count (of valid write ids)."""
+    import pyarrow.compute as pc
+
+    for batch in _events(spec, files):
+        keep = pc.and_(all_event_columns_set(batch), batch.column("row").is_null())
+        keep = pc.and_(keep, pc.equal(batch.column("operation"), OP_DELETE))
+        keep = pc.and_(keep, _valid(batch, spec.valid))
+        yield batch.filter(pc.fill_null(keep, False))
 
 
 def _valid(batch: pa.RecordBatch, valid: ValidWriteIds) -> pa.Array:
@@ -100,14 +120,8 @@ def _valid(batch: pa.RecordBatch, valid: ValidWriteIds) -> pa.Array:
 def _deletes(spec: MergeSpec, files: Sequence[FileEntry]) -> pa.Table | None:
     """The identities named by valid delete events of ``files``."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    parts = []
-    for batch in _events(spec, files):
-        keep = pc.and_(all_event_columns_set(batch), batch.column("row").is_null())
-        keep = pc.and_(keep, pc.equal(batch.column("operation"), OP_DELETE))
-        keep = pc.and_(keep, _valid(batch, spec.valid))
-        parts.append(pa.Table.from_batches([batch.filter(pc.fill_null(keep, False))]))
+    parts = [pa.Table.from_batches([batch]) for batch in _delete_batches(spec, files)]
     if not parts:
         return None
     return pa.concat_tables(parts).select(list(IDENTITY))
@@ -129,8 +143,11 @@ def _originals(spec: MergeSpec, plan: PartitionReadPlan) -> pa.Table | None:
     return pa.Table.from_arrays(arrays, names=[*IDENTITY, *target.names])
 
 
-def partition_rows(spec: MergeSpec, plan: PartitionReadPlan) -> pa.Table:
-    """The live rows of one partition: data columns, then its partition values as columns."""
+def partition_rows(
+    spec: MergeSpec, plan: PartitionReadPlan, with_identity: bool = False
+) -> pa.Table:
+    """The live rows of one partition: data columns, then its partition values as columns
+    (after the row identity columns, :data:`IDENTITY`, with ``with_identity``)."""
     import pyarrow as pa
 
     target = arrow_schema(spec.data_schema)
@@ -151,9 +168,23 @@ def partition_rows(spec: MergeSpec, plan: PartitionReadPlan) -> pa.Table:
         rows = rows.join(
             deletes.group_by(list(IDENTITY)).aggregate([]), list(IDENTITY), join_type="left anti"
         )
-    rows = rows.drop_columns(list(IDENTITY))
+    identity = rows.select(list(IDENTITY))
+    rows = with_partition_values(spec, rows.drop_columns(list(IDENTITY)), plan.values)
+    if not with_identity:
+        return rows
+    return pa.Table.from_arrays(
+        [*identity.columns, *rows.columns], schema=pa.schema([*identity.schema, *rows.schema])
+    )
+
+
+def with_partition_values(
+    spec: MergeSpec, rows: pa.Table, values: Sequence[str | None]
+) -> pa.Table:
+    """``rows`` (data columns) with the partition's values appended, in the output schema."""
+    import pyarrow as pa
+
     n = rows.num_rows
-    for column, value in zip(spec.partition_schema.columns, plan.values, strict=True):
+    for column, value in zip(spec.partition_schema.columns, values, strict=True):
         typed = arrow_schema(Schema((column,))).field(0).type
         rows = rows.append_column(
             pa.field(column.name, typed), pa.array([value] * n, pa.string()).cast(typed)
@@ -161,4 +192,57 @@ def partition_rows(spec: MergeSpec, plan: PartitionReadPlan) -> pa.Table:
     return rows.cast(spec.output_schema())
 
 
-__all__ = ["IDENTITY", "MergeSpec", "partition_rows"]
+def range_events(
+    spec: MergeSpec, plan: PartitionReadPlan, write_ids: Sequence[int]
+) -> tuple[pa.Table, pa.Table]:
+    """The insert and delete events that the commits ``write_ids`` wrote in ``plan``'s deltas
+    and delete deltas: inserts as identity, ``currentTransaction`` and the data columns;
+    deletes as the identity they name and ``currentTransaction``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = pa.array(sorted(write_ids), pa.int64())
+    target = arrow_schema(spec.data_schema)
+    txn = pa.field("currentTransaction", pa.int64())
+    insert_schema = pa.schema([*_identity_schema(), txn, *target])
+    inserts = []
+    for batch in _insert_batches(spec, [f for d in plan.deltas for f in d.files], False):
+        keep = pc.is_in(batch.column("currentTransaction"), ids)
+        kept = batch.filter(pc.fill_null(keep, False))
+        fields = kept.column("row").flatten()
+        columns = [kept.column(c) for c in (*IDENTITY, "currentTransaction")] + list(fields)
+        inserts.append(pa.Table.from_arrays(columns, names=insert_schema.names))
+    delete_schema = pa.schema([*_identity_schema(), txn])
+    deletes = []
+    for batch in _delete_batches(spec, [f for d in plan.delete_deltas for f in d.files]):
+        keep = pc.is_in(batch.column("currentTransaction"), ids)
+        kept = batch.filter(pc.fill_null(keep, False))
+        deletes.append(pa.Table.from_batches([kept]).select(delete_schema.names))
+    return concat_as(inserts, insert_schema), concat_as(deletes, delete_schema)
+
+
+def _identity_schema() -> list[pa.Field]:
+    import pyarrow as pa
+
+    return [
+        pa.field("originalTransaction", pa.int64()),
+        pa.field("bucket", pa.int32()),
+        pa.field("rowId", pa.int64()),
+    ]
+
+
+def concat_as(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
+    """``tables`` cast to ``schema`` and concatenated (an empty table when there are none)."""
+    import pyarrow as pa
+
+    return pa.concat_tables([t.cast(schema) for t in tables]) if tables else schema.empty_table()
+
+
+__all__ = [
+    "IDENTITY",
+    "MergeSpec",
+    "concat_as",
+    "partition_rows",
+    "range_events",
+    "with_partition_values",
+]

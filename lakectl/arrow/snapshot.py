@@ -41,12 +41,12 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
     ctx.progress("reading")
     batches = _sorted(read, request.order_by) if request.order_by else read.batches()
     if request.out:
-        result.out, result.written = _write_out(batches, read, request, ctx)
+        result.out, result.written = write_out(batches, read.schema, request, ctx)
         return result
     limit = request.limit
     rows: list[tuple[Any, ...]] = []
     for batch in batches:
-        rows.extend(tuple(r.values()) for r in _wall_clock(batch).to_pylist())
+        rows.extend(tuple(r.values()) for r in wall_clock(batch).to_pylist())
         if limit and len(rows) > limit:
             rows, result.truncated = rows[:limit], True
             break
@@ -56,7 +56,7 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
     return result
 
 
-def _wall_clock(batch: pa.RecordBatch) -> pa.RecordBatch:
+def wall_clock(batch: pa.RecordBatch) -> pa.RecordBatch:
     """``batch`` with UTC timestamps as plain date-times, as Spark's rows hold them (its session
     time zone is UTC), so that both engines print the same text."""
     import pyarrow as pa
@@ -98,8 +98,8 @@ def _sorted(read: ArrowRead, order_by: tuple[str, ...]) -> list[pa.RecordBatch]:
     return table.sort_by([k[:2] for k in keys], null_placement=keys[0][2]).to_batches()
 
 
-def _write_out(
-    batches: Any, read: ArrowRead, request: SnapshotRequest, ctx: Context
+def write_out(
+    batches: Any, schema: pa.Schema, request: SnapshotRequest, ctx: Context
 ) -> tuple[str, int]:
     """Write the rows (at most ``--limit``) under ``--out``; its URL and the rows written."""
     import pyarrow.csv as pcsv
@@ -113,11 +113,11 @@ def _write_out(
     limit = request.limit
     with storage.fs.open(storage.join(path, f"part-00000.{fmt}"), "wb") as handle:
         if fmt == "parquet":
-            writer: Any = pq.ParquetWriter(handle, read.schema)
+            writer: Any = pq.ParquetWriter(handle, schema)
         elif fmt == "orc":
             writer = orc.ORCWriter(handle)
         else:
-            writer = pcsv.CSVWriter(handle, read.schema)
+            writer = pcsv.CSVWriter(handle, schema)
         for batch in batches:
             if limit is not None and written + batch.num_rows > limit:
                 batch = batch.slice(0, limit - written)
@@ -136,4 +136,4 @@ def _table(batch: pa.RecordBatch) -> pa.Table:
     return pa.Table.from_batches([batch])
 
 
-__all__ = ["OUT_FORMATS", "arrow_snapshot"]
+__all__ = ["OUT_FORMATS", "arrow_snapshot", "wall_clock", "write_out"]

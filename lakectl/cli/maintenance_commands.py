@@ -238,14 +238,17 @@ def _print_compactions(entries: list[CompactionEntry], table_format: str) -> Non
 )
 @common_options
 def clean(table: str, retain: str | None, dry_run: bool, force: bool, settings: Settings) -> None:
-    """Delete directories replaced by compactions, and files of aborted or dead writers.
+    """Delete directories replaced by compactions, files of aborted or dead writers, and log
+    entries older than the retention window.
 
     A replaced directory goes only when no state current inside the retention window reads it:
     time travel inside the window keeps working, and a reader running for less than the window
     never loses files (as with Delta's VACUUM). Decided from the log's commit times, never from
     file times. A write id that never committed is cleaned only once its writer is known to be
-    gone (aborted, its process dead on this host, or allocated more than a day ago). Runs
-    without Spark.
+    gone (aborted, its process dead on this host, or allocated more than a day ago). Log
+    entries before the state current at the start of the window are expired once a checkpoint
+    holds them (clean writes one if needed): history then starts at that checkpoint, and time
+    travel to an older state is an error naming where history starts. Runs without Spark.
 
     \b
     Example:
@@ -270,6 +273,8 @@ def _print_clean(result: CleanResult) -> None:
     for write_id in plan.abort_write_ids:
         marked = "would be marked" if result.dry_run else "marked"
         output.note(f"write id {write_id} {marked} aborted")
+    if plan.log is not None and plan.log.changes_anything:
+        output.note(plan.log.summary(result.dry_run))
     if plan.oldest is not None and plan.oldest.seq > 0:
         output.note(f"after cleaning, {plan.oldest.describe()}")
     total = sum(i.bytes for i in plan.delete)

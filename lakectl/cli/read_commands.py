@@ -170,6 +170,11 @@ def _print_snapshot(result: SnapshotResult, fmt: str) -> None:
     help="Instead of changes, one row per version of each key since the table was created, "
     "with valid_from, valid_to (NULL for the current one) and is_current: a Type 2 dimension.",
 )
+@click.option(
+    "--current-valid-to",
+    metavar="TIME",
+    help="With --scd2: the valid_to of each key's current row, e.g. 9999-12-31 [default: NULL].",
+)
 @click.option("--timezone", metavar="TZ", help="Zone for times without an offset (default UTC).")
 @click.option(
     "--limit",
@@ -178,6 +183,14 @@ def _print_snapshot(result: SnapshotResult, fmt: str) -> None:
     help="Rows to show [default: 100 with --format table, else all; 0: all].",
 )
 @click.option("--out", metavar="PATH", help="Write the changes to PATH instead of showing them.")
+@click.option(
+    "--engine",
+    type=click.Choice(["spark", "arrow"]),
+    default="spark",
+    show_default=True,
+    help="spark: read with Spark. arrow: read with pyarrow, without starting a JVM; --out "
+    "writes parquet, orc or csv.",
+)
 @click.option(
     "--format",
     "fmt",
@@ -194,9 +207,11 @@ def changes(
     from_time: str | None,
     to_time: str | None,
     scd2: bool,
+    current_valid_to: str | None,
     timezone: str | None,
     limit: int | None,
     out: str | None,
+    engine: str,
     fmt: str | None,
     settings: Settings,
 ) -> None:
@@ -217,6 +232,7 @@ def changes(
       lakectl changes sales --scd2 --format csv
       lakectl changes sales --from-version 3 --to-version 5 --format csv > changes.csv
       lakectl changes sales --from-time 2024-06-01 --out /tmp/sales_changes --format parquet
+      lakectl changes sales --from-version 3 --engine arrow
     """
     from lakectl.updates.times import resolve_zone
 
@@ -235,9 +251,11 @@ def changes(
             from_time=from_ms,
             to_time=to_ms,
             scd2=scd2,
+            current_valid_to=parse_time_option(current_valid_to, "--current-valid-to", timezone),
             limit=limit or None,
             out=out,
             out_format=fmt if out else "parquet",
+            engine="arrow" if engine == "arrow" else "spark",
         ),
     )
     render(settings, result, lambda r: _print_changes(r, fmt, scd2))

@@ -185,6 +185,9 @@ def _print_history(entries: list[HistoryEntry], table_format: str) -> None:
         rows,
         table_format,
     )
+    start = getattr(entries, "start", None)
+    if start:
+        output.note(f"{start}: `lakectl clean` expired the older log entries")
 
 
 @click.command("set", context_settings=CONTEXT_SETTINGS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ from lakectl.ops.snapshot import SnapshotRequest, check_request, snapshot_frame
 from lakectl.planning.change_plan import ChangeRange, plan_changes
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.listing import list_table
+from lakectl.table.log import TableState
+from lakectl.table.metadata import TableMetadata
 from lakectl.table.retention import require_readable, with_following_compactions
 from lakectl.table.store import TableStore
 
@@ -31,6 +34,8 @@ class ChangesRequest:
     out: str | None = None
     out_format: str = "parquet"
     scd2: bool = False
+    current_valid_to: int | None = None
+    """With ``scd2``: the ``valid_to`` of each key's current row (epoch ms); None: NULL."""
     """One row per version of each key (valid_from, valid_to, is_current) instead of changes."""
 
 
@@ -101,16 +106,35 @@ def _range_plans(
     return plans
 
 
-def change_feed(ctx: Context, table_ref: str | None, request: ChangesRequest) -> ChangeFeed:
-    """The row changes ``request`` asks for, as a lazy Spark DataFrame (checks first)."""
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark import acid_read
-    from lakectl.spark.change_feed import change_feed as feed_frame
-    from lakectl.spark.change_feed import scd2_rows
+@dataclass(frozen=True)
+class ChangeSource:
+    """A change request resolved on the log, for either engine: the range, the older state
+    (read with row identities for the pre-images) and the range's directories."""
 
+    store: TableStore
+    range: ChangeRange
+    metadata: TableMetadata
+    """The newer state's metadata (its columns and key are the feed's)."""
+    newer: TableState
+    older: ReadTarget
+    range_plans: tuple[PartitionReadPlan, ...]
+
+    @property
+    def table(self) -> str:
+        return self.store.name or self.store.url
+
+
+def resolve_changes(
+    ctx: Context, table_ref: str | None, request: ChangesRequest, out_formats: Sequence[str] = ()
+) -> ChangeSource:
+    """Check ``request`` and resolve it on the log and the listing (no data is read).
+
+    ``out_formats``: the ``--out`` formats the engine writes (default: the Spark engine's)."""
     store = ctx.table(table_ref)
     store.require_log()
     full = store.read_state()
+    if request.current_valid_to is not None and not request.scd2:
+        raise UsageError("--current-valid-to needs --scd2")
     if request.scd2:
         if request.from_version is not None or request.from_time is not None:
             raise UsageError(
@@ -131,31 +155,50 @@ def change_feed(ctx: Context, table_ref: str | None, request: ChangesRequest) ->
     )
     newer = full.prefix(rng.to_seq)
     meta = newer.metadata
-    check_request(
-        meta.schema,
-        SnapshotRequest(out=request.out, out_format=request.out_format),
-        ctx.config.storage_options,
-    )
+    if out_formats:
+        if request.out and request.out_format.lower() not in out_formats:
+            raise UsageError(
+                f"--format {request.out_format} is not written by the arrow engine",
+                hint=f"use one of {', '.join(out_formats)}, or --engine spark",
+            )
+    else:
+        check_request(
+            meta.schema,
+            SnapshotRequest(out=request.out, out_format=request.out_format),
+            ctx.config.storage_options,
+        )
     older = with_following_compactions(full.prefix(rng.from_seq), full)
     require_readable(older, full, f"version {rng.from_version}")
     valid, plans, _ = plan_lakectl(store, older)
     older_target = ReadTarget(store, older.metadata, older, valid, tuple(plans))
     range_plans = _range_plans(store, list(meta.partition_by), rng)
+    return ChangeSource(store, rng, meta, newer, older_target, tuple(range_plans))
+
+
+def change_feed(ctx: Context, table_ref: str | None, request: ChangesRequest) -> ChangeFeed:
+    """The row changes ``request`` asks for, as a lazy Spark DataFrame (checks first)."""
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.spark import acid_read
+    from lakectl.spark.change_feed import change_feed as feed_frame
+    from lakectl.spark.change_feed import scd2_rows
+
+    source = resolve_changes(ctx, table_ref, request)
+    store, meta, rng = source.store, source.metadata, source.range
     ctx.progress("reading changes")
-    older_rows = snapshot_frame(ctx, older_target, SnapshotRequest(), with_identity=True)
+    older_rows = snapshot_frame(ctx, source.older, SnapshotRequest(), with_identity=True)
     spec = acid_read.ReadSpec(
         store.storage,
         store.root,
         meta.data_schema,
         meta.schema.select(list(meta.partition_by)),
-        newer.valid_write_ids(),
+        source.newer.valid_write_ids(),
     )
     frame = feed_frame(
-        ctx.spark(), spec, range_plans, older_rows, rng.commit_times, meta.primary_key
+        ctx.spark(), spec, list(source.range_plans), older_rows, rng.commit_times, meta.primary_key
     )
     if request.scd2:
-        frame = scd2_rows(frame, meta.primary_key)
-    return ChangeFeed(frame, store.name or store.url, rng, meta.primary_key)
+        frame = scd2_rows(frame, meta.primary_key, request.current_valid_to)
+    return ChangeFeed(frame, source.table, rng, meta.primary_key)
 
 
 def changes(ctx: Context, table_ref: str | None, request: ChangesRequest) -> ChangesResult:

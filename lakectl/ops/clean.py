@@ -7,19 +7,23 @@ there); this module gathers its inputs and carries it out:
    allocations, the compaction status files and the log (in that order: anything that commits or
    starts while the listing runs is then seen as committed or running);
 2. mark writers judged gone as aborted (put-if-absent), so they can never commit later;
-3. commit one ``clean`` record naming the obsolete directories it is about to delete, *then*
-   delete. A crash while deleting leaves the current state readable (it never needs them) and
-   time travel to older states fails with the clear error rather than a missing file; a rerun
-   deletes what is left and records nothing new.
+3. expire the log (:mod:`lakectl.planning.log_expiry_plan`): write the checkpoint history
+   will start at when there is none (put-if-absent), before anything is deleted;
+4. commit one ``clean`` record naming the obsolete directories it is about to delete and the
+   log entry history starts at, *then* delete: directories, then log entries oldest first, then
+   the checkpoints the new one replaces. A crash while deleting leaves the current state readable
+   (it never needs them; readers start from the checkpoint) and time travel to older states fails
+   with the clear error rather than a missing file; a rerun deletes what is left and records
+   nothing new.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from lakectl.errors import UsageError
+from lakectl.errors import StorageError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.planning.clean_plan import (
@@ -30,11 +34,12 @@ from lakectl.planning.clean_plan import (
     Writer,
     plan_clean,
 )
+from lakectl.planning.log_expiry_plan import LogExpiry, horizon_seq, plan_log_expiry
 from lakectl.table.compaction_runs import process_alive, read_statuses
 from lakectl.table.listing import list_table
-from lakectl.table.log import CommitRecord, Operation
+from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.properties import parse_duration, property_value
-from lakectl.table.retention import DELETED_KEY
+from lakectl.table.retention import DELETED_KEY, LOG_START_KEY, availability, cleaned_dirs
 from lakectl.table.store import STAGING_DIR, TableStore, now_millis
 
 OPERATION = Operation.CLEAN
@@ -57,6 +62,8 @@ class CleanResult:
     plan: CleanPlan
     committed_seq: int | None = None
     deleted: tuple[str, ...] = ()
+    expired_log_entries: tuple[int, ...] = ()
+    expired_checkpoints: tuple[int, ...] = ()
     seconds: float = 0.0
 
     @property
@@ -71,6 +78,8 @@ class CleanResult:
             "retain_ms": self.retain_ms,
             "log_seq": self.committed_seq,
             "deleted": list(self.deleted),
+            "expired_log_entries": list(self.expired_log_entries),
+            "expired_checkpoints": list(self.expired_checkpoints),
             "bytes_freed": self.bytes_freed,
             "plan": self.plan.to_json(),
             "seconds": round(self.seconds, 3),
@@ -149,7 +158,29 @@ def plan(store: TableStore, options: CleanOptions, now: int | None = None) -> tu
         writers=writers,
         compactions=runs,
     )
+    expiry = _plan_log_expiry(store, state, decided.horizon)
+    if expiry is not None:
+        gone = cleaned_dirs(state.records) | set(decided.record_deleted)
+        decided = replace(decided, log=expiry, oldest=availability(state, gone, expiry.start))
     return decided, retain
+
+
+def _plan_log_expiry(store: TableStore, state: TableState, horizon: int) -> LogExpiry | None:
+    """The log expiry, with the newest usable checkpoint at or before the horizon state."""
+    floor = horizon_seq(state, horizon)
+    if floor is None or floor <= 0:
+        return None
+    checkpoints = store.checkpoint_seqs()
+    usable = next(
+        (c for c in reversed(checkpoints) if c <= floor and store.checkpoint_usable(c)), None
+    )
+    return plan_log_expiry(
+        state,
+        horizon=horizon,
+        log_entries=store.log_seqs(),
+        checkpoints=checkpoints,
+        usable=() if usable is None else (usable,),
+    )
 
 
 def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanResult:
@@ -164,7 +195,11 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
     for write_id in decided.abort_write_ids:
         store.mark_aborted(write_id, "clean: " + _note_for(decided, write_id))
     uncommitted = sorted(i.path for i in decided.delete if i.kind not in (OBSOLETE, STATUS))
-    if decided.record_deleted or uncommitted or decided.abort_write_ids:
+    expiry = decided.log
+    if expiry is not None and expiry.write_checkpoint:
+        _write_start_checkpoint(store, expiry)
+    new_start = expiry is not None and not expiry.recorded
+    if decided.record_deleted or uncommitted or decided.abort_write_ids or new_start:
         record = CommitRecord.draft(
             operation=OPERATION,
             read_seq=None,
@@ -180,6 +215,7 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
                 "horizon": decided.horizon,
                 "aborted_write_ids": list(decided.abort_write_ids),
                 "oldest_available": decided.oldest.to_json() if decided.oldest else None,
+                **({LOG_START_KEY: expiry.start} if expiry is not None else {}),
             },
         )
         result.committed_seq = store.commit(record).seq
@@ -190,8 +226,41 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
         done.append(item.path)
         failpoint("clean.after_first_delete")
     result.deleted = tuple(done)
+    if expiry is not None:
+        result.expired_log_entries, result.expired_checkpoints = _expire_log(store, expiry)
     result.seconds = time.time() - started
     return result
+
+
+def _write_start_checkpoint(store: TableStore, expiry: LogExpiry) -> None:
+    """Write the checkpoint history will start at (put-if-absent) and make sure it reads back;
+    nothing is deleted or recorded when it does not."""
+    failpoint("clean.before_checkpoint")
+    state = store.read_state().prefix(expiry.start)
+    if state.last_seq == expiry.start:
+        store.write_checkpoint(state)
+    if not store.checkpoint_usable(expiry.start):
+        raise StorageError(
+            f"the checkpoint at log entry {expiry.start} ({store.checkpoint_url(expiry.start)}) "
+            "does not read back as written: no log entry was expired and nothing was deleted",
+            hint="check the store, then run clean again",
+        )
+
+
+def _expire_log(store: TableStore, expiry: LogExpiry) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Delete the expired log entries, oldest first, then the checkpoints the new start
+    replaces: a crash in between leaves a log that reads from the start's checkpoint."""
+    failpoint("clean.before_log_expiry")
+    entries = []
+    for seq in expiry.entries:
+        store.delete_log_entry(seq)
+        entries.append(seq)
+        failpoint("clean.after_first_log_expiry")
+    checkpoints = []
+    for seq in expiry.checkpoints:
+        store.delete_checkpoint(seq)
+        checkpoints.append(seq)
+    return tuple(entries), tuple(checkpoints)
 
 
 def _note_for(decided: CleanPlan, write_id: int) -> str:

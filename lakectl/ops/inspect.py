@@ -11,6 +11,7 @@ from typing import Any
 from lakectl.ops.reading import ReadTarget, open_for_read
 from lakectl.planning.list_bucket_plan import ListBucketing, layout_of, layouts_by_dir
 from lakectl.table.orc_files import read_footer
+from lakectl.table.retention import describe_start, history_start
 from lakectl.table.store import TableStore
 
 
@@ -125,9 +126,11 @@ class HistoryEntry:
     added: int
     obsolete: int
     info: dict[str, Any]
+    starts_history: bool = False
+    """The first entry kept after ``clean`` expired older ones (history starts here)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "seq": self.seq,
             "version": self.version,
             "operation": self.operation,
@@ -137,12 +140,24 @@ class HistoryEntry:
             "obsolete_dirs": self.obsolete,
             "info": self.info,
         }
+        if self.starts_history:
+            data["starts_history"] = True
+        return data
 
 
-def history(store: TableStore, limit: int | None = None) -> list[HistoryEntry]:
-    """One entry per commit, oldest first (the last ``limit`` when given)."""
+class History(list[HistoryEntry]):
+    """The entries ``history`` lists, and where history starts when ``clean`` expired older
+    log entries (``start``: a sentence; None when the whole log is there)."""
+
+    start: str | None = None
+
+
+def history(store: TableStore, limit: int | None = None) -> History:
+    """One entry per commit from the start of history, oldest first (the last ``limit``)."""
     state = store.read_state()
-    entries = [
+    first = history_start(state.records)
+    kept = [r for r in state.records if r.seq >= first]
+    entries = History(
         HistoryEntry(
             r.seq,
             r.write_id,
@@ -152,7 +167,10 @@ def history(store: TableStore, limit: int | None = None) -> list[HistoryEntry]:
             len(r.added),
             len(r.obsolete),
             r.info,
+            starts_history=first > 0 and r.seq == first,
         )
-        for r in state.records
-    ]
-    return entries[-limit:] if limit else entries
+        for r in (kept[-limit:] if limit else kept)
+    )
+    if first > 0 and kept:
+        entries.start = describe_start(kept[0], state)
+    return entries

@@ -16,6 +16,16 @@ from lakectl.errors import TimeTravelError, UsageError
 from lakectl.table.log import DATA_OPS, TableState
 from lakectl.table.retention import availability, cleaned_dirs
 
+# The change feed's columns after the table's, and the change types (Delta's names).
+CHANGE_TYPE = "_change_type"
+COMMIT_VERSION = "_commit_version"
+COMMIT_TIME = "_commit_time"
+CHANGE_TYPES = ("insert", "update_preimage", "update_postimage", "delete")
+# The SCD Type 2 view's columns after the table's.
+VALID_FROM = "valid_from"
+VALID_TO = "valid_to"
+IS_CURRENT = "is_current"
+
 DELETE_DELTA_PREFIX = "delete_delta_"
 
 

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakectl.planning.log_expiry_plan import LogExpiry
 from lakectl.table.compaction_runs import HEARTBEAT_TIMEOUT_MS, RUNS_DIR
 from lakectl.table.layout import parse_acid_dir
 from lakectl.table.log import DATA_OPS, TableState
@@ -106,10 +107,13 @@ class CleanPlan:
     record_deleted: tuple[str, ...]
     oldest: Availability | None
     notes: tuple[str, ...] = field(default=())
+    log: LogExpiry | None = None
+    """The log entries and checkpoints expired with the states outside the window."""
 
     @property
     def changes_anything(self) -> bool:
-        return bool(self.delete or self.abort_write_ids or self.record_deleted)
+        expires = self.log is not None and self.log.changes_anything
+        return bool(self.delete or self.abort_write_ids or self.record_deleted or expires)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,6 +123,7 @@ class CleanPlan:
             "abort_write_ids": list(self.abort_write_ids),
             "oldest_available": self.oldest.to_json() if self.oldest else None,
             "notes": list(self.notes),
+            "log_expiry": self.log.to_json() if self.log else None,
         }
 
 

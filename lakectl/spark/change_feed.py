@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
+from lakectl.planning.change_plan import (
+    CHANGE_TYPE,
+    COMMIT_TIME,
+    COMMIT_VERSION,
+    IS_CURRENT,
+    VALID_FROM,
+    VALID_TO,
+)
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.spark.acid_read import ReadSpec, delete_event_rows, insert_events
 from lakectl.spark.types import IDENTITY_COLUMNS
@@ -23,13 +31,6 @@ from lakectl.spark.types import IDENTITY_COLUMNS
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-CHANGE_TYPE = "_change_type"
-COMMIT_VERSION = "_commit_version"
-COMMIT_TIME = "_commit_time"
-CHANGE_TYPES = ("insert", "update_preimage", "update_postimage", "delete")
-VALID_FROM = "valid_from"
-VALID_TO = "valid_to"
-IS_CURRENT = "is_current"
 _PAIRED = "__lakectl_paired"
 _DELETE_PREFIX = "__lakectl_d_"
 
@@ -157,12 +158,15 @@ def in_commit_order(changes: DataFrame, key: Sequence[str]) -> DataFrame:
     return changes.orderBy(COMMIT_VERSION, *[_q(k) for k in key], rank)
 
 
-def scd2_rows(changes: DataFrame, key: Sequence[str]) -> DataFrame:
+def scd2_rows(
+    changes: DataFrame, key: Sequence[str], current_valid_to: int | None = None
+) -> DataFrame:
     """A slowly changing dimension of Type 2 from a feed that starts at the empty table.
 
     One row per version of each key: the row an ``insert`` or ``update_postimage`` added,
     ``valid_from`` its commit time, ``valid_to`` the commit time of the key's next change (the
-    ``update_preimage`` or ``delete`` that replaced it; NULL while current), ``is_current``.
+    ``update_preimage`` or ``delete`` that replaced it; NULL while current, or
+    ``current_valid_to`` (epoch ms) when given), ``is_current``.
     """
     opens = F.col(CHANGE_TYPE).isin("insert", "update_postimage")
     # In one commit the pre-image (the close) comes before the post-image (the next open).
@@ -173,9 +177,16 @@ def scd2_rows(changes: DataFrame, key: Sequence[str]) -> DataFrame:
     return events.where(opens).select(
         *[_q(c) for c in user],
         F.col(COMMIT_TIME).alias(VALID_FROM),
-        F.col(VALID_TO),
+        _current_sentinel(F.col(VALID_TO), current_valid_to).alias(VALID_TO),
         F.col(VALID_TO).isNull().alias(IS_CURRENT),
     )
+
+
+def _current_sentinel(valid_to: Column, millis: int | None) -> Column:
+    """``valid_to``, with ``millis`` (as a timestamp) in place of NULL when given."""
+    if millis is None:
+        return valid_to
+    return F.coalesce(valid_to, F.expr(f"timestamp_millis({int(millis)})"))
 
 
 def scd2_order(rows: DataFrame, key: Sequence[str]) -> DataFrame:

@@ -22,6 +22,9 @@ from lakectl.errors import TimeTravelError
 from lakectl.table.log import CLEAN_OPS, COMPACT_OPS, PROPERTY_OPS, CommitRecord, TableState
 
 DELETED_KEY = "deleted"
+# A clean record's ``info[LOG_START_KEY]``: the log entry history starts at. The records before it
+# were expired (a checkpoint at it holds them); states before it are no longer reachable.
+LOG_START_KEY = "log_start"
 # Records after which a table holds the same rows as before them.
 SAME_ROWS_OPS = COMPACT_OPS | CLEAN_OPS | PROPERTY_OPS
 
@@ -42,6 +45,14 @@ def cleaned_dirs(records: Iterable[CommitRecord]) -> set[str]:
         if record.operation in CLEAN_OPS:
             out.update(record.info.get(DELETED_KEY, ()))
     return out
+
+
+def history_start(records: Iterable[CommitRecord]) -> int:
+    """The log entry history starts at: 0 unless ``clean`` expired older entries."""
+    return max(
+        (int(r.info.get(LOG_START_KEY, 0)) for r in records if r.operation in CLEAN_OPS),
+        default=0,
+    )
 
 
 def needed_dirs(records: Iterable[CommitRecord]) -> set[str]:
@@ -101,8 +112,11 @@ class Availability:
         return f"the oldest state available is {state} (committed {format_time(self.committed_at)})"
 
 
-def availability(full: TableState, deleted: set[str] | None = None) -> Availability | None:
-    """Oldest readable point of ``full`` given the deleted directories (default: recorded ones).
+def availability(
+    full: TableState, deleted: set[str] | None = None, start: int | None = None
+) -> Availability | None:
+    """Oldest readable point of ``full`` given the deleted directories (default: recorded ones)
+    and the log entry history starts at (default: the recorded one).
 
     Every prefix from the returned seq on is readable (with its following compactions);
     ``version`` is the oldest write id from which every ``--version`` works, ``committed_at`` the
@@ -112,7 +126,11 @@ def availability(full: TableState, deleted: set[str] | None = None) -> Availabil
     if not records:
         return None
     gone = cleaned_dirs(records) if deleted is None else deleted
-    readable = _prefix_readability(records, gone)
+    first_kept = history_start(records) if start is None else start
+    readable = [
+        ok and end >= first_kept
+        for ok, end in zip(_prefix_readability(records, gone), _extended_ends(records), strict=True)
+    ]
     first = len(records) - 1
     while first > 0 and readable[first - 1]:
         first -= 1
@@ -124,6 +142,15 @@ def availability(full: TableState, deleted: set[str] | None = None) -> Availabil
             oldest_version = write_id
             break
     return Availability(records[first].seq, oldest_version, records[first].committed_at)
+
+
+def _extended_ends(records: tuple[CommitRecord, ...]) -> list[int]:
+    """For each prefix (ending at index i): the seq its following compactions end at."""
+    ends = [r.seq for r in records]
+    for i in range(len(records) - 2, -1, -1):
+        if records[i + 1].operation in SAME_ROWS_OPS:
+            ends[i] = ends[i + 1]
+    return ends
 
 
 def _prefix_readability(records: tuple[CommitRecord, ...], gone: set[str]) -> list[bool]:
@@ -144,12 +171,22 @@ def _prefix_readability(records: tuple[CommitRecord, ...], gone: set[str]) -> li
 
 
 def require_readable(chosen: TableState, full: TableState, what: str) -> None:
-    """Raise :class:`TimeTravelError` when ``chosen`` needs a directory ``clean`` deleted."""
+    """Raise :class:`TimeTravelError` when ``chosen`` needs a directory ``clean`` deleted, or
+    lies before the start of the history ``clean`` kept."""
     gone = cleaned_dirs(full.records)
-    if not gone:
-        return
     missing = needed_dirs(chosen.records) & gone
     if not missing:
+        start = history_start(full.records)
+        if chosen.records and chosen.last_seq < start:
+            first = next(r for r in full.records if r.seq >= start)
+            raise TimeTravelError(
+                f"{what} is before the start of the table's history: "
+                f"{describe_start(first, full)}; `lakectl clean` expired the older log entries "
+                "(older than the retention window)",
+                hint=f"ask for version {first_version(first, full)} or later"
+                if first_version(first, full) is not None
+                else f"ask for a time at or after {format_time(first.committed_at)}",
+            )
         return
     oldest = availability(full, gone)
     hint = oldest.describe() if oldest else None
@@ -159,3 +196,16 @@ def require_readable(chosen: TableState, full: TableState, what: str) -> None:
         "obsolete for longer than the retention window",
         hint=hint,
     )
+
+
+def first_version(first: CommitRecord, full: TableState) -> int | None:
+    """The version (write id) of the state right after ``first``: the newest one committed at
+    or before it; None for the empty table."""
+    return full.prefix(first.seq).max_write_id or None
+
+
+def describe_start(first: CommitRecord, full: TableState) -> str:
+    """``history starts at version 7 (committed 2026-11-22 07:42:59 UTC)``."""
+    version = first_version(first, full)
+    state = f"version {version}" if version is not None else f"log entry {first.seq}"
+    return f"history starts at {state} (committed {format_time(first.committed_at)})"

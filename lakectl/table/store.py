@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lakectl.errors import (
+    CommitConflictError,
     FormatError,
     LakectlError,
     StorageError,
@@ -31,6 +32,7 @@ from lakectl.errors import (
 )
 from lakectl.failpoints import failpoint
 from lakectl.storage.fs import AlreadyExistsError, Storage
+from lakectl.storage.s3 import S3_SCHEMES
 from lakectl.table.checkpoint import (
     INTERVAL_PROPERTY,
     checkpoint_due,
@@ -110,14 +112,34 @@ class TableStore:
         record when no checkpoint can be used (none yet, deleted, damaged, or ahead of the log).
         """
         self.require_log()
+        try:
+            return self._read_state_once()
+        except IncompleteLogError:
+            # A concurrent clean may have expired the entries after this read listed the
+            # checkpoints it replaced them with: read again once, from the newer checkpoint.
+            return self._read_state_once()
+
+    def _read_state_once(self) -> TableState:
         for seq in sorted(self._checkpoint_seqs(), reverse=True):
-            later = self._log_seqs(after=seq - 1)
+            later = self._log_seqs_from(seq)
             if not later or later[0] != seq:
                 continue  # never trust a checkpoint for a commit the log does not hold
             base = self._load_checkpoint(seq)
             if base is not None:
                 return self._remember(TableState(base + tuple(self._read_records(later[1:]))), seq)
-        return self._remember(TableState(tuple(self._read_records(self._log_seqs()))), -1)
+        seqs = self._log_seqs()
+        missing = next((i for i, s in enumerate(seqs) if s != i), None)
+        if missing is not None:
+            raise IncompleteLogError(
+                f"the log of {self.name or self.url} starts again at entry {seqs[missing]} "
+                f"after entry {missing - 1}: `lakectl clean` expired the entries in between, and "
+                f"no usable checkpoint holds them (the checkpoint at entry {seqs[missing]} in "
+                f"{self.storage.url(self.path(CHECKPOINT_DIR))} is missing or damaged); the "
+                "table cannot be read",
+                hint="restore the checkpoint file from a backup; lakectl cannot rebuild the "
+                "expired entries",
+            )
+        return self._remember(TableState(tuple(self._read_records(seqs))), -1)
 
     def _remember(self, state: TableState, checkpoint_seq: int) -> TableState:
         self.last_read = StateRead(state, checkpoint_seq)
@@ -128,6 +150,42 @@ class TableStore:
         start = _log_name(after) if after >= 0 else ""
         names = self.storage.list_names_after(self.path(LOG_DIR), start)
         return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+
+    def _log_seqs_from(self, first: int) -> list[int]:
+        """The seqs of the log entries from ``first`` on, at a cost bounded by their number.
+
+        Seqs are contiguous, so on a filesystem the entries are probed one by one until the
+        first missing one: listing the directory costs time in proportion to the whole log. On
+        S3 one listing starting after ``first - 1`` costs no more than the probes would.
+        """
+        if self.storage.scheme in S3_SCHEMES:
+            return self._log_seqs(after=first - 1)
+        seqs: list[int] = []
+        while self.storage.exists(self.path(LOG_DIR, _log_name(first + len(seqs)))):
+            seqs.append(first + len(seqs))
+        return seqs
+
+    def log_seqs(self) -> list[int]:
+        """The seqs of every log entry on storage (lists the whole log directory)."""
+        return self._log_seqs()
+
+    def checkpoint_seqs(self) -> list[int]:
+        """The seqs of every checkpoint file on storage, usable or not."""
+        return sorted(self._checkpoint_seqs())
+
+    def checkpoint_usable(self, seq: int) -> bool:
+        """Whether the checkpoint at ``seq`` exists and holds every record up to ``seq``."""
+        return self._load_checkpoint(seq) is not None
+
+    def delete_log_entry(self, seq: int) -> None:
+        """Delete log entry ``seq`` (only ``clean``, for entries a checkpoint holds)."""
+        if seq <= 0:
+            raise ValueError("log entry 0 marks the table's existence and is never deleted")
+        self.storage.delete(self.path(LOG_DIR, _log_name(seq)))
+
+    def delete_checkpoint(self, seq: int) -> None:
+        """Delete the checkpoint at ``seq`` (only ``clean``, for ones a newer one replaces)."""
+        self.storage.delete(self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH)))
 
     def _checkpoint_seqs(self) -> list[int]:
         names = self.storage.list_names_after(self.path(CHECKPOINT_DIR))
@@ -142,6 +200,7 @@ class TableStore:
         return decode_checkpoint(raw, seq)
 
     def _read_records_after(self, seq: int) -> list[CommitRecord]:
+        # A listing, not probes: while ``clean`` expires entries the log may have gaps.
         return self._read_records(self._log_seqs(after=seq))
 
     def _read_records(self, seqs: list[int]) -> list[CommitRecord]:
@@ -247,9 +306,26 @@ class TableStore:
                 newer = self._read_records_after(read_seq)
                 seq = max(r.seq for r in newer) + 1
                 continue
+            self._refuse_expired_slot(final)
             self._checkpoint_after_commit(final, read_seq, newer)
             return final
         raise conflict_error(record, newer[-1])
+
+    def _refuse_expired_slot(self, final: CommitRecord) -> None:
+        """Raise when ``final`` landed among entries ``clean`` expired (its writer read a state
+        older than the retention window): readers start after it, so it would be lost."""
+        before = final.seq - 1
+        if before > 0:
+            expired = not self.storage.exists(self.path(LOG_DIR, _log_name(before)))
+        else:  # after entry 0, which is never expired: only a checkpoint says entries went
+            expired = bool(self._checkpoint_seqs()) and bool(self._log_seqs(after=final.seq))
+        if expired:
+            raise CommitConflictError(
+                f"this {final.operation} read a state of {self.name or self.url} older than "
+                "its history (`lakectl clean` expired those log entries while it ran); nothing "
+                "of this one is visible",
+                hint="run the command again: it will read the new state",
+            )
 
     # --- write ids --------------------------------------------------------------------------
     def allocate_write_id(self, operation: str) -> int:
@@ -300,6 +376,10 @@ class TableStore:
 
     def staging_path(self, write_id: int) -> str:
         return self.path(STAGING_DIR, f"w{write_id:07d}-{os.getpid()}-{now_millis()}")
+
+
+class IncompleteLogError(FormatError):
+    """Log entries are missing and no usable checkpoint holds them."""
 
 
 def _interval(meta: TableMetadata | None) -> int:

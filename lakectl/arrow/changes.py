@@ -1,0 +1,274 @@
+"""The change feed and the SCD Type 2 view read into Arrow, without Spark or a JVM.
+
+The same rules as :mod:`lakectl.spark.change_feed`, over the same resolution of the request
+(:func:`lakectl.ops.changes.resolve_changes`) and the same merge-on-read of event files
+(:mod:`lakectl.arrow.merge`): the range's commits' insert events are inserts, their delete
+events name the deleted rows' identities, whose values (the pre-images) are the rows with those
+identities in the older snapshot or inserted earlier in the range; a delete and an insert of
+the same key by one commit are an update (``update_preimage``, ``update_postimage``). The
+identities are unique within a partition, so the pre-images are joined partition by partition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lakectl.arrow.merge import (
+    IDENTITY,
+    MergeSpec,
+    concat_as,
+    partition_rows,
+    range_events,
+    with_partition_values,
+)
+from lakectl.arrow.snapshot import OUT_FORMATS, wall_clock, write_out
+from lakectl.errors import UsageError
+from lakectl.ops.changes import ChangeSource, ChangesRequest, ChangesResult, resolve_changes
+from lakectl.ops.context import Context
+from lakectl.ops.snapshot import SnapshotRequest
+from lakectl.planning.change_plan import (
+    CHANGE_TYPE,
+    COMMIT_TIME,
+    COMMIT_VERSION,
+    IS_CURRENT,
+    VALID_FROM,
+    VALID_TO,
+    ChangeRange,
+)
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.validity import ValidWriteIds
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_INDEX = "__lakectl_index"
+# In commit order, within one commit and key: a delete or pre-image before the post-image.
+_RANK = {"delete": 0, "update_preimage": 1, "update_postimage": 2, "insert": 3}
+
+
+@dataclass(frozen=True)
+class ArrowChanges:
+    """The changes (or SCD2 rows) of a resolved request, in the order ``lakectl changes``
+    prints them, and the range they cover."""
+
+    rows: pa.Table
+    table: str
+    range: ChangeRange
+    key: tuple[str, ...]
+
+
+def arrow_changes(ctx: Context, table_ref: str | None, request: ChangesRequest) -> ArrowChanges:
+    """What :func:`lakectl.ops.changes.change_feed` returns, read with pyarrow (sorted as
+    ``lakectl changes`` sorts: by version and key for changes, by key and validity for SCD2)."""
+    source = resolve_changes(ctx, table_ref, request, OUT_FORMATS)
+    ctx.progress("reading changes")
+    feed = change_rows(source)
+    key = tuple(source.metadata.primary_key)
+    rows = (
+        scd2_rows(feed, key, request.current_valid_to)
+        if request.scd2
+        else in_commit_order(feed, key)
+    )
+    return ArrowChanges(rows, source.table, source.range, key)
+
+
+def arrow_list_changes(
+    ctx: Context, table_ref: str | None, request: ChangesRequest
+) -> ChangesResult:
+    """``lakectl changes --engine arrow``: :func:`lakectl.ops.changes.changes` with pyarrow."""
+    if request.limit is not None and request.limit < 0:
+        raise UsageError("--limit must not be negative")
+    feed = arrow_changes(ctx, table_ref, request)
+    result = ChangesResult(
+        table=feed.table,
+        from_version=feed.range.from_version,
+        to_version=feed.range.to_version,
+        versions=feed.range.write_ids,
+        columns=feed.rows.column_names,
+    )
+    if request.out:
+        out = SnapshotRequest(limit=request.limit, out=request.out, out_format=request.out_format)
+        result.out, result.written = write_out(feed.rows.to_batches(), feed.rows.schema, out, ctx)
+        return result
+    limit = request.limit
+    rows = feed.rows.slice(0, limit + 1) if limit else feed.rows
+    listed = [tuple(r.values()) for b in rows.to_batches() for r in wall_clock(b).to_pylist()]
+    if limit and len(listed) > limit:
+        listed, result.truncated = listed[:limit], True
+    result.rows = listed
+    return result
+
+
+def _spec(meta: TableMetadata, source: ChangeSource, valid: ValidWriteIds) -> MergeSpec:
+    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    partitions = meta.schema.select(list(meta.partition_by))
+    return MergeSpec(source.store.storage, meta.data_schema, partitions, valid, key)
+
+
+def change_rows(source: ChangeSource) -> pa.Table:
+    """Every row change of the range, unsorted: the table's columns, then ``_change_type``,
+    ``_commit_version`` and ``_commit_time`` (UTC)."""
+    import pyarrow as pa
+
+    newer = _spec(source.metadata, source, source.newer.valid_write_ids())
+    older = _spec(source.older.metadata, source, source.older.valid)
+    user = newer.output_schema()
+    with_version = pa.schema([*user, pa.field(COMMIT_VERSION, pa.int64())])
+    older_plans = {p.relative: p for p in source.older.plans}
+    write_ids = sorted(source.range.commit_times)
+    inserted: list[pa.Table] = []
+    deleted: list[pa.Table] = []
+    for plan in source.range_plans if write_ids else ():
+        inserts, deletes = range_events(newer, plan, write_ids)
+        rows = with_partition_values(
+            newer, inserts.drop_columns([*IDENTITY, "currentTransaction"]), plan.values
+        )
+        rows = rows.append_column(COMMIT_VERSION, inserts.column("currentTransaction"))
+        inserted.append(rows)
+        if not deletes.num_rows:
+            continue
+        pool = [_identified(rows, inserts)]
+        before = older_plans.get(plan.relative)
+        if before is not None and not before.is_empty:
+            pool.append(_conformed(partition_rows(older, before, with_identity=True), user))
+        deleted.append(_pre_images(deletes, pa.concat_tables(pool), with_version))
+    deleted_rows = concat_as(deleted, with_version)
+    inserted_rows = concat_as(inserted, with_version)
+    key = list(source.metadata.primary_key)
+    changes = pa.concat_tables(
+        [
+            _classified(deleted_rows, inserted_rows, key, "update_preimage", "delete"),
+            _classified(inserted_rows, deleted_rows, key, "update_postimage", "insert"),
+        ]
+    )
+    return _with_commit_times(changes, source.range.commit_times)
+
+
+def _identified(rows: pa.Table, inserts: pa.Table) -> pa.Table:
+    """Inserted ``rows`` (user columns, version) with their identity in front, no version."""
+    import pyarrow as pa
+
+    body = rows.drop_columns([COMMIT_VERSION])
+    return pa.Table.from_arrays(
+        [*inserts.select(list(IDENTITY)).columns, *body.columns],
+        names=[*IDENTITY, *body.column_names],
+    )
+
+
+def _conformed(rows: pa.Table, user: pa.Schema) -> pa.Table:
+    """Older rows (identity, older columns) in the newer columns: by name, nulls for new ones."""
+    import pyarrow as pa
+
+    columns = [rows.column(c) for c in IDENTITY]
+    for field in user:
+        if field.name in rows.column_names:
+            columns.append(rows.column(field.name).cast(field.type))
+        else:
+            columns.append(pa.nulls(rows.num_rows, field.type))
+    return pa.Table.from_arrays(columns, names=[*IDENTITY, *user.names])
+
+
+def _pre_images(deletes: pa.Table, pool: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The rows of ``pool`` (identity, user columns) that ``deletes`` name, with the deleting
+    commit's version."""
+    import pyarrow as pa
+
+    ids = pool.select(list(IDENTITY)).append_column(
+        _INDEX, pa.array(range(pool.num_rows), pa.int64())
+    )
+    joined = deletes.join(ids, list(IDENTITY), join_type="inner")
+    rows = pool.drop_columns(list(IDENTITY)).take(joined.column(_INDEX))
+    return rows.append_column(COMMIT_VERSION, joined.column("currentTransaction")).cast(schema)
+
+
+def _classified(
+    rows: pa.Table, other: pa.Table, key: Sequence[str], paired: str, alone: str
+) -> pa.Table:
+    """``rows`` with ``_change_type``: ``paired`` where ``other`` has the same key and version."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    index = pa.array(range(rows.num_rows), pa.int64())
+    matched = pa.array([], pa.int64())
+    if key and rows.num_rows and other.num_rows:
+        columns = [*key, COMMIT_VERSION]
+        left = rows.select(columns).append_column(_INDEX, index)
+        right = other.select(columns).group_by(columns).aggregate([])
+        matched = left.join(right, columns, join_type="left semi").column(_INDEX).combine_chunks()
+    kind = pc.if_else(pc.is_in(index, matched), paired, alone)
+    return rows.append_column(CHANGE_TYPE, kind.cast(pa.string()))
+
+
+def _with_commit_times(changes: pa.Table, commit_times: Mapping[int, int]) -> pa.Table:
+    """The feed's columns in order, with ``_commit_time`` from the log's commit times."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    versions = sorted(commit_times)
+    at = pc.index_in(changes.column(COMMIT_VERSION), pa.array(versions, pa.int64()))
+    millis = pc.take(pa.array([commit_times[v] for v in versions], pa.int64()), at)
+    times = pc.multiply(millis, 1000).cast(pa.timestamp("us", tz="UTC"))
+    user = [c for c in changes.column_names if c not in (CHANGE_TYPE, COMMIT_VERSION)]
+    ordered = changes.select([*user, CHANGE_TYPE, COMMIT_VERSION])
+    return ordered.append_column(COMMIT_TIME, times)
+
+
+def in_commit_order(changes: pa.Table, key: Sequence[str]) -> pa.Table:
+    """``changes`` sorted by version, then key, with each pre-image before its post-image."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rank = pc.index_in(changes.column(CHANGE_TYPE), pa.array(list(_RANK)))
+    ranked = changes.append_column(_INDEX, rank)
+    order = [(COMMIT_VERSION, "ascending"), *[(k, "ascending") for k in key], (_INDEX, "ascending")]
+    return ranked.sort_by(order).drop_columns([_INDEX])
+
+
+def scd2_rows(
+    changes: pa.Table, key: Sequence[str], current_valid_to: int | None = None
+) -> pa.Table:
+    """One row per version of each key (see :func:`lakectl.spark.change_feed.scd2_rows`):
+    ``valid_from`` the commit time of the insert or post-image that made it, ``valid_to`` that
+    of the key's next change (NULL while current), ``is_current``; sorted by key and validity."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    opens = pc.is_in(changes.column(CHANGE_TYPE), pa.array(["insert", "update_postimage"]))
+    ordered = changes.append_column(_INDEX, pc.cast(opens, pa.int8())).sort_by(
+        [*[(k, "ascending") for k in key], (COMMIT_VERSION, "ascending"), (_INDEX, "ascending")]
+    )
+    n = ordered.num_rows
+    same_next = pa.array([False] * n) if n else pa.array([], pa.bool_())
+    if n > 1:
+        same = pa.array([True] * (n - 1))
+        for k in key:
+            column = ordered.column(k).combine_chunks()
+            same = pc.and_(
+                same, pc.fill_null(pc.equal(column.slice(1), column.slice(0, n - 1)), False)
+            )
+        same_next = pa.concat_arrays([same, pa.array([False])])
+    times = ordered.column(COMMIT_TIME).combine_chunks()
+    following = pa.concat_arrays([times.slice(1), pa.nulls(1, times.type)]) if n else times
+    valid_to = pc.if_else(same_next, following, pa.scalar(None, times.type))
+    user = [c for c in changes.column_names if c not in (CHANGE_TYPE, COMMIT_VERSION, COMMIT_TIME)]
+    view = ordered.select(user).append_column(VALID_FROM, times).append_column(VALID_TO, valid_to)
+    view = view.append_column(IS_CURRENT, pc.is_null(valid_to))
+    if current_valid_to is not None:
+        sentinel = pa.scalar(current_valid_to * 1000, pa.int64()).cast(times.type)
+        view = view.set_column(
+            view.schema.get_field_index(VALID_TO), VALID_TO, pc.fill_null(valid_to, sentinel)
+        )
+    view = view.filter(ordered.column(_INDEX).combine_chunks().cast(pa.bool_()))
+    return view.sort_by([*[(k, "ascending") for k in key], (VALID_FROM, "ascending")])
+
+
+__all__ = [
+    "ArrowChanges",
+    "arrow_changes",
+    "arrow_list_changes",
+    "change_rows",
+    "in_commit_order",
+    "scd2_rows",
+]
