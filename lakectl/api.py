@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
+    from lakectl.ops.alter import AlterResult
     from lakectl.ops.changes import ChangesResult
     from lakectl.ops.checkpoint import CheckpointResult
     from lakectl.ops.clean import CleanResult
@@ -230,6 +231,29 @@ class Table:
         else:
             assignments = tuple(properties or ())
         return set_properties(self._ctx.table(self._ref), assignments, tuple(unset))
+
+    def alter(
+        self,
+        add_columns: str | Sequence[str] = (),
+        *,
+        widen: str | Sequence[str] = (),
+        rename: str | Mapping[str, str] | Sequence[str] = (),
+    ) -> AlterResult:
+        """Change the schema in one commit (``lakectl alter``): ``add_columns`` as
+        ``"discount double default 0"`` texts (added at the end; rows stored before read the
+        default, or NULL), ``widen`` as ``"qty bigint"`` (int -> bigint, float -> double,
+        decimal precision up). ``rename`` (``{"old": "new"}`` or ``"old=new"``) is refused:
+        see the schema evolution guide. Bad input raises and writes nothing."""
+        from lakectl.ops.alter import alter
+        from lakectl.table.evolution import SchemaChange
+
+        renames = (
+            tuple(f"{old}={new}" for old, new in rename.items())
+            if isinstance(rename, Mapping)
+            else _texts(rename)
+        )
+        change = SchemaChange(_texts(add_columns), _texts(widen), renames)
+        return alter(self._ctx.table(self._ref), change)
 
     def apply_updates(self, path: str, timezone: str | None = None) -> InstallResult:
         """Validate the statements of the ``.updates`` file at ``path`` and install them all
@@ -681,6 +705,11 @@ class Table:
             valid_write_ids=valid_write_ids,
             raw=raw,
         )
+
+
+def _texts(value: str | Sequence[str]) -> tuple[str, ...]:
+    """One text or several, as a tuple (a text is never split: it may hold commas)."""
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def _keys_text(keys: Sequence[object]) -> str:

@@ -49,9 +49,23 @@ def arrow_schema(schema: Schema) -> pa.Schema:
     return pa.schema([pa.field(c.name, arrow_type(c.type)) for c in schema.columns])
 
 
+# Field metadata of a ``row`` field with a default: what a file written before the column was
+# added reads (lakectl.arrow.events fills it in), with the column's type for parsing it.
+DEFAULT_KEY = b"lakectl.default"
+TYPE_KEY = b"lakectl.type"
+
+
 def event_schema(data_schema: Schema) -> pa.Schema:
-    """An ACID event file's schema: the event columns and the ``row`` struct of the data."""
+    """An ACID event file's schema: the event columns and the ``row`` struct of the data (its
+    fields carry their column's default, see :data:`DEFAULT_KEY`)."""
     import pyarrow as pa
+
+    fields = [
+        field.with_metadata({DEFAULT_KEY: column.default.encode(), TYPE_KEY: column.type.encode()})
+        if column.default is not None
+        else field
+        for field, column in zip(arrow_schema(data_schema), data_schema.columns, strict=True)
+    ]
 
     return pa.schema(
         [
@@ -60,7 +74,7 @@ def event_schema(data_schema: Schema) -> pa.Schema:
             ("bucket", pa.int32()),
             ("rowId", pa.int64()),
             ("currentTransaction", pa.int64()),
-            ("row", pa.struct(list(arrow_schema(data_schema)))),
+            ("row", pa.struct(fields)),
         ]
     )
 

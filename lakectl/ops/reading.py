@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from lakectl.errors import FormatError, TableNotFoundError, UsageError
 from lakectl.planning.read_plan import PartitionReadPlan, plan_partition
+from lakectl.table.evolution import written_schemas
 from lakectl.table.layout import parse_acid_dir
 from lakectl.table.listing import PartitionListing, list_table
 from lakectl.table.log import TableState
@@ -48,8 +49,13 @@ def plan_lakectl(
     visible = committed_dirs(state)
     listings = list_table(store.storage, store.root, list(meta.partition_by), only)
     plans = [plan_partition(lst, valid, lambda d: d.relative in visible) for lst in listings]
+    written = written_schemas(state)
     for plan in plans:
         object.__setattr__(plan, "originals", ())  # lakectl tables never hold original files
+        if written:
+            dirs = (*plan.data_dirs, *plan.delete_deltas)
+            older = tuple((d.relative, written[d.relative]) for d in dirs if d.relative in written)
+            object.__setattr__(plan, "written", older)
     return valid, plans, listings
 
 
