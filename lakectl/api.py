@@ -287,6 +287,7 @@ class Table:
         effective_from: TimeLike | None = None,
         primary_key: str | Sequence[str] | None = None,
         partition_by: str | Sequence[str] | None = None,
+        evolve: bool = False,
     ) -> LoadResult:
         """Load one batch as one transaction: a file or directory (CSV, JSON lines, Parquet,
         ORC, Avro; ``format`` overrides the extension) or a Spark DataFrame.
@@ -294,7 +295,9 @@ class Table:
         Without ``mode``: ``cdc`` when ``op_column`` is given, ``upsert`` when the table has a
         primary key, else ``append``. The result's ``inserted``, ``updated``, ``deleted``,
         ``ignored`` and ``version`` say what the load did. A first load into a location with
-        no table creates it, with ``primary_key`` and ``partition_by``.
+        no table creates it, with ``primary_key`` and ``partition_by``. With ``evolve``, the
+        batch's columns the table lacks are added first (nullable, at the end) in a schema
+        commit of their own (``result.evolved`` names them); without it they are an error.
         """
         from lakectl.ops.load import load, load_dataframe, load_options
 
@@ -309,6 +312,7 @@ class Table:
             op_values=_op_values(op_values),
             order_by=order_by,
             effective_at=to_millis(effective_from, "effective_from"),
+            evolve=evolve,
         )
         if isinstance(source, str):
             return load(self._ctx, self._ref, options)
