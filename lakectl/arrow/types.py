@@ -55,6 +55,17 @@ DEFAULT_KEY = b"lakectl.default"
 TYPE_KEY = b"lakectl.type"
 
 
+def with_row_defaults(events: pa.Schema, data_schema: Schema) -> pa.Schema:
+    """``events`` (an event file's schema, e.g. from Spark's struct) with the ``row`` fields'
+    defaults of :func:`event_schema`, so that files written before a column was added read its
+    default."""
+    import pyarrow as pa
+
+    row = event_schema(data_schema).field("row")
+    index = events.get_field_index("row")
+    return events.set(index, pa.field("row", row.type, events.field(index).nullable))
+
+
 def event_schema(data_schema: Schema) -> pa.Schema:
     """An ACID event file's schema: the event columns and the ``row`` struct of the data (its
     fields carry their column's default, see :data:`DEFAULT_KEY`)."""
@@ -79,4 +90,4 @@ def event_schema(data_schema: Schema) -> pa.Schema:
     )
 
 
-__all__ = ["arrow_schema", "arrow_type", "event_schema"]
+__all__ = ["arrow_schema", "arrow_type", "event_schema", "with_row_defaults"]

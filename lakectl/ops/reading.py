@@ -6,7 +6,7 @@ Works for lakectl tables (state from the log) and for Hive-written directories w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lakectl.errors import FormatError, TableNotFoundError, UsageError
 from lakectl.planning.read_plan import PartitionReadPlan, plan_partition
@@ -49,14 +49,25 @@ def plan_lakectl(
     visible = committed_dirs(state)
     listings = list_table(store.storage, store.root, list(meta.partition_by), only)
     plans = [plan_partition(lst, valid, lambda d: d.relative in visible) for lst in listings]
-    written = written_schemas(state)
     for plan in plans:
         object.__setattr__(plan, "originals", ())  # lakectl tables never hold original files
-        if written:
-            dirs = (*plan.data_dirs, *plan.delete_deltas)
-            older = tuple((d.relative, written[d.relative]) for d in dirs if d.relative in written)
-            object.__setattr__(plan, "written", older)
-    return valid, plans, listings
+    return valid, with_written_schemas(plans, state), listings
+
+
+def with_written_schemas(
+    plans: list[PartitionReadPlan], state: TableState
+) -> list[PartitionReadPlan]:
+    """``plans`` knowing which of their directories hold an older data schema than the
+    table's now (:func:`lakectl.table.evolution.written_schemas`)."""
+    written = written_schemas(state)
+    if not written:
+        return plans
+    out = []
+    for plan in plans:
+        dirs = (*plan.data_dirs, *plan.delete_deltas)
+        older = tuple((d.relative, written[d.relative]) for d in dirs if d.relative in written)
+        out.append(replace(plan, written=older))
+    return out
 
 
 def open_hive_table(store: TableStore, valid_text: str | None) -> ReadTarget:

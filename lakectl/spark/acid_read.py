@@ -112,11 +112,15 @@ def _scan(
     paths = [f.path for f in files]
     urls = hadoop_urls(spark, spec.storage, paths)
     if urls is None:  # no Hadoop filesystem for the scheme (s3:// without hadoop-aws)
-        # The pyarrow scan maps an older file's fields to the current columns itself.
         events = scan_events(
-            spark, spec.storage, spec.root, paths, spec.data_schema, spec.partition_schema
+            spark,
+            spec.storage,
+            spec.root,
+            paths,
+            written or spec.data_schema,
+            spec.partition_schema,
         )
-        return _with_partition_key(given(events), spec)
+        return _with_partition_key(narrow(events), spec)
     ddl = event_schema_ddl(row_schema or written or spec.data_schema, Schema(()))
     df = _read_orc(spark, ddl, urls)
     if not spec.partition_schema.columns:  # no values to attach: no paths, no files frame

@@ -111,11 +111,15 @@ def evolve(meta: TableMetadata, change: SchemaChange) -> TableMetadata:
     columns = list(meta.schema.columns)
     columns = _renamed(meta, columns, change.rename)
     columns = _widened(meta, columns, change.widen)
-    columns += _added(Schema(tuple(columns)), change.add_columns)
+    added = _added(Schema(tuple(columns)), change.add_columns)
+    # After the data columns, before the partition columns (they stay last, as Hive has them).
+    parts = {p.lower() for p in meta.partition_by}
+    data = [c for c in columns if c.name.lower() not in parts]
+    partition = [c for c in columns if c.name.lower() in parts]
     renames = dict(_rename_pairs(change.rename))
     return replace(
         meta,
-        schema=Schema(tuple(columns)),
+        schema=Schema(tuple(data + added + partition)),
         primary_key=tuple(renames.get(k.lower(), k) for k in meta.primary_key),
     )
 
@@ -214,9 +218,9 @@ def _renamed(meta: TableMetadata, columns: list[Column], texts: tuple[str, ...])
 
 def changed_columns(old: TableMetadata, new: TableMetadata) -> dict[str, list[str]]:
     """What an evolution changed, for results and the log: added, widened, renamed."""
-    added = [c.name for c in new.schema.columns[len(old.schema.columns) :]]
+    added = [c.name for c in new.data_schema.columns[len(old.data_schema.columns) :]]
     widened, renamed = [], []
-    for before, after in zip(old.schema.columns, new.schema.columns, strict=False):
+    for before, after in zip(old.data_schema.columns, new.data_schema.columns, strict=False):
         if before.type != after.type:
             widened.append(f"{after.name} {before.type} -> {after.type}")
         if before.name != after.name:
