@@ -75,6 +75,4 @@ def _print_alter(result: AlterResult) -> None:
         output.line(f"added {name} {column.type}{default}")
     for text in result.widened:
         output.line(f"widened {text}")
-    for text in result.renamed:
-        output.line(f"renamed {text}")
     output.note(f"committed as log entry {result.log_seq}")

@@ -1,7 +1,6 @@
 """``lakectl alter``: change a table's schema as one commit, without rewriting a file.
 
-Columns are added at the end (as Hive's ``ADD COLUMNS``), numeric columns widened, columns
-renamed; every change is checked first (:func:`lakectl.table.evolution.evolve`) and a bad one
+Columns are added at the end (as Hive's ``ADD COLUMNS``) and numeric columns widened; every change is checked first (:func:`lakectl.table.evolution.evolve`) and a bad one
 writes nothing. Files written before keep their columns; readers map them to the new schema
 by position (:mod:`lakectl.table.evolution`). Runs without Spark.
 """
@@ -11,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lakectl.errors import UsageError
 from lakectl.table.evolution import SchemaChange, changed_columns, evolve
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
@@ -27,7 +25,6 @@ class AlterResult:
     log_seq: int
     added: list[str]
     widened: list[str]
-    renamed: list[str]
     schema: Schema
 
     def to_json(self) -> dict[str, Any]:
@@ -36,7 +33,6 @@ class AlterResult:
             "log_seq": self.log_seq,
             "added": self.added,
             "widened": self.widened,
-            "renamed": self.renamed,
             "schema": self.schema.to_json(),
         }
 
@@ -52,7 +48,6 @@ def alter(store: TableStore, change: SchemaChange, source: str = "alter") -> Alt
         committed.seq,
         changes["added"],
         changes["widened"],
-        changes["renamed"],
         new_meta.schema,
     )
 
@@ -62,8 +57,6 @@ def alter_record(
 ) -> tuple[CommitRecord, TableMetadata]:
     """The commit record of ``change`` on ``state`` (not committed) and the new metadata."""
     meta = state.metadata
-    if change.rename:
-        refuse_renames(change)
     new_meta = evolve(meta, change)
     record = CommitRecord.draft(
         operation=OPERATION,
@@ -72,17 +65,6 @@ def alter_record(
         info={"source": source, **changed_columns(meta, new_meta)},
     )
     return record, new_meta
-
-
-def refuse_renames(change: SchemaChange) -> None:
-    """Renames are refused: Type 7 statements, ``--where`` texts and list-bucketing layouts
-    name columns, and a name given back to a later column would make readers that match a
-    file's fields by name pick the wrong one."""
-    raise UsageError(
-        f"--rename-column {change.rename[0]!r}: renaming columns is not supported",
-        hint="installed statements, list-bucketing layouts and readers that match an ORC "
-        "file's fields by name would no longer find the column; add a new column instead",
-    )
 
 
 __all__ = ["AlterResult", "alter", "alter_record"]

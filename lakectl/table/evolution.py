@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from lakectl.errors import UsageError
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
-from lakectl.table.schema import Column, Schema, check_column_name, parse_schema
+from lakectl.table.schema import Column, Schema, parse_schema
 
 _INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
@@ -28,7 +28,8 @@ _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 @dataclass(frozen=True)
 class SchemaChange:
     """What ``alter`` asks for: columns to add (``"name type [not null] [default v]"``),
-    columns to widen (``"name type"``) and renames (``"old=new"``)."""
+    columns to widen (``"name type"``) and renames (``"old=new"``, refused: see
+    :func:`evolve`)."""
 
     add_columns: tuple[str, ...] = ()
     widen: tuple[str, ...] = ()
@@ -102,26 +103,31 @@ def is_widening(old: str, new: str) -> bool:
 
 def evolve(meta: TableMetadata, change: SchemaChange) -> TableMetadata:
     """``meta`` with ``change`` applied, every part checked; :class:`UsageError` names the
-    first problem (nothing is applied then)."""
+    first problem (nothing is applied then).
+
+    Renames are refused: the stored files would read right (readers map a file's fields by
+    position), but installed Type 7 statements, list-bucketing layouts, saved queries and readers
+    that match an ORC file's fields by name (lakectl's Arrow reader tries names first; other
+    engines may too) name columns; a renamed column, or a later column given the old name, would
+    read wrong there."""
     if change.is_empty:
         raise UsageError(
             "nothing to change: give --add-column, --widen or --rename-column",
             hint='e.g. lakectl alter sales --add-column "discount double default 0"',
         )
-    columns = list(meta.schema.columns)
-    columns = _renamed(meta, columns, change.rename)
-    columns = _widened(meta, columns, change.widen)
+    if change.rename:
+        raise UsageError(
+            f"--rename-column {change.rename[0]!r}: renaming columns is not supported",
+            hint="installed statements, list-bucketing layouts and readers that match an ORC "
+            "file's fields by name would no longer find the column; add a new column instead",
+        )
+    columns = _widened(meta, list(meta.schema.columns), change.widen)
     added = _added(Schema(tuple(columns)), change.add_columns)
     # After the data columns, before the partition columns (they stay last, as Hive has them).
     parts = {p.lower() for p in meta.partition_by}
     data = [c for c in columns if c.name.lower() not in parts]
     partition = [c for c in columns if c.name.lower() in parts]
-    renames = dict(_rename_pairs(change.rename))
-    return replace(
-        meta,
-        schema=Schema(tuple(data + added + partition)),
-        primary_key=tuple(renames.get(k.lower(), k) for k in meta.primary_key),
-    )
+    return replace(meta, schema=Schema(tuple(data + added + partition)))
 
 
 def _added(schema: Schema, texts: tuple[str, ...]) -> list[Column]:
@@ -186,46 +192,15 @@ def _widened(meta: TableMetadata, columns: list[Column], texts: tuple[str, ...])
     return columns
 
 
-def _rename_pairs(texts: tuple[str, ...]) -> list[tuple[str, str]]:
-    pairs = []
-    for text in texts:
-        old, sep, new = text.partition("=")
-        if not sep or not old.strip() or not new.strip():
-            raise UsageError(f"--rename-column {text!r}: expected OLD=NEW, e.g. qty=quantity")
-        pairs.append((old.strip().lower(), new.strip()))
-    return pairs
-
-
-def _renamed(meta: TableMetadata, columns: list[Column], texts: tuple[str, ...]) -> list[Column]:
-    for old, new in _rename_pairs(texts):
-        schema = Schema(tuple(columns))
-        current = schema.find(old)
-        if current is None:
-            raise UsageError(
-                f"--rename-column {old!r}: no such column (columns: {', '.join(schema.names)})"
-            )
-        check_column_name(new)
-        if old in {p.lower() for p in meta.partition_by}:
-            raise UsageError(
-                f"--rename-column {current.name!r}: a partition column cannot be renamed (its "
-                "name is in every partition directory's path)"
-            )
-        if schema.find(new) is not None and new.lower() != old:
-            raise UsageError(f"--rename-column: the table already has a column {new!r}")
-        columns = [replace(c, name=new) if c is current else c for c in columns]
-    return columns
-
-
 def changed_columns(old: TableMetadata, new: TableMetadata) -> dict[str, list[str]]:
-    """What an evolution changed, for results and the log: added, widened, renamed."""
+    """What an evolution changed, for results and the log: added and widened columns."""
     added = [c.name for c in new.data_schema.columns[len(old.data_schema.columns) :]]
-    widened, renamed = [], []
-    for before, after in zip(old.data_schema.columns, new.data_schema.columns, strict=False):
-        if before.type != after.type:
-            widened.append(f"{after.name} {before.type} -> {after.type}")
-        if before.name != after.name:
-            renamed.append(f"{before.name} -> {after.name}")
-    return {"added": added, "widened": widened, "renamed": renamed}
+    widened = [
+        f"{after.name} {before.type} -> {after.type}"
+        for before, after in zip(old.data_schema.columns, new.data_schema.columns, strict=False)
+        if before.type != after.type
+    ]
+    return {"added": added, "widened": widened}
 
 
 def written_schemas(state: TableState) -> dict[str, Schema]:
