@@ -114,15 +114,19 @@ def require_table_like(store: TableStore, listings: list[PartitionListing]) -> N
 
 
 def _infer_data_columns(store: TableStore, listings: list[PartitionListing]) -> list[Column]:
+    """The data columns of the newest ACID directory's files (a table altered by Hive's ``ADD
+    COLUMNS`` has older files with fewer columns: readers give those NULL), else of an original
+    file."""
     storage = store.storage
+    dirs = [d for lst in listings for d in lst.dirs]
+    for d in sorted(dirs, key=lambda d: (d.acid.is_delete, -d.acid.max_write_id)):
+        for f in d.files:
+            footer = require_acid_file(storage, f.path)
+            if d.acid.is_delete and footer.rows and not footer.row_columns:
+                continue
+            if footer.row_columns:
+                return [Column(n, spark_type(t)) for n, t in footer.row_columns]
     for lst in listings:
-        for d in sorted(lst.dirs, key=lambda d: (not d.acid.is_base, d.acid.is_delete)):
-            for f in d.files:
-                footer = require_acid_file(storage, f.path)
-                if d.acid.is_delete and footer.rows and not footer.row_columns:
-                    continue
-                if footer.row_columns:
-                    return [Column(n, spark_type(t)) for n, t in footer.row_columns]
         for f in lst.originals:
             footer = read_footer(storage, f.path)
             if footer.is_acid:
