@@ -297,6 +297,11 @@ def _rows(frame_rows: list[Any]) -> list[tuple[Any, ...]]:
 
 @pytest.mark.spark
 def test_minor_and_major_compaction_write_the_new_schema(evolved, lakectl_cli):
+    # lakectl's data source serves the evolved read (one scan per schema the files hold)
+    before = lakectl_cli("--json", "snapshot", evolved.location)
+    assert before.code == 0, before.out
+    assert before.json["read_path"] == "data_source"
+    assert _rows(before.json["rows"]) == EVOLVED_ROWS
     for kind in ("minor", "major"):
         run = lakectl_cli("--json", "compact", evolved.location, f"--{kind}")
         assert run.code == 0, run.out
