@@ -112,7 +112,7 @@ def evolve(meta: TableMetadata, change: SchemaChange) -> TableMetadata:
     read wrong there."""
     if change.is_empty:
         raise UsageError(
-            "nothing to change: give --add-column, --widen or --rename-column",
+            "nothing to change: give --add-column or --widen",
             hint='e.g. lakectl alter sales --add-column "discount double default 0"',
         )
     if change.rename:
@@ -177,6 +177,11 @@ def _widened(meta: TableMetadata, columns: list[Column], texts: tuple[str, ...])
             raise UsageError(
                 f"--widen {current.name!r}: a partition column's type cannot change (its "
                 "values are directory names)"
+            )
+        if meta.buckets and current.name.lower() in {k.lower() for k in meta.primary_key}:
+            raise UsageError(
+                f"--widen {current.name!r}: the key of a bucketed table cannot change type (a "
+                "key's bucket is a hash of its typed value)"
             )
         if not is_widening(current.type, new_type):
             raise UsageError(

@@ -107,6 +107,17 @@ def test_alter_commits_one_schema_record_and_reports_it(tmp_path, lakectl_cli):
     assert human.code == 0 and "added extra int" in human.out
 
 
+def test_the_key_of_a_bucketed_table_is_not_widened(tmp_path, lakectl_cli):
+    path = tmp_path / "b"
+    made = lakectl_cli(
+        "create", path, "--schema", "id int, v string", "--primary-key", "id", "--buckets", "4"
+    )
+    assert made.code == 0, made.err
+    run = lakectl_cli("--json", "alter", path, "--widen", "id bigint")
+    assert run.code == 2 and "bucketed table" in run.json["error"]["message"]
+    assert _log_size(path) == 1
+
+
 def test_widening_rules():
     assert is_widening("int", "bigint") and is_widening("tinyint", "int")
     assert is_widening("float", "double") and is_widening("decimal(8,2)", "decimal(12,2)")
@@ -358,3 +369,12 @@ def test_load_evolve_adds_the_batch_columns_and_without_it_they_stay_an_error(
     rows = {r["id"]: r.asDict() for r in evolved.to_spark().collect()}
     assert rows[5]["channel"] == "web" and rows[2]["channel"] is None
     assert evolved.to_arrow().column_names == evolved.to_spark().columns
+
+
+@pytest.mark.spark
+def test_list_bucketing_an_evolved_table_keeps_its_rows(evolved):
+    evolved.list_bucket("discount", keys=[0.5])
+    assert _rows(evolved.to_spark().collect()) == EVOLVED_ROWS
+    assert _rows(evolved.to_arrow().to_pylist()) == EVOLVED_ROWS
+    pruned = evolved.to_spark(where="discount = 0.5").collect()
+    assert _rows(pruned) == [r for r in EVOLVED_ROWS if r[2] == 0.5]
