@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
+    from lakectl.ops.alter import AlterResult
     from lakectl.ops.changes import ChangesResult
     from lakectl.ops.checkpoint import CheckpointResult
     from lakectl.ops.clean import CleanResult
@@ -232,6 +233,29 @@ class Table:
             assignments = tuple(properties or ())
         return set_properties(self._ctx.table(self._ref), assignments, tuple(unset))
 
+    def alter(
+        self,
+        add_columns: str | Sequence[str] = (),
+        *,
+        widen: str | Sequence[str] = (),
+        rename: str | Mapping[str, str] | Sequence[str] = (),
+    ) -> AlterResult:
+        """Change the schema in one commit (``lakectl alter``): ``add_columns`` as
+        ``"discount double default 0"`` texts (added at the end; rows stored before read the
+        default, or NULL), ``widen`` as ``"qty bigint"`` (int -> bigint, float -> double,
+        decimal precision up). ``rename`` (``{"old": "new"}`` or ``"old=new"``) is refused:
+        see the schema evolution guide. Bad input raises and writes nothing."""
+        from lakectl.ops.alter import alter
+        from lakectl.table.evolution import SchemaChange
+
+        renames = (
+            tuple(f"{old}={new}" for old, new in rename.items())
+            if isinstance(rename, Mapping)
+            else _texts(rename)
+        )
+        change = SchemaChange(_texts(add_columns), _texts(widen), renames)
+        return alter(self._ctx.table(self._ref), change)
+
     def apply_updates(self, path: str, timezone: str | None = None) -> InstallResult:
         """Validate the statements of the ``.updates`` file at ``path`` and install them all
         (one commit), or none."""
@@ -264,6 +288,7 @@ class Table:
         effective_from: TimeLike | None = None,
         primary_key: str | Sequence[str] | None = None,
         partition_by: str | Sequence[str] | None = None,
+        evolve: bool = False,
     ) -> LoadResult:
         """Load one batch as one transaction: a file or directory (CSV, JSON lines, Parquet,
         ORC, Avro; ``format`` overrides the extension) or a Spark DataFrame.
@@ -271,7 +296,9 @@ class Table:
         Without ``mode``: ``cdc`` when ``op_column`` is given, ``upsert`` when the table has a
         primary key, else ``append``. The result's ``inserted``, ``updated``, ``deleted``,
         ``ignored`` and ``version`` say what the load did. A first load into a location with
-        no table creates it, with ``primary_key`` and ``partition_by``.
+        no table creates it, with ``primary_key`` and ``partition_by``. With ``evolve``, the
+        batch's columns the table lacks are added first (nullable, at the end) in a schema
+        commit of their own (``result.evolved`` names them); without it they are an error.
         """
         from lakectl.ops.load import load, load_dataframe, load_options
 
@@ -286,6 +313,7 @@ class Table:
             op_values=_op_values(op_values),
             order_by=order_by,
             effective_at=to_millis(effective_from, "effective_from"),
+            evolve=evolve,
         )
         if isinstance(source, str):
             return load(self._ctx, self._ref, options)
@@ -741,6 +769,11 @@ class Table:
             valid_write_ids=valid_write_ids,
             raw=raw,
         )
+
+
+def _texts(value: str | Sequence[str]) -> tuple[str, ...]:
+    """One text or several, as a tuple (a text is never split: it may hold commas)."""
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def _keys_text(keys: Sequence[object]) -> str:

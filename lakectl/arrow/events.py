@@ -73,22 +73,22 @@ def conform_batch(
 
     n = batch.num_rows
     events = len(target) - len(partition_values)
-    arrays = [
-        _conform(_child(batch, field.name, i), field.type)
-        for i, field in enumerate(list(target)[:events])
-    ]
+    arrays = [_conform_field(batch, field, i) for i, field in enumerate(list(target)[:events])]
     arrays += [pa.array([v] * n, pa.string()) for v in partition_values]  # None: default part.
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
-def _child(parent: Any, name: str, position: int) -> pa.Array:
-    """The child column ``name`` of a record batch or struct array (else the one at ``position``)."""
+def _child(parent: Any, name: str, position: int) -> pa.Array | None:
+    """The child column ``name`` of a record batch or struct array (else the one at
+    ``position``; None when the file has fewer: a column added after it was written)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     fields = parent.schema if isinstance(parent, pa.RecordBatch) else parent.type
     names = [field.name.lower() for field in fields]
     index = names.index(name.lower()) if name.lower() in names else position
+    if index >= len(names):
+        return None
     if isinstance(parent, pa.RecordBatch):
         return parent.column(index)
     return pc.struct_field(parent, [index])
@@ -98,11 +98,31 @@ def _conform(array: pa.Array, target: pa.DataType) -> pa.Array:
     import pyarrow as pa
 
     if pa.types.is_struct(target):
-        children = [
-            _conform(_child(array, target.field(i).name, i), target.field(i).type)
-            for i in range(target.num_fields)
-        ]
+        children = [_conform_field(array, target.field(i), i) for i in range(target.num_fields)]
         return pa.StructArray.from_arrays(
             children, fields=list(target), mask=array.is_null() if array.null_count else None
         )
     return array if array.type == target else array.cast(target)
+
+
+def _conform_field(parent: Any, field: pa.Field, position: int) -> pa.Array:
+    """Field ``field`` of the record batch or struct array ``parent``: its own child, or for a file written
+    before the column was added, the column's default (or nulls)."""
+    import pyarrow as pa
+
+    from lakectl.arrow.types import DEFAULT_KEY, TYPE_KEY
+    from lakectl.table.evolution import default_value
+    from lakectl.table.schema import Column
+
+    child = _child(parent, field.name, position)
+    if child is not None:
+        return _conform(child, field.type)
+    meta = field.metadata or {}
+    value = None
+    if DEFAULT_KEY in meta:
+        column = Column(field.name, meta[TYPE_KEY].decode(), True, meta[DEFAULT_KEY].decode())
+        value = default_value(column)
+    return pa.array(
+        [value] * parent.num_rows if isinstance(parent, pa.RecordBatch) else [value] * len(parent),
+        field.type,
+    )

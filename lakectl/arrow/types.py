@@ -49,9 +49,34 @@ def arrow_schema(schema: Schema) -> pa.Schema:
     return pa.schema([pa.field(c.name, arrow_type(c.type)) for c in schema.columns])
 
 
-def event_schema(data_schema: Schema) -> pa.Schema:
-    """An ACID event file's schema: the event columns and the ``row`` struct of the data."""
+# Field metadata of a ``row`` field with a default: what a file written before the column was
+# added reads (lakectl.arrow.events fills it in), with the column's type for parsing it.
+DEFAULT_KEY = b"lakectl.default"
+TYPE_KEY = b"lakectl.type"
+
+
+def with_row_defaults(events: pa.Schema, data_schema: Schema) -> pa.Schema:
+    """``events`` (an event file's schema, e.g. from Spark's struct) with the ``row`` fields'
+    defaults of :func:`event_schema`, so that files written before a column was added read its
+    default."""
     import pyarrow as pa
+
+    row = event_schema(data_schema).field("row")
+    index = events.get_field_index("row")
+    return events.set(index, pa.field("row", row.type, events.field(index).nullable))
+
+
+def event_schema(data_schema: Schema) -> pa.Schema:
+    """An ACID event file's schema: the event columns and the ``row`` struct of the data (its
+    fields carry their column's default, see :data:`DEFAULT_KEY`)."""
+    import pyarrow as pa
+
+    fields = [
+        field.with_metadata({DEFAULT_KEY: column.default.encode(), TYPE_KEY: column.type.encode()})
+        if column.default is not None
+        else field
+        for field, column in zip(arrow_schema(data_schema), data_schema.columns, strict=True)
+    ]
 
     return pa.schema(
         [
@@ -60,9 +85,9 @@ def event_schema(data_schema: Schema) -> pa.Schema:
             ("bucket", pa.int32()),
             ("rowId", pa.int64()),
             ("currentTransaction", pa.int64()),
-            ("row", pa.struct(list(arrow_schema(data_schema)))),
+            ("row", pa.struct(fields)),
         ]
     )
 
 
-__all__ = ["arrow_schema", "arrow_type", "event_schema"]
+__all__ = ["arrow_schema", "arrow_type", "event_schema", "with_row_defaults"]

@@ -80,11 +80,19 @@ def batch_options(
     metavar="TIME",
     help="Valid time from which the loaded rows count for --as-of reads (default: always).",
 )
+@click.option(
+    "--evolve",
+    is_flag=True,
+    default=False,
+    help="Add the batch's columns the table lacks (at the end, nullable) in a schema commit "
+    "just before the load; without it they are an error.",
+)
 @common_options
 def load(
     table: str,
     source: str,
     effective_from: str | None,
+    evolve: bool,
     settings: Settings,
     **batch: Any,
 ) -> None:
@@ -112,6 +120,7 @@ def load(
             effective_from=effective_at,
             primary_key=batch["primary_key"],
             partition_by=batch["partition_by"],
+            evolve=evolve,
         ),
     )
     render(settings, result, lambda r: _print_load(r, source))
@@ -124,3 +133,5 @@ def _print_load(result: LoadResult, source: str) -> None:
         f"loaded {source} into {result.table} as version {result.write_id}{created} in {result.seconds:.1f}s"
     )
     output.line("  " + ", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in c.items()))
+    if result.evolved:
+        output.note(f"added column(s) {', '.join(result.evolved)} to the table first")

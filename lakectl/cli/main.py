@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from lakectl.cli import (
+    alter_commands,
     change_commands,
     install_commands,
     load_commands,
@@ -85,6 +86,7 @@ for command in (
     maintenance_commands.compactions,
     maintenance_commands.clean,
     table_commands.set_cmd,
+    alter_commands.alter,
     table_commands.checkpoint,
     table_commands.config_cmd,
     skew_commands.skew,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import TimeTravelError, UsageError
 from lakectl.ops.context import Context
-from lakectl.ops.reading import ReadTarget, plan_lakectl
+from lakectl.ops.reading import ReadTarget, plan_lakectl, with_written_schemas
 from lakectl.ops.snapshot import SnapshotRequest, check_request, snapshot_frame
 from lakectl.planning.change_plan import ChangeRange, plan_changes
 from lakectl.planning.read_plan import PartitionReadPlan
@@ -171,7 +171,7 @@ def resolve_changes(
     require_readable(older, full, f"version {rng.from_version}")
     valid, plans, _ = plan_lakectl(store, older)
     older_target = ReadTarget(store, older.metadata, older, valid, tuple(plans))
-    range_plans = _range_plans(store, list(meta.partition_by), rng)
+    range_plans = with_written_schemas(_range_plans(store, list(meta.partition_by), rng), newer)
     return ChangeSource(store, rng, meta, newer, older_target, tuple(range_plans))
 
 

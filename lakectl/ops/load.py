@@ -49,6 +49,7 @@ class LoadOptions:
     op_values: str = DEFAULT_OP_VALUES
     order_by: str | None = None
     effective_at: int | None = None
+    evolve: bool = False
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,8 @@ class LoadResult:
     created_table: bool = False
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
+    evolved: tuple[str, ...] = ()
+    """Columns ``--evolve`` added to the table (in a schema commit just before the load)."""
 
     @property
     def version(self) -> int:
@@ -93,7 +96,7 @@ class LoadResult:
         return self.counts.get("superseded_in_batch", 0)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "table": self.table,
             "version": self.write_id,
             "mode": self.mode,
@@ -102,6 +105,9 @@ class LoadResult:
             "created_table": self.created_table,
             "seconds": round(self.seconds, 3),
         }
+        if self.evolved:
+            data["evolved"] = list(self.evolved)
+        return data
 
 
 def parse_op_values(text: str) -> dict[str, str]:
@@ -138,6 +144,7 @@ def load_options(
     op_values: str = DEFAULT_OP_VALUES,
     order_by: str | None = None,
     effective_at: int | None = None,
+    evolve: bool = False,
 ) -> LoadOptions:
     """The options of one load into ``store``; without ``mode``, :func:`resolve_mode` decides.
     ``primary_key`` and ``partition_by`` apply when the load creates the table."""
@@ -151,6 +158,7 @@ def load_options(
         op_values=op_values,
         order_by=order_by,
         effective_at=effective_at,
+        evolve=evolve,
     )
 
 
@@ -355,6 +363,10 @@ def load_frame(
     op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
     created = False
     meta = state.metadata if state is not None else _metadata_from_source(raw, options, op_column)
+    evolution = None
+    if options.evolve and state is not None:
+        evolution = _evolution(state, raw, op_column)
+        meta = evolution[1] if evolution is not None else meta
     check_batch_options(meta, options)
     batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
     if cache_source:  # parse the source once: the checks and every later step read the cache
@@ -371,6 +383,9 @@ def load_frame(
             store.create(meta, {"source": options.source})
             state = store.read_state()
             created = True
+        if evolution is not None:  # the batch is valid: its columns join the table first
+            committed = store.commit(evolution[0])
+            state = store.read_state().prefix(committed.seq)
         txn = WriteTransaction.begin(store, options.mode)
         write_id = txn.write_id
         target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
@@ -454,6 +469,7 @@ def load_frame(
         created_table=created,
         seconds=time.time() - started,
         phases=phases,
+        evolved=tuple(evolution[2]) if evolution is not None else (),
     )
 
 
@@ -554,6 +570,28 @@ def _existing_keys(
         if c not in seen:
             seen.append(c)
     return rows.select(*[F.col(f"`{c}`") for c in seen])
+
+
+def _evolution(
+    state: TableState, raw: Any, op_column: str | None
+) -> tuple[CommitRecord, TableMetadata, list[str]] | None:
+    """``--evolve``: the schema commit (not committed yet) adding the columns of ``raw`` the
+    table lacks, with their types from the batch, the new metadata and the added names; None
+    when the batch has no new column."""
+    from lakectl.ops.alter import alter_record
+    from lakectl.table.evolution import SchemaChange
+
+    schema = state.metadata.schema
+    new = [
+        f
+        for f in raw.schema.fields
+        if f.name not in schema and not (op_column and f.name.lower() == op_column.lower())
+    ]
+    if not new:
+        return None
+    texts = tuple(f"{f.name} {f.dataType.simpleString()}" for f in new)
+    record, meta = alter_record(state, SchemaChange(add_columns=texts), "load --evolve")
+    return record, meta, [f.name for f in new]
 
 
 def _metadata_from_source(raw, options: LoadOptions, op_column: str | None) -> TableMetadata:

@@ -6,10 +6,11 @@ Works for lakectl tables (state from the log) and for Hive-written directories w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lakectl.errors import FormatError, TableNotFoundError, UsageError
 from lakectl.planning.read_plan import PartitionReadPlan, plan_partition
+from lakectl.table.evolution import written_schemas
 from lakectl.table.layout import parse_acid_dir
 from lakectl.table.listing import PartitionListing, list_table
 from lakectl.table.log import TableState
@@ -50,7 +51,23 @@ def plan_lakectl(
     plans = [plan_partition(lst, valid, lambda d: d.relative in visible) for lst in listings]
     for plan in plans:
         object.__setattr__(plan, "originals", ())  # lakectl tables never hold original files
-    return valid, plans, listings
+    return valid, with_written_schemas(plans, state), listings
+
+
+def with_written_schemas(
+    plans: list[PartitionReadPlan], state: TableState
+) -> list[PartitionReadPlan]:
+    """``plans`` knowing which of their directories hold an older data schema than the
+    table's now (:func:`lakectl.table.evolution.written_schemas`)."""
+    written = written_schemas(state)
+    if not written:
+        return plans
+    out = []
+    for plan in plans:
+        dirs = (*plan.data_dirs, *plan.delete_deltas)
+        older = tuple((d.relative, written[d.relative]) for d in dirs if d.relative in written)
+        out.append(replace(plan, written=older))
+    return out
 
 
 def open_hive_table(store: TableStore, valid_text: str | None) -> ReadTarget:
@@ -97,15 +114,19 @@ def require_table_like(store: TableStore, listings: list[PartitionListing]) -> N
 
 
 def _infer_data_columns(store: TableStore, listings: list[PartitionListing]) -> list[Column]:
+    """The data columns of the newest ACID directory's files (a table altered by Hive's ``ADD
+    COLUMNS`` has older files with fewer columns: readers give those NULL), else of an original
+    file."""
     storage = store.storage
+    dirs = [d for lst in listings for d in lst.dirs]
+    for d in sorted(dirs, key=lambda d: (d.acid.is_delete, -d.acid.max_write_id)):
+        for f in d.files:
+            footer = require_acid_file(storage, f.path)
+            if d.acid.is_delete and footer.rows and not footer.row_columns:
+                continue
+            if footer.row_columns:
+                return [Column(n, spark_type(t)) for n, t in footer.row_columns]
     for lst in listings:
-        for d in sorted(lst.dirs, key=lambda d: (not d.acid.is_base, d.acid.is_delete)):
-            for f in d.files:
-                footer = require_acid_file(storage, f.path)
-                if d.acid.is_delete and footer.rows and not footer.row_columns:
-                    continue
-                if footer.row_columns:
-                    return [Column(n, spark_type(t)) for n, t in footer.row_columns]
         for f in lst.originals:
             footer = read_footer(storage, f.path)
             if footer.is_acid:

@@ -125,6 +125,7 @@ def rewrite_partitions(
     ``layouts`` (partition -> mapping) says when given (``lakectl list-bucket``)."""
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.ops.reading import with_written_schemas
     from lakectl.spark import acid_read, acid_write, bucket_merge, list_bucket
 
     spark = ctx.spark()
@@ -163,6 +164,7 @@ def rewrite_partitions(
                 )
                 for p in majors
             ]
+            plans = with_written_schemas(plans, state)
             out_dirs = {p.relative: p.output_base or "" for p in majors}
             split = kept_layouts(state.records, majors) if layouts is None else layouts
             merged = None
@@ -221,6 +223,7 @@ def rewrite_partitions(
                 for p in minors
                 if p.deltas
             ]
+            plans = with_written_schemas(plans, state)
             inserts = acid_read.insert_events(spark, plans, spec) if plans else None
             if inserts is not None:
                 ctx.progress("minor: merging deltas")

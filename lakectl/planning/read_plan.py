@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lakectl.table.listing import DirListing, FileEntry, PartitionListing
+from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
 
@@ -24,6 +25,13 @@ class PartitionReadPlan:
     delete_deltas: tuple[DirListing, ...]
     originals: tuple[FileEntry, ...]
     obsolete: tuple[DirListing, ...] = field(default=())
+    written: tuple[tuple[str, Schema], ...] = field(default=())
+    """Directories (relative to the table) written with an older data schema than the table's
+    now, with that schema (:mod:`lakectl.table.evolution`); the others hold the current one."""
+
+    def written_schema(self, directory: DirListing) -> Schema | None:
+        """The data schema ``directory`` was written with when it is not the current one."""
+        return next((s for rel, s in self.written if rel == directory.relative), None)
 
     @property
     def data_dirs(self) -> tuple[DirListing, ...]:

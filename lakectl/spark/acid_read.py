@@ -30,13 +30,15 @@ from lakectl.spark.file_partitions import (
 )
 from lakectl.spark.fsspec_orc import hadoop_urls, scan_events
 from lakectl.storage.fs import Storage
+from lakectl.table.evolution import default_value
 from lakectl.table.layout import (
     DEFAULT_PARTITION,
     LIST_BUCKETING_SEGMENT_PATTERN,
     OP_DELETE,
     decode_bucket,
 )
-from lakectl.table.listing import FileEntry
+from lakectl.table.listing import DirListing, FileEntry
+from lakectl.table.schema import Column as TableColumn
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
@@ -83,6 +85,7 @@ def _scan(
     files: Sequence[FileEntry],
     narrow: Callable[[DataFrame], DataFrame] | None = None,
     row_schema: Schema | None = None,
+    written: Schema | None = None,
 ) -> DataFrame:
     """Scan event files; partition values come from each file's path, followed by their
     :func:`partition_key` (column ``PARTITION_KEY_COLUMN``, for the anti join's key).
@@ -93,17 +96,32 @@ def _scan(
     no partition column) has dropped the rows it drops.
 
     ``row_schema`` (leading columns of the data schema) narrows the ``row`` struct that Spark
-    reads from the files: ORC maps its fields by position.
+    reads from the files: ORC maps its fields by position. ``written`` is the older data schema
+    the files were written with (:mod:`lakectl.table.evolution`): they are read with it, and
+    their ``row`` becomes the current one (:func:`evolved_row`) before ``narrow``.
     """
-    narrow = narrow or (lambda frame: frame)
+    given = narrow or (lambda frame: frame)
+    if written is not None:
+        old = written
+
+        def narrow(frame: DataFrame) -> DataFrame:
+            return given(frame.withColumn("row", evolved_row(old, spec.data_schema)))
+
+    else:
+        narrow = given
     paths = [f.path for f in files]
     urls = hadoop_urls(spark, spec.storage, paths)
     if urls is None:  # no Hadoop filesystem for the scheme (s3:// without hadoop-aws)
         events = scan_events(
-            spark, spec.storage, spec.root, paths, spec.data_schema, spec.partition_schema
+            spark,
+            spec.storage,
+            spec.root,
+            paths,
+            written or spec.data_schema,
+            spec.partition_schema,
         )
         return _with_partition_key(narrow(events), spec)
-    ddl = event_schema_ddl(row_schema or spec.data_schema, Schema(()))
+    ddl = event_schema_ddl(row_schema or written or spec.data_schema, Schema(()))
     df = _read_orc(spark, ddl, urls)
     if not spec.partition_schema.columns:  # no values to attach: no paths, no files frame
         return _with_partition_key(narrow(df), spec)
@@ -118,6 +136,30 @@ def _scan(
         spec.partition_schema,
         lambda name, path: _parsed_partition_value(spec, name, path),
     )
+
+
+def evolved_row(written: Schema, current: Schema, row: str = "row") -> Column:
+    """The struct ``row`` of columns ``written`` as the ``current`` data schema's struct: fields
+    mapped by position (the schema only grows at the end, renames keep positions), widened ones
+    cast, the columns the files lack set to their default (or NULL); a null row stays null."""
+    fields = []
+    for i, column in enumerate(current.columns):
+        if i < len(written.columns):
+            value = F.col(f"{row}.`{written.columns[i].name}`")
+            if written.columns[i].type != column.type:
+                value = value.cast(column.type)
+        else:
+            value = default_column(column)
+        fields.append(value.alias(column.name))
+    return F.when(F.col(row).isNull(), F.lit(None)).otherwise(F.struct(*fields))
+
+
+def default_column(column: TableColumn) -> Column:
+    """``column``'s default as a Spark literal of its type (NULL without one)."""
+    value = default_value(column)
+    if value is None:
+        return F.lit(None).cast(column.type)
+    return F.lit(str(column.default)).cast(column.type)
 
 
 def _read_orc(spark: SparkSession, ddl: str, urls: list[str]) -> DataFrame:
@@ -199,15 +241,15 @@ def insert_events(
     ``narrow`` filters the events of each scan before its partition columns are attached, so
     it may use the event columns only.
     """
-    base_files = [f for p in plans if p.base for f in p.base.files]
-    delta_files = [f for p in plans for d in p.deltas for f in d.files]
     frames = []
     guard = _guard(_row_guard(spec) & (F.col("operation") != OP_DELETE))
-    if base_files:
-        frames.append(_scan(spark, spec, base_files, narrow).where(guard))
-    if delta_files:
+    bases = [(p, p.base) for p in plans if p.base]
+    for written, files in _by_written_schema(bases).items():
+        frames.append(_scan(spark, spec, files, narrow, written=written).where(guard))
+    deltas = [(p, d) for p in plans for d in p.deltas]
+    for written, files in _by_written_schema(deltas).items():
         delta_guard = guard & _valid_filter(spec.valid)
-        frames.append(_scan(spark, spec, delta_files, narrow).where(delta_guard))
+        frames.append(_scan(spark, spec, files, narrow, written=written).where(delta_guard))
     originals = [(p, f) for p in plans for f in p.originals]
     if originals:
         events = _original_events(spark, spec, originals)
@@ -215,6 +257,17 @@ def insert_events(
     if not frames:
         return None
     return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def _by_written_schema(
+    dirs: Sequence[tuple[PartitionReadPlan, DirListing]],
+) -> dict[Schema | None, list[FileEntry]]:
+    """The files of ``dirs`` by the older data schema they were written with (None: the
+    current one), so that each group is scanned with its own row struct."""
+    groups: dict[Schema | None, list[FileEntry]] = {}
+    for plan, directory in dirs:
+        groups.setdefault(plan.written_schema(directory), []).extend(directory.files)
+    return {k: v for k, v in groups.items() if v}
 
 
 def delete_events(

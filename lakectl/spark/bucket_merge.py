@@ -154,6 +154,7 @@ def merge_major(
         sorted(valid.exceptions),
         pyarrow_orc_codec(compression),
         key,
+        data_schema,
     )
     n = len(groups)
     ids = spark.range(0, n, 1, numPartitions=min(n, _MAX_TASKS))
@@ -185,8 +186,10 @@ class _MergeTask:
         exceptions: list[int],
         compression: str,
         key: str | None,
+        data_schema: Schema | None = None,
     ) -> None:
         self.storage = storage
+        self.data_schema = data_schema  # its defaults fill columns older files lack
         self.groups = groups
         self.struct = struct
         self.high_watermark = high_watermark
@@ -198,7 +201,11 @@ class _MergeTask:
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 
+        from lakectl.arrow.types import with_row_defaults
+
         target = to_arrow_schema(self.struct, timezone="UTC")
+        if self.data_schema is not None:
+            target = with_row_defaults(target, self.data_schema)
         for batch in batches:
             for i in batch.column("id").to_pylist():
                 started = time.process_time()

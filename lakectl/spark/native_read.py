@@ -22,6 +22,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lakectl.data_source_jar import jar_path as jar_path  # where the data source is
@@ -62,6 +63,8 @@ def native_rows(
 ) -> DataFrame | None:
     """The snapshot's rows read by the data source, as :func:`acid_read.read_rows` returns
     them, or None when the data source cannot serve this read."""
+    if any(p.written for p in plans):
+        return _evolved_rows(spark, plans, spec, with_identity)
     if any(p.originals for p in plans) or not _types_supported(spec):
         return None
     values = [_typed_values(p.values, spec.partition_schema) for p in plans]
@@ -103,6 +106,61 @@ def native_rows(
     return (
         spark.read.format(SOURCE).schema(rows_ddl(spec, with_identity)).option("plan", plan).load()
     )
+
+
+def _evolved_rows(
+    spark: SparkSession,
+    plans: Sequence[PartitionReadPlan],
+    spec: ReadSpec,
+    with_identity: bool,
+) -> DataFrame | None:
+    """:func:`native_rows` of a table whose directories hold different data schemas
+    (:mod:`lakectl.table.evolution`): one read per schema, each with the row type its files
+    were written with and every delete delta of its partitions, its columns then mapped to the
+    current ones by position (widened ones cast, missing ones set to their default)."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    from lakectl.spark.acid_read import default_column
+
+    schemas = {p.written_schema(d) for p in plans for d in p.data_dirs}
+    frames = []
+    for written in schemas:
+
+        def mine(plan: PartitionReadPlan, d: object, w: Schema | None = written) -> bool:
+            return plan.written_schema(d) == w  # type: ignore[arg-type]
+
+        group = [
+            replace(
+                p,
+                base=p.base if p.base and mine(p, p.base) else None,
+                deltas=tuple(d for d in p.deltas if mine(p, d)),
+                written=(),
+            )
+            for p in plans
+        ]
+        old = written or spec.data_schema
+        key = _field_index(spec.data_schema, spec.not_null_column)
+        sub = replace(
+            spec,
+            data_schema=old,
+            not_null_column=old.columns[key].name if 0 <= key < len(old.columns) else None,
+        )
+        rows = native_rows(spark, [p for p in group if p.data_dirs], sub, with_identity)
+        if rows is None:
+            return None
+        columns = [
+            (
+                F.col(f"`{old.columns[i].name}`").cast(c.type)
+                if i < len(old.columns)
+                else default_column(c)
+            ).alias(c.name)
+            for i, c in enumerate(spec.data_schema.columns)
+        ]
+        rest = [F.col(f"`{n}`") for n in rows.columns[len(old.columns) :]]
+        frames.append(rows.select(*columns, *rest))
+    return reduce(lambda a, b: a.unionByName(b), frames) if frames else None
 
 
 def _enabled(spark: SparkSession) -> bool:

@@ -30,6 +30,7 @@ class Operation(StrEnum):
     MATERIALIZE = "materialize"
     APPLY_UPDATES = "apply-updates"
     SET_PROPERTIES = "set-properties"
+    ALTER = "alter"
     COMPACT = "compact"
     LIST_BUCKET = "list-bucket"
     CLEAN = "clean"
@@ -52,7 +53,10 @@ DATA_OPS = APPEND_OPS | MERGE_OPS
 WHOLE_TABLE_OPS = frozenset({Operation.MATERIALIZE, Operation.RESTORE})
 # ``set`` changes table properties only: the rows stay as they are.
 PROPERTY_OPS = frozenset({Operation.SET_PROPERTIES})
-METADATA_OPS = frozenset({Operation.CREATE}) | PROPERTY_OPS
+# ``alter`` changes the schema (lakectl.table.evolution): the stored files stay as they are, but
+# the rows read have other columns, so a version before it never reads with it.
+SCHEMA_OPS = frozenset({Operation.ALTER})
+METADATA_OPS = frozenset({Operation.CREATE}) | PROPERTY_OPS | SCHEMA_OPS
 # A compaction rewrites committed write ids below every open one and keeps each row's identity:
 # it conflicts with nothing, and nothing conflicts with it. ``list-bucket`` is such a rewrite too
 # (a major compaction whose base is split by skewed values; lakectl.ops.list_bucket).

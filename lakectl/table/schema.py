@@ -145,12 +145,15 @@ def _split_top_level(text: str) -> list[str]:
     parts: list[str] = []
     current: list[str] = []
     depth = 0
+    quoted = False  # inside a 'default' text, where commas and parentheses are the value's
     for ch in text:
-        if ch == "(":
+        if ch == "'":
+            quoted = not quoted  # '' (an escaped quote) toggles twice
+        elif ch == "(" and not quoted:
             depth += 1
-        elif ch == ")":
+        elif ch == ")" and not quoted:
             depth -= 1
-        if ch == "," and depth == 0:
+        if ch == "," and depth == 0 and not quoted:
             parts.append("".join(current))
             current = []
         else:

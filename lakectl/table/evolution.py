@@ -1,0 +1,243 @@
+"""Schema evolution as pure values: which changes are allowed, and what old files hold.
+
+A table's schema changes by commits (``lakectl alter``, ``lakectl load --evolve``): columns are
+added at the end, as Hive adds them, and numeric types widen as ORC's schema evolution reads
+them (int -> bigint, float -> double, decimal precision up). Files are never rewritten for it:
+the ACID ``row`` struct of a file keeps the columns it was written with, and readers map its
+fields to the table's columns *by position*, filling the columns a file lacks with the
+column's default (or NULL) and casting widened ones. Which schema each directory was written
+with follows from the log: the schema of the state its writer read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import re
+from dataclasses import dataclass, replace
+
+from lakectl.errors import UsageError
+from lakectl.table.log import TableState
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.schema import Column, Schema, parse_schema
+
+_INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
+_DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
+
+
+@dataclass(frozen=True)
+class SchemaChange:
+    """What ``alter`` asks for: columns to add (``"name type [not null] [default v]"``),
+    columns to widen (``"name type"``) and renames (``"old=new"``, refused: see
+    :func:`evolve`)."""
+
+    add_columns: tuple[str, ...] = ()
+    widen: tuple[str, ...] = ()
+    rename: tuple[str, ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.add_columns or self.widen or self.rename)
+
+
+def default_value(column: Column) -> object:
+    """The Python value of ``column``'s default (None without one), or :class:`UsageError`
+    when the text is not a value of the column's type."""
+    text = column.default
+    if text is None or text.strip().lower() == "null":
+        return None
+    type_name = column.type
+    value: object
+    try:
+        if type_name in _INTEGER_BITS:
+            value = int(text.strip())
+            bits = _INTEGER_BITS[type_name]
+            if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+                raise ValueError("out of range")
+        elif type_name in ("float", "double"):
+            value = float(text.strip())
+        elif type_name == "boolean":
+            lowered = text.strip().lower()
+            if lowered not in ("true", "false"):
+                raise ValueError("not true or false")
+            value = lowered == "true"
+        elif type_name == "string":
+            value = text
+        elif type_name == "date":
+            value = dt.date.fromisoformat(text.strip())
+        elif type_name in ("timestamp", "timestamp_ntz"):
+            value = dt.datetime.fromisoformat(text.strip())
+        elif (m := _DECIMAL.match(type_name)) is not None:
+            value = _decimal(text.strip(), int(m.group(1)), int(m.group(2)))
+        else:
+            raise ValueError(f"columns of type {type_name} take no default")
+    except (ValueError, decimal.InvalidOperation) as exc:
+        raise UsageError(
+            f"column {column.name!r}: default {text!r} is not a {type_name} value ({exc})"
+        ) from exc
+    return value
+
+
+def _decimal(text: str, precision: int, scale: int) -> decimal.Decimal:
+    value = decimal.Decimal(text)
+    if not value.is_finite():
+        raise ValueError("not a finite number")
+    quantized = value.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
+    if len(quantized.as_tuple().digits) > precision and quantized != 0:
+        raise ValueError(f"more than {precision} digits")
+    return quantized
+
+
+def is_widening(old: str, new: str) -> bool:
+    """Whether a column of type ``old`` may become ``new``: an integer type to a larger one,
+    float to double, or a decimal to a larger precision at the same scale."""
+    if old in _INTEGER_BITS and new in _INTEGER_BITS:
+        return _INTEGER_BITS[new] > _INTEGER_BITS[old]
+    if (old, new) == ("float", "double"):
+        return True
+    m_old, m_new = _DECIMAL.match(old), _DECIMAL.match(new)
+    if m_old and m_new:
+        return m_old.group(2) == m_new.group(2) and int(m_new.group(1)) > int(m_old.group(1))
+    return False
+
+
+def evolve(meta: TableMetadata, change: SchemaChange) -> TableMetadata:
+    """``meta`` with ``change`` applied, every part checked; :class:`UsageError` names the
+    first problem (nothing is applied then).
+
+    Renames are refused: the stored files would read right (readers map a file's fields by
+    position), but installed Type 7 statements, list-bucketing layouts, saved queries and readers
+    that match an ORC file's fields by name (lakectl's Arrow reader tries names first; other
+    engines may too) name columns; a renamed column, or a later column given the old name, would
+    read wrong there."""
+    if change.is_empty:
+        raise UsageError(
+            "nothing to change: give --add-column or --widen",
+            hint='e.g. lakectl alter sales --add-column "discount double default 0"',
+        )
+    if change.rename:
+        raise UsageError(
+            f"--rename-column {change.rename[0]!r}: renaming columns is not supported",
+            hint="installed statements, list-bucketing layouts and readers that match an ORC "
+            "file's fields by name would no longer find the column; add a new column instead",
+        )
+    columns = _widened(meta, list(meta.schema.columns), change.widen)
+    added = _added(Schema(tuple(columns)), change.add_columns)
+    # After the data columns, before the partition columns (they stay last, as Hive has them).
+    parts = {p.lower() for p in meta.partition_by}
+    data = [c for c in columns if c.name.lower() not in parts]
+    partition = [c for c in columns if c.name.lower() in parts]
+    return replace(meta, schema=Schema(tuple(data + added + partition)))
+
+
+def _added(schema: Schema, texts: tuple[str, ...]) -> list[Column]:
+    """The columns ``texts`` describe, checked against ``schema`` and each other."""
+    added: list[Column] = []
+    for text in texts:
+        parsed = parse_schema(text).columns
+        if len(parsed) != 1:
+            raise UsageError(
+                f"--add-column {text!r}: one column per option, e.g. 'discount double default 0'"
+            )
+        column = parsed[0]
+        taken = schema.find(column.name) or next(
+            (c for c in added if c.name.lower() == column.name.lower()), None
+        )
+        if taken is not None:
+            raise UsageError(
+                f"--add-column {column.name!r}: the table already has a column {taken.name!r}",
+                hint="choose another name; --widen changes an existing column's type",
+            )
+        if not column.nullable and column.default is None:
+            raise UsageError(
+                f"--add-column {column.name!r}: a NOT NULL column needs a default (the rows "
+                "already stored have no value for it)",
+                hint=f"e.g. --add-column '{column.name} {column.type} not null default 0'",
+            )
+        if not column.nullable and default_value(column) is None:
+            raise UsageError(f"--add-column {column.name!r}: NOT NULL with a NULL default")
+        default_value(column)  # a default that is no value of the type is refused here
+        added.append(column)
+    return added
+
+
+def _widened(meta: TableMetadata, columns: list[Column], texts: tuple[str, ...]) -> list[Column]:
+    for text in texts:
+        pieces = text.split(None, 1)
+        if len(pieces) != 2:
+            raise UsageError(f"--widen {text!r}: expected 'COLUMN TYPE', e.g. 'qty bigint'")
+        schema = Schema(tuple(columns))
+        current = schema.find(pieces[0].strip("`"))
+        if current is None:
+            raise UsageError(
+                f"--widen {pieces[0]!r}: no such column (columns: {', '.join(schema.names)})"
+            )
+        new_type = parse_schema(f"{current.name} {pieces[1]}").columns[0].type
+        if current.name.lower() in {p.lower() for p in meta.partition_by}:
+            raise UsageError(
+                f"--widen {current.name!r}: a partition column's type cannot change (its "
+                "values are directory names)"
+            )
+        if meta.buckets and current.name.lower() in {k.lower() for k in meta.primary_key}:
+            raise UsageError(
+                f"--widen {current.name!r}: the key of a bucketed table cannot change type (a "
+                "key's bucket is a hash of its typed value)"
+            )
+        if not is_widening(current.type, new_type):
+            raise UsageError(
+                f"--widen {current.name!r}: {current.type} -> {new_type} is not a widening "
+                "old files can be read as",
+                hint="allowed: tinyint -> smallint -> int -> bigint, float -> double, "
+                "decimal(p,s) -> decimal(p2,s) with p2 > p",
+            )
+        widened = replace(current, type=new_type)
+        if widened.default is not None:
+            default_value(widened)
+        columns = [widened if c is current else c for c in columns]
+    return columns
+
+
+def changed_columns(old: TableMetadata, new: TableMetadata) -> dict[str, list[str]]:
+    """What an evolution changed, for results and the log: added and widened columns."""
+    added = [c.name for c in new.data_schema.columns[len(old.data_schema.columns) :]]
+    widened = [
+        f"{after.name} {before.type} -> {after.type}"
+        for before, after in zip(old.data_schema.columns, new.data_schema.columns, strict=False)
+        if before.type != after.type
+    ]
+    return {"added": added, "widened": widened}
+
+
+def written_schemas(state: TableState) -> dict[str, Schema]:
+    """Directory (relative to the table) -> the data schema it was written with, for every
+    directory of ``state`` written with another data schema than the current one.
+
+    A writer writes with the schema of the state it read (``read_seq``); a record that carries
+    metadata of its own wrote with that.
+    """
+    current = state.metadata.data_schema
+    if all(r.metadata.data_schema == current for r in state.records if r.metadata is not None):
+        return {}  # never evolved: every directory holds the current columns
+    out: dict[str, Schema] = {}
+    schema_at: list[tuple[int, Schema]] = []
+    for record in state.records:
+        read = record.read_seq if record.read_seq is not None else record.seq
+        if record.metadata is not None:
+            written = record.metadata.data_schema
+            schema_at.append((record.seq, written))
+        else:
+            written = next((s for seq, s in reversed(schema_at) if seq <= read), current)
+        if written != current:
+            for rel in record.added:
+                out[rel] = written
+    return out
+
+
+__all__ = [
+    "SchemaChange",
+    "changed_columns",
+    "default_value",
+    "evolve",
+    "is_widening",
+    "written_schemas",
+]
