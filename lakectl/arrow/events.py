@@ -52,12 +52,13 @@ def of_valid_write_ids(
 
 @contextmanager
 def orc_source(storage: Storage, path: str) -> Iterator[Any]:
-    """What ``pyarrow.orc.ORCFile`` reads ``path`` from: the open local file, or the object's
-    bytes fetched with one GET (random reads on an object store cost a request each)."""
+    """What ``pyarrow.orc.ORCFile`` reads ``path`` from: the local file mapped into memory (read
+    by Arrow itself, not through Python calls), or the object's bytes fetched with one GET
+    (random reads on an object store cost a request each)."""
     import pyarrow as pa
 
     if storage.scheme == "file":
-        with storage.fs.open(path, "rb") as handle:
+        with pa.memory_map(path) as handle:
             yield handle
     else:
         yield pa.BufferReader(storage.fs.cat_file(path))
