@@ -401,8 +401,9 @@ class Table:
         valid_write_ids: str | None = None,
         timezone: str | None = None,
     ) -> pa.RecordBatchReader:
-        """:meth:`to_arrow` as a stream of record batches, one partition at a time: memory
-        holds one partition's rows, not the table's. The request is checked (and refused)
+        """:meth:`to_arrow` as a stream of record batches, stripe by stripe of each
+        partition's files: memory holds one stripe's rows and a partition's delete events, not
+        the table's rows. The request is checked (and refused)
         before the first batch is read; DuckDB reads it with ``con.from_arrow(reader)``."""
         from lakectl.arrow.read import read_arrow
 

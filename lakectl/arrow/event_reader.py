@@ -69,12 +69,17 @@ class EventRead:
     event_names: tuple[str, ...]
     fields: tuple[pa.Field, ...]
     data_names: tuple[str, ...]
+    stream_rows: int | None = None  # stream larger stripes in batches of this many rows
     _plans: dict[pa.Schema, _FilePlan] = field(default_factory=dict, compare=False, repr=False)
 
     def stripes(
         self, storage: Storage, path: str, test: StripeTest | None = None
     ) -> Iterator[FlatEvents]:
-        """The stripes of the file at ``path`` (those ``test`` may keep), flattened."""
+        """The stripes of the file at ``path`` (those ``test`` may keep), flattened. With
+        :attr:`stream_rows`, a file whose stripes are larger and all kept is read in batches
+        of that many rows instead: the ORC reader decodes a whole stripe at once, twice over
+        (its own vectors, then Arrow's), but streams batches through pyarrow's dataset scanner
+        (which decodes every column of the row, though: it selects top-level columns only)."""
         import pyarrow.orc as orc
 
         try:
@@ -85,6 +90,10 @@ class EventRead:
                 if plan is None:
                     plan = self._plans[schema] = self._plan(schema, storage.url(path))
                 keep = self._kept(reader, source, plan, test) if test else None
+                stripe_rows = reader.nrows / max(reader.nstripes, 1)
+                if self.stream_rows and stripe_rows > self.stream_rows and all(keep or [True]):
+                    yield from self._streamed(source, plan)
+                    return
                 for stripe in range(reader.nstripes):
                     if keep is not None and not keep[stripe]:
                         continue
@@ -92,6 +101,21 @@ class EventRead:
                     yield plan.flatten(batch, self.fields)
         except FileNotFoundError as exc:
             raise StorageError(f"{storage.url(path)} does not exist") from exc
+
+    def _streamed(self, source: Any, plan: _FilePlan) -> Iterator[FlatEvents]:
+        import pyarrow.compute as pc
+        import pyarrow.dataset as ds
+
+        columns = {f"event.{name}": pc.field(file) for name, file in plan.events.items()}
+        columns["has_row"] = pc.field(plan.row).is_valid()
+        columns |= {f"data.{i}": pc.field(plan.row, s) for i, s in enumerate(plan.sources)}
+        fragment = ds.OrcFileFormat().make_fragment(source)
+        for batch in fragment.to_batches(
+            columns=columns, batch_size=self.stream_rows, use_threads=False
+        ):
+            events = {name: batch.column(f"event.{name}") for name in plan.events}
+            data = [batch.column(f"data.{i}") for i in range(len(plan.sources))]
+            yield _typed(events, batch.column("has_row"), data, self.fields, batch.num_rows)
 
     def _plan(self, schema: pa.Schema, where: str) -> _FilePlan:
         top = {name.lower(): name for name in schema.names}
@@ -170,20 +194,28 @@ class _FilePlan:
         return [row.field(i).name for i in range(row.num_fields)]
 
     def flatten(self, batch: pa.RecordBatch, fields: Sequence[pa.Field]) -> FlatEvents:
-        if not _EVENT_TYPES:
-            _EVENT_TYPES.update(_event_types())
-        events = {}
-        for name, source in self.events.items():
-            column = batch.column(source)
-            want = _EVENT_TYPES[name]
-            events[name] = column if column.type == want else column.cast(want)
+        events = {name: batch.column(source) for name, source in self.events.items()}
         row = batch.column(self.row)
         children = dict(zip(self.row_children(row.type), row.flatten(), strict=True))
-        data = []
-        for target, source in zip(fields, self.sources, strict=True):
-            child = children[source]
-            data.append(child if child.type == target.type else child.cast(target.type))
-        return FlatEvents(events, row.is_valid(), data, batch.num_rows)
+        data = [children[source] for source in self.sources]
+        return _typed(events, row.is_valid(), data, fields, batch.num_rows)
+
+
+def _typed(
+    events: dict[str, pa.Array],
+    has_row: pa.Array,
+    data: list[pa.Array],
+    fields: Sequence[pa.Field],
+    rows: int,
+) -> FlatEvents:
+    """Events with the event columns and ``data`` cast to their types where they differ."""
+    if not _EVENT_TYPES:
+        _EVENT_TYPES.update(_event_types())
+    events = {
+        n: c if c.type == _EVENT_TYPES[n] else c.cast(_EVENT_TYPES[n]) for n, c in events.items()
+    }
+    data = [a if a.type == f.type else a.cast(f.type) for a, f in zip(data, fields, strict=True)]
+    return FlatEvents(events, has_row, data, rows)
 
 
 __all__ = ["EventRead", "FlatEvents"]

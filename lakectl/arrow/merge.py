@@ -45,6 +45,7 @@ class MergeSpec:
     not_null_column: str | None = None  # a data column that is never null (the key), if any
     columns: tuple[str, ...] | None = None
     stripe_test: StripeTest | None = None
+    bounded: bool = True  # memory within a few batches (else: fastest, pruned columns first)
 
     def data_fields(self) -> list[pa.Field]:
         """The data columns read, in the table's order."""
@@ -64,9 +65,6 @@ class MergeSpec:
 def partition_batches(spec: MergeSpec, plan: PartitionReadPlan) -> Iterator[pa.RecordBatch]:
     """The live rows of one partition, stripe by stripe: the data columns read, then its
     partition values as columns. Only the partition's delete events are held throughout."""
-    import numpy as np
-    import pyarrow as pa
-
     deleted = _deleted_rows(spec, plan)
     outputs = spec.data_fields()
     fields = list(outputs)
@@ -74,7 +72,8 @@ def partition_batches(spec: MergeSpec, plan: PartitionReadPlan) -> Iterator[pa.R
     if spec.not_null_column and spec.not_null_column not in names:
         key = arrow_schema(spec.data_schema.select([spec.not_null_column])).field(0)
         fields.append(key)
-    read = EventRead(EVENT_COLUMNS, tuple(fields), tuple(spec.data_schema.names))
+    stream = CHUNK_ROWS if spec.bounded or spec.columns is None else None
+    read = EventRead(EVENT_COLUMNS, tuple(fields), tuple(spec.data_schema.names), stream)
     constants = _partition_constants(spec, plan)
     schema = spec.output_schema()
     groups = ((plan.base.files if plan.base else (), False), (_delta_files(plan), True))
@@ -83,6 +82,19 @@ def partition_batches(spec: MergeSpec, plan: PartitionReadPlan) -> Iterator[pa.R
             keep = _live(spec, flat, fields, check_valid, deleted)
             arrays = flat.data[: len(outputs)]
             yield from _kept_batches(arrays, keep, constants, schema, flat.num_rows)
+    yield from _original_batches(spec, plan, deleted, constants)
+
+
+def _original_batches(
+    spec: MergeSpec, plan: PartitionReadPlan, deleted: DeletedRows, constants: list[pa.Scalar]
+) -> Iterator[pa.RecordBatch]:
+    """The partition's original files, stripe by stripe, less the rows deleted by their
+    synthetic identities (write id 0, the file's bucket, the row's position)."""
+    import numpy as np
+    import pyarrow as pa
+
+    outputs = spec.data_fields()
+    schema = spec.output_schema()
     names = [f.name for f in outputs]
     for bucket, first, rows, arrays in original_stripes(spec.storage, plan, names):
         identity = (
@@ -96,13 +108,6 @@ def partition_batches(spec: MergeSpec, plan: PartitionReadPlan) -> Iterator[pa.R
         ]
         keep = None if gone is None else pa.array(~gone)
         yield from _kept_batches(typed, keep, constants, schema, rows)
-
-
-def partition_rows(spec: MergeSpec, plan: PartitionReadPlan) -> pa.Table:
-    """The live rows of one partition as one table (see :func:`partition_batches`)."""
-    import pyarrow as pa
-
-    return pa.Table.from_batches(list(partition_batches(spec, plan)), spec.output_schema())
 
 
 def _gathered(read: EventRead, spec: MergeSpec, files: Sequence[FileEntry]) -> Iterator[FlatEvents]:
@@ -221,7 +226,7 @@ def _deleted_rows(spec: MergeSpec, plan: PartitionReadPlan) -> DeletedRows:
     """The identities named by the valid delete events of the partition's delete deltas."""
     import pyarrow.compute as pc
 
-    read = EventRead(EVENT_COLUMNS, (), tuple(spec.data_schema.names))
+    read = EventRead(EVENT_COLUMNS, (), tuple(spec.data_schema.names), CHUNK_ROWS)
     files = [f for d in plan.delete_deltas for f in d.files]
     parts = []
     for flat in _gathered(read, replace(spec, stripe_test=None), files):
@@ -236,4 +241,4 @@ def _deleted_rows(spec: MergeSpec, plan: PartitionReadPlan) -> DeletedRows:
     return DeletedRows(parts)
 
 
-__all__ = ["IDENTITY", "MergeSpec", "partition_batches", "partition_rows"]
+__all__ = ["IDENTITY", "MergeSpec", "partition_batches"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from sqlglot import exp
@@ -73,7 +73,7 @@ class ArrowRead:
         workers = min(len(plans), workers or os.cpu_count() or 1)
         if workers <= 1:
             return pa.Table.from_batches(list(self.batches()), schema=self.schema)
-        spec = self._merge_spec()
+        spec = replace(self._merge_spec(), bounded=False)
         with ThreadPoolExecutor(workers, thread_name_prefix="lakectl-arrow") as pool:
             parts = list(pool.map(lambda plan: list(self._partition(spec, plan)), plans))
         return pa.Table.from_batches([b for part in parts for b in part], schema=self.schema)
