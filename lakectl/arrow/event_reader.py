@@ -10,6 +10,7 @@ position (Hive's ``_colN`` names). A stripe whose statistics exclude a
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -154,6 +155,8 @@ class EventRead:
     @staticmethod
     def _kept(reader: Any, source: Any, plan: _FilePlan, test: StripeTest) -> list[bool] | None:
         """Per stripe, whether ``test`` may keep it (None: no statistics to judge by)."""
+        import pyarrow as pa
+
         offset = (
             reader.file_length
             - 1
@@ -161,9 +164,16 @@ class EventRead:
             - reader.file_footer_length
             - reader.stripe_statistics_length
         )
-        stats = stripe_statistics(
-            source, offset, reader.stripe_statistics_length, reader.compression, list(plan.schema)
-        )
+        try:
+            stats = stripe_statistics(
+                source,
+                offset,
+                reader.stripe_statistics_length,
+                reader.compression,
+                list(plan.schema),
+            )
+        except (FormatError, ValueError, zlib.error, pa.ArrowException):
+            return None  # statistics that do not parse exclude nothing
         if stats is None or len(stats) != reader.nstripes:
             return None
         return [test(plan.by_field(stripe)) for stripe in stats]

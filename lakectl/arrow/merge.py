@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from lakectl.arrow.deletes import DeletedRows
 from lakectl.arrow.event_reader import EventRead, FlatEvents
-from lakectl.arrow.events import EVENT_COLUMNS
+from lakectl.arrow.events import EVENT_COLUMNS, all_set, valid_write_ids
 from lakectl.arrow.originals import original_stripes
 from lakectl.arrow.pushdown import StripeTest
 from lakectl.arrow.types import arrow_schema
@@ -131,26 +131,11 @@ def _delta_files(plan: PartitionReadPlan) -> list[FileEntry]:
 
 
 def _valid(events: dict[str, pa.Array], valid: ValidWriteIds) -> pa.Array:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    txn = events["currentTransaction"]
-    ok = pc.less_equal(txn, valid.high_watermark)
-    excluded = sorted(valid.exceptions)
-    if excluded:
-        ok = pc.and_(ok, pc.invert(pc.is_in(txn, pa.array(excluded, pa.int64()))))
-    return ok
+    return valid_write_ids(events["currentTransaction"], valid.high_watermark, valid.exceptions)
 
 
 def _all_set(events: dict[str, pa.Array]) -> pa.Array | None:
-    """Whether each event's columns are all set (None: all are, for every event)."""
-    import pyarrow.compute as pc
-
-    keep = None
-    for column in events.values():
-        if column.null_count:
-            keep = column.is_valid() if keep is None else pc.and_(keep, column.is_valid())
-    return keep
+    return all_set(events.values())
 
 
 def _live(

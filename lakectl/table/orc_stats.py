@@ -11,7 +11,8 @@ footer.
 Only what a reader can use exactly is kept: the number of non-null values, and min/max of
 integer, date, string and decimal columns. Anything else (other types, codecs this module does
 not decode, truncated string bounds) comes back as unknown, and unknown never excludes a stripe.
-Everything here is pure: bytes in, statistics out.
+Besides :func:`stripe_statistics` (which reads the section from an open file), everything here
+is pure: bytes in, statistics out.
 """
 
 from __future__ import annotations
