@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 IDENTITY = ("originalTransaction", "bucket", "rowId")
 CHUNK_ROWS = 65_536  # rows filtered (copied) at a time: bounds the copies next to a stripe
+SMALL_ROWS = 4_096  # stripes below this many rows are tested and filtered together
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ def partition_batches(spec: MergeSpec, plan: PartitionReadPlan) -> Iterator[pa.R
             keep = _live(spec, flat, fields, check_valid, deleted)
             arrays = flat.data[: len(outputs)]
             yield from _kept_batches(arrays, keep, constants, schema, flat.num_rows)
+            del flat, keep, arrays  # not held while the next stripes are read
     yield from _original_batches(spec, plan, deleted, constants)
 
 
@@ -112,14 +114,19 @@ def _original_batches(
 
 def _gathered(read: EventRead, spec: MergeSpec, files: Sequence[FileEntry]) -> Iterator[FlatEvents]:
     """The stripes of ``files``, small ones gathered up to :data:`CHUNK_ROWS` rows (a delta of
-    a few rows costs one test and one filter with its neighbours, not one of its own)."""
+    a few rows costs one test and one filter with its neighbours, not one of its own); a
+    stripe of :data:`SMALL_ROWS` rows or more comes alone (gathering copies)."""
     pending: list[FlatEvents] = []
     rows = 0
     for entry in files:
         for flat in read.stripes(spec.storage, entry.path, spec.stripe_test):
-            if pending and rows + flat.num_rows > CHUNK_ROWS:
+            if pending and (flat.num_rows >= SMALL_ROWS or rows + flat.num_rows > CHUNK_ROWS):
                 yield FlatEvents.concat(pending)
                 pending, rows = [], 0
+            if flat.num_rows >= SMALL_ROWS:
+                yield flat
+                del flat  # not held while the next stripe is read
+                continue
             pending.append(flat)
             rows += flat.num_rows
     if pending:
