@@ -11,7 +11,9 @@ applies (a statement may change the value the condition tests), never for delete
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any
 
 from sqlglot import exp
@@ -22,8 +24,17 @@ from lakectl.table.orc_stats import ColumnStats
 from lakectl.table.schema import Schema
 from lakectl.updates.validate import check_where
 
-# The column types whose ORC statistics are exact (see lakectl.table.orc_stats).
-_RANGED = ("tinyint", "smallint", "int", "bigint", "date", "string")
+# The column types whose ORC statistics are exact (see lakectl.table.orc_stats), and the
+# Python type of their values there.
+_KINDS: dict[str, type] = {
+    "tinyint": int,
+    "smallint": int,
+    "int": int,
+    "bigint": int,
+    "date": dt.date,
+    "string": str,
+    "decimal": Decimal,
+}
 
 StripeTest = Callable[[Mapping[str, ColumnStats | None]], bool]
 _MIRRORED: dict[type[exp.Expression], type[exp.Expression]] = {
@@ -43,8 +54,13 @@ def stripe_test(where: str, data_schema: Schema, schema: Schema) -> StripeTest |
     return test
 
 
+def _kind(typed: str) -> str:
+    name = typed.replace(" ", "").lower()
+    return "decimal" if name.startswith("decimal") else name
+
+
 def _is_ranged(typed: str) -> bool:
-    return typed.replace(" ", "").lower() in _RANGED or typed.lower().startswith("decimal")
+    return _kind(typed) in _KINDS
 
 
 class _Tests:
@@ -123,15 +139,17 @@ class _Tests:
 
     def literal(self, node: exp.Expression, column: str | None) -> Any:
         """``node``'s value as the statistics hold them (int, date, str, Decimal), or None when
-        it is not a literal or NULL (a comparison with NULL keeps the stripe)."""
+        it is not a literal of the column's own kind: NULL (a comparison with NULL keeps the
+        stripe), or a value the filter compares in another type (say a fraction against an
+        integer or decimal column, compared as doubles), where exact bounds could mislead."""
         if column is None:
             return None
+        typed = self.data[column.lower()].type
         try:
-            scalar = self.translator.literal(node, self.data[column.lower()].type)
+            value = self.translator.literal(node, typed).as_py()
         except UsageError:
             return None
-        value = scalar.as_py()
-        return value if value is not None and not isinstance(value, bool) else None
+        return value if type(value) is _KINDS[_kind(typed)] else None
 
 
 def _both(left: StripeTest, right: StripeTest) -> StripeTest:

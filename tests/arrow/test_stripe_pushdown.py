@@ -112,6 +112,7 @@ WHERES = [
     "name >= 'n05000'",
     "name = 'n00020'",
     "amount < 10.5",
+    "amount > 1400.125",
     "day >= '2024-02-25'",
     "day = '2024-01-03' AND id <> 250",
     "id > 100000",
@@ -175,6 +176,9 @@ def test_conditions_nothing_can_exclude_have_no_test():
     assert stripe_test("score > 1", SCHEMA, SCHEMA) is None
     assert stripe_test("id > 1 OR score > 1", SCHEMA, SCHEMA) is None
     assert stripe_test("id = NULL", SCHEMA, SCHEMA) is None
+    # compared as doubles by the filter: exact bounds could mislead at the edges
+    assert stripe_test("id > 2.5", SCHEMA, SCHEMA) is None
+    assert stripe_test("amount >= 10.555", SCHEMA, SCHEMA) is None
     assert stripe_test("score > 1 AND id > 1", SCHEMA, SCHEMA) is not None
 
 
