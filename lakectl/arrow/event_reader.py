@@ -78,9 +78,9 @@ class EventRead:
     ) -> Iterator[FlatEvents]:
         """The stripes of the file at ``path`` (those ``test`` may keep), flattened. With
         :attr:`stream_rows`, a file whose stripes are larger and all kept is read in batches
-        of that many rows instead: the ORC reader decodes a whole stripe at once, twice over
-        (its own vectors, then Arrow's), but streams batches through pyarrow's dataset scanner
-        (which decodes every column of the row, though: it selects top-level columns only)."""
+        of that many rows instead, through pyarrow's dataset scanner: pyarrow's ORC reader
+        decodes a whole stripe at once, twice over (its own vectors, then Arrow's), while the
+        scanner streams (but decodes every column of the row: it selects top-level columns)."""
         import pyarrow.orc as orc
 
         try:
