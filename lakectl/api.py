@@ -411,16 +411,12 @@ class Table:
         or a JVM (:mod:`lakectl.arrow`). ``where`` and the Type 7 statements applied take
         comparisons of columns with literals, ``AND``/``OR``/``NOT``, ``IS NULL``, ``IN`` and
         ``BETWEEN``; anything else is refused (:class:`lakectl.errors.UsageError`) naming it."""
-        return self.to_batches(
-            version=version,
-            as_of=as_of,
-            known_at=known_at,
-            where=where,
-            columns=columns,
-            raw=raw,
-            valid_write_ids=valid_write_ids,
-            timezone=timezone,
-        ).read_all()
+        from lakectl.arrow.read import read_arrow
+
+        request = self._request(
+            version, as_of, known_at, where, columns, raw, valid_write_ids, timezone
+        )
+        return read_arrow(self._ctx, self._ref, request).read_all()
 
     def to_batches(
         self,
@@ -434,8 +430,9 @@ class Table:
         valid_write_ids: str | None = None,
         timezone: str | None = None,
     ) -> pa.RecordBatchReader:
-        """:meth:`to_arrow` as a stream of record batches, one partition at a time: memory
-        holds one partition's rows, not the table's. The request is checked (and refused)
+        """:meth:`to_arrow` as a stream of record batches, stripe by stripe of each
+        partition's files: memory holds one stripe's rows and a partition's delete events, not
+        the table's rows. The request is checked (and refused)
         before the first batch is read; DuckDB reads it with ``con.from_arrow(reader)``."""
         from lakectl.arrow.read import read_arrow
 

@@ -24,13 +24,19 @@ def all_event_columns_set(events: pa.Table | pa.RecordBatch) -> pa.Array:
     """Rows whose event columns are all set (acid_read's guard filter)."""
     import numpy as np
     import pyarrow as pa
+
+    keep = all_set([events.column(name) for name in EVENT_COLUMNS])
+    return keep if keep is not None else pa.array(np.ones(events.num_rows, dtype=bool))
+
+
+def all_set(columns: Iterable[pa.Array]) -> pa.Array | None:
+    """Rows where every one of ``columns`` is set (None: all rows are)."""
     import pyarrow.compute as pc
 
-    keep = pa.array(np.ones(events.num_rows, dtype=bool))
-    for name in EVENT_COLUMNS:
-        column = events.column(name)
+    keep = None
+    for column in columns:
         if column.null_count:
-            keep = pc.and_(keep, column.is_valid())
+            keep = column.is_valid() if keep is None else pc.and_(keep, column.is_valid())
     return keep
 
 
@@ -39,10 +45,14 @@ def of_valid_write_ids(
 ) -> pa.Array:
     """Rows whose ``currentTransaction`` is a valid write id: at most the high watermark and
     not one of the ``exceptions`` (open or aborted)."""
+    return valid_write_ids(events.column("currentTransaction"), high_watermark, exceptions)
+
+
+def valid_write_ids(txn: pa.Array, high_watermark: int, exceptions: Iterable[int]) -> pa.Array:
+    """Which write ids of ``txn`` are valid (see :func:`of_valid_write_ids`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    txn = events.column("currentTransaction")
     ok = pc.less_equal(txn, high_watermark)
     excluded = sorted(exceptions)
     if excluded:
@@ -52,12 +62,13 @@ def of_valid_write_ids(
 
 @contextmanager
 def orc_source(storage: Storage, path: str) -> Iterator[Any]:
-    """What ``pyarrow.orc.ORCFile`` reads ``path`` from: the open local file, or the object's
-    bytes fetched with one GET (random reads on an object store cost a request each)."""
+    """What ``pyarrow.orc.ORCFile`` reads ``path`` from: the local file mapped into memory (read
+    by Arrow itself, not through Python calls), or the object's bytes fetched with one GET
+    (random reads on an object store cost a request each)."""
     import pyarrow as pa
 
     if storage.scheme == "file":
-        with storage.fs.open(path, "rb") as handle:
+        with pa.memory_map(path) as handle:
             yield handle
     else:
         yield pa.BufferReader(storage.fs.cat_file(path))

@@ -10,18 +10,15 @@ their synthetic identities. Event columns must all be set, and an insert's row m
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from lakectl.arrow.events import (
-    all_event_columns_set,
-    conform_batch,
-    of_valid_write_ids,
-    orc_source,
-)
-from lakectl.arrow.originals import original_events
-from lakectl.arrow.types import arrow_schema, event_schema
-from lakectl.errors import StorageError
+from lakectl.arrow.deletes import DeletedRows
+from lakectl.arrow.event_reader import EventRead, FlatEvents
+from lakectl.arrow.events import EVENT_COLUMNS, all_set, valid_write_ids
+from lakectl.arrow.originals import original_stripes
+from lakectl.arrow.pushdown import StripeTest
+from lakectl.arrow.types import arrow_schema
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import OP_DELETE
@@ -33,163 +30,268 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 IDENTITY = ("originalTransaction", "bucket", "rowId")
+CHUNK_ROWS = 65_536  # rows filtered (copied) at a time: bounds the copies next to a stripe
+SMALL_ROWS = 4_096  # stripes below this many rows are tested and filtered together
 
 
 @dataclass(frozen=True)
 class MergeSpec:
-    """What a merge needs besides the plans: where the files are, schemas, visibility."""
+    """What a merge needs besides the plans: where the files are, schemas, visibility, the
+    data columns to read (None: all), and a test that may skip insert stripes by statistics."""
 
     storage: Storage
     data_schema: Schema
     partition_schema: Schema
     valid: ValidWriteIds
     not_null_column: str | None = None  # a data column that is never null (the key), if any
+    columns: tuple[str, ...] | None = None
+    stripe_test: StripeTest | None = None
+    bounded: bool = True  # memory within a few batches (else: fastest, pruned columns first)
+
+    def data_fields(self) -> list[pa.Field]:
+        """The data columns read, in the table's order."""
+        fields = list(arrow_schema(self.data_schema))
+        if self.columns is None:
+            return fields
+        wanted = {c.lower() for c in self.columns}
+        return [f for f in fields if f.name.lower() in wanted]
 
     def output_schema(self) -> pa.Schema:
-        """The rows' schema: data columns, then partition columns."""
+        """The rows' schema: the data columns read, then the partition columns."""
         import pyarrow as pa
 
-        data = arrow_schema(self.data_schema)
-        return pa.schema([*data, *arrow_schema(self.partition_schema)])
+        return pa.schema([*self.data_fields(), *arrow_schema(self.partition_schema)])
 
 
-def _events(spec: MergeSpec, files: Sequence[FileEntry]) -> Iterator[pa.RecordBatch]:
-    """Every stripe of ``files`` in the event schema (fields matched as Spark's reader does)."""
-    import pyarrow.orc as orc
-
-    target = event_schema(spec.data_schema)
-    for entry in files:
-        try:
-            with orc_source(spec.storage, entry.path) as source:
-                reader = orc.ORCFile(source)
-                for stripe in range(reader.nstripes):
-                    yield conform_batch(reader.read_stripe(stripe), target, [])
-        except FileNotFoundError as exc:
-            raise StorageError(f"{spec.storage.url(entry.path)} does not exist") from exc
-
-
-def _inserts(spec: MergeSpec, files: Sequence[FileEntry], filter_valid: bool) -> list[pa.Table]:
-    """Insert events of ``files`` as flat tables: identity columns, then the data columns."""
+def identity_fields() -> list[pa.Field]:
+    """The row identity columns (:data:`IDENTITY`) as Arrow fields."""
     import pyarrow as pa
 
-    out = []
-    names = spec.data_schema.names
-    for kept in _insert_batches(spec, files, filter_valid):
-        fields = kept.column("row").flatten()
-        columns = [kept.column(c) for c in IDENTITY] + list(fields)
-        out.append(pa.Table.from_arrays(columns, names=[*IDENTITY, *names]))
-    return out
+    types = (pa.int64(), pa.int32(), pa.int64())
+    return [pa.field(name, t) for name, t in zip(IDENTITY, types, strict=True)]
 
 
-def _insert_batches(
-    spec: MergeSpec, files: Sequence[FileEntry], filter_valid: bool
+def partition_batches(
+    spec: MergeSpec, plan: PartitionReadPlan, with_identity: bool = False
 ) -> Iterator[pa.RecordBatch]:
-    """The insert events of ``files`` that count (of valid write ids with ``filter_valid``)."""
-    import pyarrow.compute as pc
-
-    names = spec.data_schema.names
-    for batch in _events(spec, files):
-        row = batch.column("row")
-        present = (
-            pc.struct_field(row, [names.index(spec.not_null_column)]).is_valid()
-            if spec.not_null_column
-            else row.is_valid()
-        )
-        keep = pc.and_(all_event_columns_set(batch), present)
-        keep = pc.and_(keep, pc.not_equal(batch.column("operation"), OP_DELETE))
-        if filter_valid:
-            keep = pc.and_(keep, _valid(batch, spec.valid))
-        yield batch.filter(pc.fill_null(keep, False))
-
-
-def _delete_batches(spec: MergeSpec, files: Sequence[FileEntry]) -> Iterator[pa.RecordBatch]:
-    """The delete events of ``files`` that count (of valid write ids)."""
-    import pyarrow.compute as pc
-
-    for batch in _events(spec, files):
-        keep = pc.and_(all_event_columns_set(batch), batch.column("row").is_null())
-        keep = pc.and_(keep, pc.equal(batch.column("operation"), OP_DELETE))
-        keep = pc.and_(keep, _valid(batch, spec.valid))
-        yield batch.filter(pc.fill_null(keep, False))
-
-
-def _valid(batch: pa.RecordBatch, valid: ValidWriteIds) -> pa.Array:
-    return of_valid_write_ids(batch, valid.high_watermark, valid.exceptions)
-
-
-def _deletes(spec: MergeSpec, files: Sequence[FileEntry]) -> pa.Table | None:
-    """The identities named by valid delete events of ``files``."""
+    """The live rows of one partition, stripe by stripe: the data columns read, then its
+    partition values as columns (after the row identity columns, :data:`IDENTITY`, with
+    ``with_identity``). Only the partition's delete events are held throughout."""
     import pyarrow as pa
 
-    parts = [pa.Table.from_batches([batch]) for batch in _delete_batches(spec, files)]
-    if not parts:
-        return None
-    return pa.concat_tables(parts).select(list(IDENTITY))
-
-
-def _originals(spec: MergeSpec, plan: PartitionReadPlan) -> pa.Table | None:
-    """The partition's original files as flat insert tables (identity, data columns)."""
-    import pyarrow.compute as pc
-
-    files = [(plan, f) for f in plan.originals]
-    table = original_events(spec.storage, spec.data_schema, spec.partition_schema.names, files)
-    if table is None:
-        return None
-    target = arrow_schema(spec.data_schema)
-    arrays = [table.column(c) for c in IDENTITY]
-    arrays += [pc.cast(table.column(f.name), f.type) for f in target]
-    import pyarrow as pa
-
-    return pa.Table.from_arrays(arrays, names=[*IDENTITY, *target.names])
+    deleted = _deleted_rows(spec, plan)
+    outputs = spec.data_fields()
+    fields = list(outputs)
+    names = [f.name for f in fields]
+    if spec.not_null_column and spec.not_null_column not in names:
+        key = arrow_schema(spec.data_schema.select([spec.not_null_column])).field(0)
+        fields.append(key)
+    stream = CHUNK_ROWS if spec.bounded or spec.columns is None else None
+    read = _event_read(spec, fields, stream)
+    constants = _partition_constants(spec, plan)
+    schema = spec.output_schema()
+    if with_identity:
+        schema = pa.schema([*identity_fields(), *schema])
+    groups = ((plan.base.files if plan.base else (), False), (_delta_files(plan), True))
+    for files, check_valid in groups:
+        for flat in _gathered(read, spec, files):
+            keep = _live(spec, flat, fields, check_valid, deleted)
+            arrays = flat.data[: len(outputs)]
+            if with_identity:
+                arrays = [*(flat.events[c] for c in IDENTITY), *arrays]
+            yield from _kept_batches(arrays, keep, constants, schema, flat.num_rows)
+            del flat, keep, arrays  # not held while the next stripes are read
+    yield from _original_batches(spec, plan, deleted, constants, with_identity)
 
 
 def partition_rows(
     spec: MergeSpec, plan: PartitionReadPlan, with_identity: bool = False
 ) -> pa.Table:
-    """The live rows of one partition: data columns, then its partition values as columns
-    (after the row identity columns, :data:`IDENTITY`, with ``with_identity``)."""
+    """:func:`partition_batches` as one table."""
     import pyarrow as pa
 
-    target = arrow_schema(spec.data_schema)
-    tables = _inserts(spec, plan.base.files, False) if plan.base else []
-    tables += _inserts(spec, [f for d in plan.deltas for f in d.files], True)
-    originals = _originals(spec, plan)
-    if originals is not None:
-        tables.append(originals)
-    identity_schema = [pa.field("originalTransaction", pa.int64()), pa.field("bucket", pa.int32())]
-    flat_schema = pa.schema([*identity_schema, pa.field("rowId", pa.int64()), *target])
-    rows = (
-        pa.concat_tables([t.cast(flat_schema) for t in tables])
-        if tables
-        else flat_schema.empty_table()
-    )
-    deletes = _deletes(spec, [f for d in plan.delete_deltas for f in d.files])
-    if deletes is not None and deletes.num_rows and rows.num_rows:
-        rows = rows.join(
-            deletes.group_by(list(IDENTITY)).aggregate([]), list(IDENTITY), join_type="left anti"
-        )
-    identity = rows.select(list(IDENTITY))
-    rows = with_partition_values(spec, rows.drop_columns(list(IDENTITY)), plan.values)
-    if not with_identity:
-        return rows
-    return pa.Table.from_arrays(
-        [*identity.columns, *rows.columns], schema=pa.schema([*identity.schema, *rows.schema])
-    )
+    schema = spec.output_schema()
+    if with_identity:
+        schema = pa.schema([*identity_fields(), *schema])
+    return pa.Table.from_batches(list(partition_batches(spec, plan, with_identity)), schema)
 
 
-def with_partition_values(
-    spec: MergeSpec, rows: pa.Table, values: Sequence[str | None]
-) -> pa.Table:
-    """``rows`` (data columns) with the partition's values appended, in the output schema."""
+def _original_batches(
+    spec: MergeSpec,
+    plan: PartitionReadPlan,
+    deleted: DeletedRows,
+    constants: list[pa.Scalar],
+    with_identity: bool = False,
+) -> Iterator[pa.RecordBatch]:
+    """The partition's original files, stripe by stripe, less the rows deleted by their
+    synthetic identities (write id 0, the file's bucket, the row's position)."""
+    import numpy as np
     import pyarrow as pa
 
-    n = rows.num_rows
-    for column, value in zip(spec.partition_schema.columns, values, strict=True):
-        typed = arrow_schema(Schema((column,))).field(0).type
-        rows = rows.append_column(
-            pa.field(column.name, typed), pa.array([value] * n, pa.string()).cast(typed)
+    outputs = spec.data_fields()
+    schema = spec.output_schema()
+    if with_identity:
+        schema = pa.schema([*identity_fields(), *schema])
+    names = [f.name for f in outputs]
+    for bucket, first, rows, arrays in original_stripes(spec.storage, plan, names):
+        identity = (
+            pa.repeat(pa.scalar(0, pa.int64()), rows),
+            pa.repeat(pa.scalar(bucket, pa.int32()), rows),
+            pa.array(np.arange(first, first + rows, dtype=np.int64)),
         )
-    return rows.cast(spec.output_schema())
+        gone = deleted.deleted(*identity)
+        typed = [
+            a if a.type == f.type else a.cast(f.type) for a, f in zip(arrays, outputs, strict=True)
+        ]
+        keep = None if gone is None else pa.array(~gone)
+        if with_identity:
+            typed = [*identity, *typed]
+        yield from _kept_batches(typed, keep, constants, schema, rows)
+
+
+def _event_read(spec: MergeSpec, fields: Sequence[pa.Field], stream: int | None) -> EventRead:
+    """Reads of the event columns and ``fields`` of the table's data columns (the defaults of
+    those added after a file was written filled in)."""
+    from lakectl.table.evolution import default_value
+
+    columns = spec.data_schema.columns
+    defaults = tuple(default_value(c) for c in columns)
+    return EventRead(EVENT_COLUMNS, tuple(fields), tuple(c.name for c in columns), stream, defaults)
+
+
+def _gathered(read: EventRead, spec: MergeSpec, files: Sequence[FileEntry]) -> Iterator[FlatEvents]:
+    """The stripes of ``files``, small ones gathered up to :data:`CHUNK_ROWS` rows (a delta of
+    a few rows costs one test and one filter with its neighbours, not one of its own); a
+    stripe of :data:`SMALL_ROWS` rows or more comes alone (gathering copies)."""
+    pending: list[FlatEvents] = []
+    rows = 0
+    for entry in files:
+        for flat in read.stripes(spec.storage, entry.path, spec.stripe_test):
+            if pending and (flat.num_rows >= SMALL_ROWS or rows + flat.num_rows > CHUNK_ROWS):
+                yield FlatEvents.concat(pending)
+                pending, rows = [], 0
+            if flat.num_rows >= SMALL_ROWS:
+                yield flat
+                del flat  # not held while the next stripe is read
+                continue
+            pending.append(flat)
+            rows += flat.num_rows
+    if pending:
+        yield FlatEvents.concat(pending)
+
+
+def _delta_files(plan: PartitionReadPlan) -> list[FileEntry]:
+    return [f for d in plan.deltas for f in d.files]
+
+
+def _valid(events: dict[str, pa.Array], valid: ValidWriteIds) -> pa.Array:
+    return valid_write_ids(events["currentTransaction"], valid.high_watermark, valid.exceptions)
+
+
+def _all_set(events: dict[str, pa.Array]) -> pa.Array | None:
+    return all_set(events.values())
+
+
+def _live(
+    spec: MergeSpec,
+    flat: FlatEvents,
+    fields: Sequence[pa.Field],
+    check_valid: bool,
+    deleted: DeletedRows,
+) -> pa.Array | None:
+    """Which events of ``flat`` are live rows: set insert events with a row (and its key) of
+    valid write ids (for deltas) that no delete event names; None when all are."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    events = flat.events
+    if spec.not_null_column:
+        position = [f.name for f in fields].index(spec.not_null_column)
+        present = flat.data[position].is_valid()
+    else:
+        present = flat.has_row
+    tests = [present, pc.not_equal(events["operation"], OP_DELETE)]
+    tests += [t for t in (_all_set(events),) if t is not None]
+    if check_valid:
+        tests.append(_valid(events, spec.valid))
+    keep = tests[0]
+    for test in tests[1:]:
+        keep = pc.and_(keep, test)
+    keep = pc.fill_null(keep, False)
+    identity = [events[c] for c in IDENTITY]
+    if any(c.null_count for c in identity):
+        identity = [pc.fill_null(c, 0) for c in identity]
+    gone = deleted.deleted(*identity)
+    if gone is not None:
+        keep = pc.and_(keep, pa.array(~gone))
+    return None if keep.false_count == 0 else keep
+
+
+def _kept_batches(
+    arrays: list[pa.Array],
+    keep: pa.Array | None,
+    constants: list[pa.Scalar],
+    schema: pa.Schema,
+    n: int,
+) -> Iterator[pa.RecordBatch]:
+    """Record batches of ``arrays`` (``n`` rows; those where ``keep``) and the partition
+    ``constants``, at most :data:`CHUNK_ROWS` rows filtered at a time."""
+    import pyarrow as pa
+
+    for start in range(0, n, CHUNK_ROWS):
+        chunk = [a.slice(start, CHUNK_ROWS) for a in arrays]
+        rows = min(CHUNK_ROWS, n - start)
+        if keep is not None:
+            mask = keep.slice(start, CHUNK_ROWS)
+            chunk = [a.filter(mask) for a in chunk]
+            rows = mask.true_count
+        if not rows:
+            continue
+        chunk += [pa.repeat(value, rows) for value in constants]
+        yield pa.RecordBatch.from_arrays(chunk, schema=schema)
+
+
+def _partition_constants(spec: MergeSpec, plan: PartitionReadPlan) -> list[pa.Scalar]:
+    """The partition's values as scalars of the partition columns' types."""
+    import pyarrow as pa
+
+    out = []
+    for field, value in zip(arrow_schema(spec.partition_schema), plan.values, strict=True):
+        out.append(pa.scalar(value, pa.string()).cast(field.type))
+    return out
+
+
+def _deleted_rows(spec: MergeSpec, plan: PartitionReadPlan) -> DeletedRows:
+    """The identities named by the valid delete events of the partition's delete deltas."""
+    parts = []
+    for flat in _delete_events(spec, plan):
+        keep = _events_of(flat, insert=False, tests=[_valid(flat.events, spec.valid)])
+        parts.append(tuple(flat.events[c].filter(keep) for c in IDENTITY))
+    return DeletedRows(parts)
+
+
+def _delete_events(spec: MergeSpec, plan: PartitionReadPlan) -> Iterator[FlatEvents]:
+    """The event columns of the partition's delete deltas, a few stripes at a time."""
+    read = _event_read(spec, (), CHUNK_ROWS)
+    files = [f for d in plan.delete_deltas for f in d.files]
+    return _gathered(read, replace(spec, stripe_test=None), files)
+
+
+def _events_of(flat: FlatEvents, insert: bool, tests: Sequence[pa.Array] = ()) -> pa.Array:
+    """Which events of ``flat`` are set inserts (with a row) or set deletes (without one),
+    and pass ``tests``."""
+    import pyarrow.compute as pc
+
+    events = flat.events
+    if insert:
+        checks = [flat.has_row, pc.not_equal(events["operation"], OP_DELETE)]
+    else:
+        checks = [pc.invert(flat.has_row), pc.equal(events["operation"], OP_DELETE)]
+    checks += [t for t in (_all_set(events),) if t is not None]
+    keep = checks[0]
+    for test in [*checks[1:], *tests]:
+        keep = pc.and_(keep, test)
+    return pc.fill_null(keep, False)
 
 
 def range_events(
@@ -202,33 +304,39 @@ def range_events(
     import pyarrow.compute as pc
 
     ids = pa.array(sorted(write_ids), pa.int64())
-    target = arrow_schema(spec.data_schema)
+    fields = spec.data_fields()
     txn = pa.field("currentTransaction", pa.int64())
-    insert_schema = pa.schema([*_identity_schema(), txn, *target])
+    event_names = (*IDENTITY, "currentTransaction")
+    insert_schema = pa.schema([*identity_fields(), txn, *fields])
+    read = _event_read(spec, fields, CHUNK_ROWS)
     inserts = []
-    for batch in _insert_batches(spec, [f for d in plan.deltas for f in d.files], False):
-        keep = pc.is_in(batch.column("currentTransaction"), ids)
-        kept = batch.filter(pc.fill_null(keep, False))
-        fields = kept.column("row").flatten()
-        columns = [kept.column(c) for c in (*IDENTITY, "currentTransaction")] + list(fields)
-        inserts.append(pa.Table.from_arrays(columns, names=insert_schema.names))
-    delete_schema = pa.schema([*_identity_schema(), txn])
+    for flat in _gathered(read, replace(spec, stripe_test=None), _delta_files(plan)):
+        keep = _events_of(
+            flat, insert=True, tests=[pc.is_in(flat.events["currentTransaction"], ids)]
+        )
+        arrays = [flat.events[c].filter(keep) for c in event_names]
+        arrays += [a.filter(keep) for a in flat.data]
+        inserts.append(pa.Table.from_arrays(arrays, schema=insert_schema))
+    delete_schema = pa.schema([*identity_fields(), txn])
     deletes = []
-    for batch in _delete_batches(spec, [f for d in plan.delete_deltas for f in d.files]):
-        keep = pc.is_in(batch.column("currentTransaction"), ids)
-        kept = batch.filter(pc.fill_null(keep, False))
-        deletes.append(pa.Table.from_batches([kept]).select(delete_schema.names))
+    for flat in _delete_events(spec, plan):
+        of_range = pc.is_in(flat.events["currentTransaction"], ids)
+        keep = _events_of(flat, insert=False, tests=[of_range, _valid(flat.events, spec.valid)])
+        arrays = [flat.events[c].filter(keep) for c in event_names]
+        deletes.append(pa.Table.from_arrays(arrays, schema=delete_schema))
     return concat_as(inserts, insert_schema), concat_as(deletes, delete_schema)
 
 
-def _identity_schema() -> list[pa.Field]:
+def with_partition_values(
+    spec: MergeSpec, rows: pa.Table, values: Sequence[str | None]
+) -> pa.Table:
+    """``rows`` (data columns) with the partition's values appended, in the output schema."""
     import pyarrow as pa
 
-    return [
-        pa.field("originalTransaction", pa.int64()),
-        pa.field("bucket", pa.int32()),
-        pa.field("rowId", pa.int64()),
-    ]
+    n = rows.num_rows
+    for field, value in zip(arrow_schema(spec.partition_schema), values, strict=True):
+        rows = rows.append_column(field, pa.array([value] * n, pa.string()).cast(field.type))
+    return rows.cast(spec.output_schema())
 
 
 def concat_as(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
@@ -242,6 +350,8 @@ __all__ = [
     "IDENTITY",
     "MergeSpec",
     "concat_as",
+    "identity_fields",
+    "partition_batches",
     "partition_rows",
     "range_events",
     "with_partition_values",

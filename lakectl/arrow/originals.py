@@ -7,7 +7,7 @@ use this: :mod:`lakectl.arrow.read` directly, :mod:`lakectl.spark.acid_read` thr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from lakectl.errors import FormatError
@@ -35,20 +35,11 @@ def original_events(
     import pyarrow as pa
     import pyarrow.orc as orc
 
-    by_bucket: dict[tuple[str, int], list[tuple[int, OriginalFile]]] = {}
-    for plan, entry in originals:
-        parsed = parse_original_file(entry.name)
-        if parsed is None:
-            raise FormatError(
-                f"{storage.url(entry.path)}: not an ACID directory and not a Hive original "
-                "file name (NNNNNN_N[_copy_N])"
-            )
-        bucket, copy = parsed
-        by_bucket.setdefault((plan.relative, bucket), []).append((copy, (plan, entry)))
+    by_bucket = _by_bucket(storage, originals)
     tables = []
-    for (_, bucket), entries in sorted(by_bucket.items()):
+    for (_, bucket), entries in by_bucket:
         offset = 0
-        for _, (plan, entry) in sorted(entries, key=lambda e: e[0]):
+        for plan, entry in entries:
             with storage.fs.open(entry.path, "rb") as handle:
                 table = orc.ORCFile(handle).read()
             names = {n.lower(): n for n in table.column_names}
@@ -80,4 +71,49 @@ def original_events(
     return pa.concat_tables(tables, promote_options="default")
 
 
-__all__ = ["OriginalFile", "original_events"]
+def _by_bucket(
+    storage: Storage, originals: Sequence[OriginalFile]
+) -> list[tuple[tuple[str, int], list[OriginalFile]]]:
+    """``originals`` by (partition, bucket), each bucket's files in row-id order (the base
+    file, then ``_copy_1``, ``_copy_2``, ...)."""
+    by_bucket: dict[tuple[str, int], list[tuple[int, OriginalFile]]] = {}
+    for plan, entry in originals:
+        parsed = parse_original_file(entry.name)
+        if parsed is None:
+            raise FormatError(
+                f"{storage.url(entry.path)}: not an ACID directory and not a Hive original "
+                "file name (NNNNNN_N[_copy_N])"
+            )
+        bucket, copy = parsed
+        by_bucket.setdefault((plan.relative, bucket), []).append((copy, (plan, entry)))
+    return [
+        (key, [f for _, f in sorted(entries, key=lambda e: e[0])])
+        for key, entries in sorted(by_bucket.items())
+    ]
+
+
+def original_stripes(
+    storage: Storage, plan: PartitionReadPlan, names: Sequence[str]
+) -> Iterator[tuple[int, int, int, list[pa.Array]]]:
+    """The stripes of the partition's original files in row-id order: (encoded bucket, the
+    first row's synthetic rowId, rows, its columns ``names``, matched case-insensitively)."""
+    import pyarrow.orc as orc
+
+    for (_, bucket), entries in _by_bucket(storage, [(plan, f) for f in plan.originals]):
+        offset = 0
+        for _, entry in entries:
+            with storage.fs.open(entry.path, "rb") as handle:
+                reader = orc.ORCFile(handle)
+                found = {n.lower(): n for n in reader.schema.names}
+                missing = [c for c in names if c.lower() not in found]
+                if missing:
+                    raise FormatError(f"original file {entry.name} has no column {missing[0]!r}")
+                columns = [found[c.lower()] for c in names]
+                for stripe in range(reader.nstripes):
+                    batch = reader.read_stripe(stripe, columns=columns or reader.schema.names[:1])
+                    arrays = [batch.column(c) for c in columns]
+                    yield encode_bucket(bucket), offset, batch.num_rows, arrays
+                    offset += batch.num_rows
+
+
+__all__ = ["OriginalFile", "original_events", "original_stripes"]
