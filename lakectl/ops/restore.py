@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
@@ -35,8 +35,12 @@ from lakectl.ops.updates import installed_statements, statement_keys, write_upda
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.listing import DirListing
 from lakectl.table.log import ALWAYS, COMPACT_OPS, CommitRecord, Operation, TableState
+from lakectl.table.schema import Schema
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 _KIND = "__lakectl_restore"
 
@@ -241,12 +245,31 @@ def _row_changes(ctx: Context, store: TableStore, now: TableState, then: TableSt
     keys = [*IDENTITY_COLUMNS, *meta.partition_by]
     current_target, earlier_target = _target(store, now), _target(store, then)
     current, earlier = _identity_rows(ctx, current_target), _identity_rows(ctx, earlier_target)
+    earlier = _in_schema(earlier, meta.schema)
     added = current.join(earlier.select(*keys), keys, "left_anti").withColumn(
         _KIND, F.lit("delete")
     )
     gone = earlier.join(current.select(*keys), keys, "left_anti").withColumn(_KIND, F.lit("insert"))
     read = _Read.of(current_target.plans) + _Read.of(earlier_target.plans)
     return _Found(added.unionByName(gone), read)
+
+
+def _in_schema(rows: DataFrame, schema: Schema) -> DataFrame:
+    """``rows`` (identity and table columns of an earlier version) in the table's columns now:
+    widened ones cast, those added since at their default (or NULL)."""
+    from pyspark.sql import functions as F
+
+    from lakectl.spark.acid_read import default_column
+    from lakectl.spark.types import IDENTITY_COLUMNS
+
+    have = set(rows.columns)
+    columns = [F.col(c) for c in IDENTITY_COLUMNS] + [
+        F.col(f"`{c.name}`").cast(c.type).alias(c.name)
+        if c.name in have
+        else default_column(c).alias(c.name)
+        for c in schema.columns
+    ]
+    return rows.select(*columns)
 
 
 def _changes_since(

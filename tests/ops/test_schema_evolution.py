@@ -335,6 +335,19 @@ def test_minor_and_major_compaction_write_the_new_schema(evolved, lakectl_cli):
 
 
 @pytest.mark.spark
+def test_restore_to_before_the_alter_keeps_the_columns_added_since(evolved):
+    result = evolved.restore(version=1)
+    assert (result.method, result.deleted, result.reinserted) == ("full", 2, 1)
+    # the rows of version 1, in today's columns: widened, the added one at its default
+    restored = [(1, 5, 0.5, "a"), (2, 6, 0.5, "b"), (3, 7, 0.5, "a")]
+    assert _rows(evolved.to_spark().collect()) == restored
+    assert _rows(evolved.to_arrow().to_pylist()) == restored
+    assert [f.name for f in evolved.to_arrow().schema] == ["id", "qty", "discount", "day"]
+    # the versions in between still read as they did
+    assert _rows(evolved.to_spark(version=2).collect()) == EVOLVED_ROWS
+
+
+@pytest.mark.spark
 def test_type7_statements_use_an_added_column(evolved, tmp_path):
     statements = tmp_path / "fix.updates"
     statements.write_text("-- time=2020-01-01\nUPDATE t SET discount = 5.0 WHERE discount = 0.5;\n")
