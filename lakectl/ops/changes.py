@@ -170,7 +170,10 @@ def resolve_changes(
     older = with_following_compactions(full.prefix(rng.from_seq), full)
     require_readable(older, full, f"version {rng.from_version}")
     valid, plans, _ = plan_lakectl(store, older)
-    older_target = ReadTarget(store, older.metadata, older, valid, tuple(plans))
+    # The older rows in today's columns (as a read of today's table shows them): columns added
+    # since at their default, widened ones cast.
+    plans = with_written_schemas(plans, newer)
+    older_target = ReadTarget(store, meta, older, valid, tuple(plans))
     range_plans = with_written_schemas(_range_plans(store, list(meta.partition_by), rng), newer)
     return ChangeSource(store, rng, meta, newer, older_target, tuple(range_plans))
 

@@ -348,6 +348,22 @@ def test_restore_to_before_the_alter_keeps_the_columns_added_since(evolved):
 
 
 @pytest.mark.spark
+def test_the_change_feed_across_an_alter_shows_pre_images_in_todays_columns(evolved):
+    expected = [
+        (1, 5, 0.5, "a", "update_preimage", 2),
+        (1, 8, None, "a", "update_postimage", 2),
+        (4, 2**40, 1.0, "b", "insert", 2),
+    ]
+    columns = ("id", "qty", "discount", "day", "_change_type", "_commit_version")
+    spark_rows = [tuple(r[c] for c in columns) for r in evolved.changes(from_version=1).collect()]
+    arrow_rows = [
+        tuple(r[c] for c in columns) for r in evolved.changes_arrow(from_version=1).to_pylist()
+    ]
+    assert sorted(spark_rows) == expected
+    assert sorted(arrow_rows) == expected
+
+
+@pytest.mark.spark
 def test_type7_statements_use_an_added_column(evolved, tmp_path):
     statements = tmp_path / "fix.updates"
     statements.write_text("-- time=2020-01-01\nUPDATE t SET discount = 5.0 WHERE discount = 0.5;\n")
