@@ -592,7 +592,8 @@ class Table:
     ) -> DataFrame:
         """The table's history as a slowly changing dimension of Type 2, as a lazy Spark
         DataFrame: one row per version of each key, with ``valid_from`` and ``valid_to`` (the
-        commit times that made and replaced it; ``valid_to`` NULL for the current version) and
+        times the changes that made and replaced it took effect: a load's ``effective_from``, else
+        its commit time; ``valid_to`` NULL for the current version) and
         ``is_current``, up to ``to_version`` (or ``to_time``; default: the newest version).
         ``current_valid_to`` (e.g. ``"9999-12-31"``) replaces NULL as the current rows'
         ``valid_to``, as dbt's ``dbt_valid_to_current`` does."""

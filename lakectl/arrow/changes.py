@@ -64,7 +64,7 @@ def arrow_changes(ctx: Context, table_ref: str | None, request: ChangesRequest) 
     ``lakectl changes`` sorts: by version and key for changes, by key and validity for SCD2)."""
     source = resolve_changes(ctx, table_ref, request, OUT_FORMATS)
     ctx.progress("reading changes")
-    feed = change_rows(source)
+    feed = change_rows(source, scd2=request.scd2)
     key = tuple(source.metadata.primary_key)
     rows = (
         scd2_rows(feed, key, request.current_valid_to)
@@ -107,9 +107,10 @@ def _spec(meta: TableMetadata, source: ChangeSource, valid: ValidWriteIds) -> Me
     return MergeSpec(source.store.storage, meta.data_schema, partitions, valid, key)
 
 
-def change_rows(source: ChangeSource) -> pa.Table:
+def change_rows(source: ChangeSource, scd2: bool = False) -> pa.Table:
     """Every row change of the range, unsorted: the table's columns, then ``_change_type``,
-    ``_commit_version`` and ``_commit_time`` (UTC)."""
+    ``_commit_version`` and ``_commit_time`` (UTC; with ``scd2``, the time the commit's rows took
+    effect, see :attr:`~lakectl.planning.change_plan.ChangeRange.valid_times`)."""
     import pyarrow as pa
 
     newer = _spec(source.metadata, source, source.newer.valid_write_ids())
@@ -143,7 +144,8 @@ def change_rows(source: ChangeSource) -> pa.Table:
             _classified(inserted_rows, deleted_rows, key, "update_postimage", "insert"),
         ]
     )
-    return _with_commit_times(changes, source.range.commit_times)
+    rng = source.range
+    return _with_commit_times(changes, rng.valid_times if scd2 else rng.commit_times)
 
 
 def _identified(rows: pa.Table, inserts: pa.Table) -> pa.Table:
@@ -230,7 +232,8 @@ def scd2_rows(
     changes: pa.Table, key: Sequence[str], current_valid_to: int | None = None
 ) -> pa.Table:
     """One row per version of each key (see :func:`lakectl.spark.change_feed.scd2_rows`):
-    ``valid_from`` the commit time of the insert or post-image that made it, ``valid_to`` that
+    ``valid_from`` the ``_commit_time`` of the insert or post-image that made it (the time it
+    took effect, see :func:`change_rows`), ``valid_to`` that
     of the key's next change (NULL while current), ``is_current``; sorted by key and validity."""
     import pyarrow as pa
     import pyarrow.compute as pc

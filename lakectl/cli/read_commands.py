@@ -224,7 +224,8 @@ def changes(
     update (its old and new row). Type 7 statements change no stored rows and do not appear;
     a materialize that folds them in does. Ranges whose files were compacted and cleaned away
     are refused. With --scd2, the rows of every key over time instead (valid_from and valid_to
-    are commit times; the table needs a primary key).
+    are when changes took effect: a load's --effective-from, else its commit time; the table
+    needs a primary key).
 
     \b
     Examples:

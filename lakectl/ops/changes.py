@@ -197,7 +197,12 @@ def change_feed(ctx: Context, table_ref: str | None, request: ChangesRequest) ->
         source.newer.valid_write_ids(),
     )
     frame = feed_frame(
-        ctx.spark(), spec, list(source.range_plans), older_rows, rng.commit_times, meta.primary_key
+        ctx.spark(),
+        spec,
+        list(source.range_plans),
+        older_rows,
+        rng.valid_times if request.scd2 else rng.commit_times,
+        meta.primary_key,
     )
     if request.scd2:
         frame = scd2_rows(frame, meta.primary_key, request.current_valid_to)

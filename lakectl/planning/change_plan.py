@@ -10,10 +10,10 @@ feed; a ``materialize`` that folds them into the rows is (it deletes and inserts
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lakectl.errors import TimeTravelError, UsageError
-from lakectl.table.log import DATA_OPS, TableState
+from lakectl.table.log import ALWAYS, DATA_OPS, CommitRecord, TableState
 from lakectl.table.retention import availability, cleaned_dirs
 
 # The change feed's columns after the table's, and the change types (Delta's names).
@@ -43,6 +43,9 @@ class ChangeRange:
     """Directories (relative to the table) holding the range's inserted rows."""
     delete_dirs: frozenset[str]
     """Directories holding the range's delete events."""
+    valid_times: dict[int, int] = field(default_factory=dict)
+    """Write id -> the time its rows took effect (epoch ms): the ``load --effective-from`` time
+    where a load named one, else its commit time. SCD2 validity follows these."""
 
     @property
     def write_ids(self) -> list[int]:
@@ -113,4 +116,11 @@ def plan_changes(
         commit_times={int(r.write_id): r.committed_at for r in data if r.write_id is not None},
         insert_dirs=frozenset(dirs - deletes),
         delete_dirs=deletes,
+        valid_times={int(r.write_id): _valid_time(r) for r in data if r.write_id is not None},
     )
+
+
+def _valid_time(record: CommitRecord) -> int:
+    """When ``record``'s rows took effect: its ``--effective-from`` time, else its commit time."""
+    effective = record.effective_at
+    return record.committed_at if effective is None or effective == ALWAYS else effective

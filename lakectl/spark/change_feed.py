@@ -164,7 +164,8 @@ def scd2_rows(
     """A slowly changing dimension of Type 2 from a feed that starts at the empty table.
 
     One row per version of each key: the row an ``insert`` or ``update_postimage`` added,
-    ``valid_from`` its commit time, ``valid_to`` the commit time of the key's next change (the
+    ``valid_from`` its ``_commit_time`` (the time the commit took effect, as the caller gives
+    it), ``valid_to`` that of the key's next change (the
     ``update_preimage`` or ``delete`` that replaced it; NULL while current, or
     ``current_valid_to`` (epoch ms) when given), ``is_current``.
     """
