@@ -11,7 +11,7 @@ import pytest
 
 import lakectl
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def _csv(path: Path, lines: list[str]) -> str:
