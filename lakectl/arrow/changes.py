@@ -133,7 +133,8 @@ def change_rows(source: ChangeSource, scd2: bool = False) -> pa.Table:
         pool = [_identified(rows, inserts)]
         before = older_plans.get(plan.relative)
         if before is not None and not before.is_empty:
-            pool.append(_conformed(partition_rows(older, before, with_identity=True), user))
+            # read in today's columns (resolve_changes gives the older state today's metadata)
+            pool.append(partition_rows(older, before, with_identity=True))
         deleted.append(_pre_images(deletes, pa.concat_tables(pool), with_version))
     deleted_rows = concat_as(deleted, with_version)
     inserted_rows = concat_as(inserted, with_version)
@@ -157,19 +158,6 @@ def _identified(rows: pa.Table, inserts: pa.Table) -> pa.Table:
         [*inserts.select(list(IDENTITY)).columns, *body.columns],
         names=[*IDENTITY, *body.column_names],
     )
-
-
-def _conformed(rows: pa.Table, user: pa.Schema) -> pa.Table:
-    """Older rows (identity, older columns) in the newer columns: by name, nulls for new ones."""
-    import pyarrow as pa
-
-    columns = [rows.column(c) for c in IDENTITY]
-    for field in user:
-        if field.name in rows.column_names:
-            columns.append(rows.column(field.name).cast(field.type))
-        else:
-            columns.append(pa.nulls(rows.num_rows, field.type))
-    return pa.Table.from_arrays(columns, names=[*IDENTITY, *user.names])
 
 
 def _pre_images(deletes: pa.Table, pool: pa.Table, schema: pa.Schema) -> pa.Table:
