@@ -243,8 +243,9 @@ class Table:
         """Change the schema in one commit (``lakectl alter``): ``add_columns`` as
         ``"discount double default 0"`` texts (added at the end; rows stored before read the
         default, or NULL), ``widen`` as ``"qty bigint"`` (int -> bigint, float -> double,
-        decimal precision up). ``rename`` (``{"old": "new"}`` or ``"old=new"``) is refused:
-        see the schema evolution guide. Bad input raises and writes nothing."""
+        decimal precision up), ``rename`` as ``{"old": "new"}`` or ``"old=new"`` texts (data
+        columns only; stored rows read under the new name). Bad input raises and writes
+        nothing."""
         from lakectl.ops.alter import alter
         from lakectl.table.evolution import SchemaChange
 

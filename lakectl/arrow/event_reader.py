@@ -2,10 +2,10 @@
 
 ORC stores every column of the ``row`` struct apart, so a read of a few data columns decodes
 only those (and the event columns it needs): the ORC reader is given their paths
-(``row.<field>``). The file's fields are matched to the table's as
-:func:`~lakectl.arrow.events.conform_batch` matches them: by name (case-insensitive), else by
-position (Hive's ``_colN`` names); a column the file does not have (added after it was written)
-reads its default, or nulls. A stripe whose statistics exclude a
+(``row.<field>``). The file's ``row`` fields are matched to the table's data columns by
+position, as Hive's ACID reader matches them (its files name them ``_colN``; a renamed column
+keeps its position); a column the file does not have (added after it was written) reads its
+default, or nulls. A stripe whose statistics exclude a
 :class:`~lakectl.arrow.pushdown.StripeTest` is not read at all.
 """
 
@@ -138,15 +138,12 @@ class EventRead:
             raise FormatError(f"{where}: not an ACID event file (no row column)")
         row_type = schema.field(row_name).type
         children = [row_type.field(i).name for i in range(row_type.num_fields)]
-        lower = {name.lower(): name for name in children}
         sources: list[str | None] = []
         fills: list[object] = []
         for wanted in self.fields:
             position = self.data_names.index(wanted.name)
-            source = lower.get(wanted.name.lower())
-            if source is None and position < len(children):
-                source = children[position]
-            sources.append(source)  # None: added after the file was written
+            # None: added after the file was written
+            sources.append(children[position] if position < len(children) else None)
             fills.append(self.defaults[position] if position < len(self.defaults) else None)
         read = [s for s in sources if s is not None]
         extra = None

@@ -77,9 +77,10 @@ def orc_source(storage: Storage, path: str) -> Iterator[Any]:
 def conform_batch(
     batch: pa.RecordBatch, target: pa.Schema, partition_values: list[str | None]
 ) -> pa.RecordBatch:
-    """``batch`` (an event file's stripe) in ``target``'s shape: event columns and row fields
-    matched by name (case-insensitive; by position for Hive's ``_colN`` names), cast to the
-    target types, then the partition values as constant string columns."""
+    """``batch`` (an event file's stripe) in ``target``'s shape: event columns matched by name
+    (case-insensitive), the ``row`` fields by position (as Hive's ACID reader matches them: its
+    files name them ``_colN``, and a renamed column keeps its position), cast to the target
+    types, then the partition values as constant string columns."""
     import pyarrow as pa
 
     n = batch.num_rows
@@ -89,15 +90,16 @@ def conform_batch(
     return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
-def _child(parent: Any, name: str, position: int) -> pa.Array | None:
-    """The child column ``name`` of a record batch or struct array (else the one at
-    ``position``; None when the file has fewer: a column added after it was written)."""
+def _child(parent: Any, name: str, position: int, by_position: bool) -> pa.Array | None:
+    """The child column ``name`` of a record batch or struct array (else, or with
+    ``by_position``, the one at ``position``; None when the file has fewer: a column added
+    after it was written)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     fields = parent.schema if isinstance(parent, pa.RecordBatch) else parent.type
     names = [field.name.lower() for field in fields]
-    index = names.index(name.lower()) if name.lower() in names else position
+    index = position if by_position or name.lower() not in names else names.index(name.lower())
     if index >= len(names):
         return None
     if isinstance(parent, pa.RecordBatch):
@@ -105,29 +107,34 @@ def _child(parent: Any, name: str, position: int) -> pa.Array | None:
     return pc.struct_field(parent, [index])
 
 
-def _conform(array: pa.Array, target: pa.DataType) -> pa.Array:
+def _conform(array: pa.Array, target: pa.DataType, by_position: bool = False) -> pa.Array:
     import pyarrow as pa
 
     if pa.types.is_struct(target):
-        children = [_conform_field(array, target.field(i), i) for i in range(target.num_fields)]
+        children = [
+            _conform_field(array, target.field(i), i, by_position) for i in range(target.num_fields)
+        ]
         return pa.StructArray.from_arrays(
             children, fields=list(target), mask=array.is_null() if array.null_count else None
         )
     return array if array.type == target else array.cast(target)
 
 
-def _conform_field(parent: Any, field: pa.Field, position: int) -> pa.Array:
-    """Field ``field`` of the record batch or struct array ``parent``: its own child, or for a file written
-    before the column was added, the column's default (or nulls)."""
+def _conform_field(
+    parent: Any, field: pa.Field, position: int, by_position: bool = False
+) -> pa.Array:
+    """Field ``field`` of the record batch or struct array ``parent``: its own child, or for a
+    file written before the column was added, the column's default (or nulls)."""
     import pyarrow as pa
 
     from lakectl.arrow.types import DEFAULT_KEY, TYPE_KEY
     from lakectl.table.evolution import default_value
     from lakectl.table.schema import Column
 
-    child = _child(parent, field.name, position)
+    child = _child(parent, field.name, position, by_position)
     if child is not None:
-        return _conform(child, field.type)
+        is_row = isinstance(parent, pa.RecordBatch) and field.name.lower() == "row"
+        return _conform(child, field.type, by_position=is_row)
     meta = field.metadata or {}
     value = None
     if DEFAULT_KEY in meta:

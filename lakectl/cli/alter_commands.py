@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     "renames",
     multiple=True,
     metavar="OLD=NEW",
-    help="Rename a column: refused (see the schema evolution guide for why).",
+    help="Rename a data column (repeatable). Not partition columns, list-bucketed columns or "
+    "columns an active statement names.",
 )
 @common_options
 def alter(
@@ -53,14 +54,15 @@ def alter(
 ) -> None:
     """Change a table's schema as one commit, without rewriting a file. Runs without Spark.
 
-    Files written before keep their columns: they read the added columns' defaults (or NULL)
-    and widened columns as the new type. Reads of a version before the commit (--version,
-    --known-at) show the schema of that version.
+    Files written before keep their columns: they read the added columns' defaults (or NULL),
+    widened columns as the new type and renamed columns under the new name (a file's columns
+    are matched by position). Reads of a version before the commit (--version, --known-at)
+    show the schema of that version.
 
     \b
     Example:
       lakectl alter sales --add-column "discount double default 0" --widen "qty bigint"
-      lakectl alter sales --add-column "channel string"
+      lakectl alter sales --rename-column qty=quantity
     """
     result = api_table(make_context(settings), table).alter(
         add_columns, widen=widen, rename=renames
@@ -75,4 +77,6 @@ def _print_alter(result: AlterResult) -> None:
         output.line(f"added {name} {column.type}{default}")
     for text in result.widened:
         output.line(f"widened {text}")
+    for text in result.renamed:
+        output.line(f"renamed {text}")
     output.note(f"committed as log entry {result.log_seq}")

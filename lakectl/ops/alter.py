@@ -1,8 +1,10 @@
 """``lakectl alter``: change a table's schema as one commit, without rewriting a file.
 
-Columns are added at the end (as Hive's ``ADD COLUMNS``) and numeric columns widened; every change is checked first (:func:`lakectl.table.evolution.evolve`) and a bad one
-writes nothing. Files written before keep their columns; readers map them to the new schema
-by position (:mod:`lakectl.table.evolution`). Runs without Spark.
+Columns are added at the end (as Hive's ``ADD COLUMNS``), numeric columns widened and data
+columns renamed; every change is checked first (:func:`lakectl.table.evolution.evolve`, then
+:func:`check_renames` against what the log names columns in) and a bad one writes nothing.
+Files written before keep their columns; readers map them to the new schema by position
+(:mod:`lakectl.table.evolution`). Runs without Spark.
 """
 
 from __future__ import annotations
@@ -10,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lakectl.table.evolution import SchemaChange, changed_columns, evolve
+from lakectl.errors import BadInputError, UsageError
+from lakectl.ops.updates import installed_statements
+from lakectl.planning.list_bucket_plan import ListBucketing, layouts_by_dir
+from lakectl.table.evolution import SchemaChange, changed_columns, evolve, renamed_columns
+from lakectl.table.layout import parse_acid_dir
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Schema
@@ -25,6 +31,7 @@ class AlterResult:
     log_seq: int
     added: list[str]
     widened: list[str]
+    renamed: list[str]
     schema: Schema
 
     def to_json(self) -> dict[str, Any]:
@@ -33,6 +40,7 @@ class AlterResult:
             "log_seq": self.log_seq,
             "added": self.added,
             "widened": self.widened,
+            "renamed": self.renamed,
             "schema": self.schema.to_json(),
         }
 
@@ -48,6 +56,7 @@ def alter(store: TableStore, change: SchemaChange, source: str = "alter") -> Alt
         committed.seq,
         changes["added"],
         changes["widened"],
+        changes["renamed"],
         new_meta.schema,
     )
 
@@ -58,6 +67,7 @@ def alter_record(
     """The commit record of ``change`` on ``state`` (not committed) and the new metadata."""
     meta = state.metadata
     new_meta = evolve(meta, change)
+    check_renames(state, new_meta)
     record = CommitRecord.draft(
         operation=OPERATION,
         read_seq=state.last_seq,
@@ -67,4 +77,62 @@ def alter_record(
     return record, new_meta
 
 
-__all__ = ["AlterResult", "alter", "alter_record"]
+def check_renames(state: TableState, new_meta: TableMetadata) -> None:
+    """Refuse renames of columns that the log names: an active Type 7 statement must still
+    check against the new schema (it reads or sets columns by name), and no list-bucketing
+    layout may use a renamed column (its directories are named ``column=value``)."""
+    renamed = renamed_columns(state.metadata, new_meta)
+    if not renamed:
+        return
+    lowered = {old.lower(): old for old in renamed}
+    for rel, layout in sorted(_live_layouts(state).items()):
+        for column in layout.columns:
+            if column.lower() in lowered:
+                raise UsageError(
+                    f"--rename-column {lowered[column.lower()]!r}: the column is list-bucketed "
+                    f"({rel} holds a directory per value of it), so it cannot be renamed",
+                    hint="rewrite the partition plain first (`lakectl list-bucket TABLE --off`)",
+                )
+    from lakectl.updates.validate import check_stored_statement
+
+    for entry in installed_statements(state):
+        if entry.problem is not None:
+            continue
+        try:
+            check_stored_statement(entry.statement, new_meta.schema, entry.origin, canonical=True)
+        except BadInputError as exc:
+            raise UsageError(
+                f"--rename-column: {entry.origin} names a column by its old name, so the "
+                f"rename would break it ({exc.message})",
+                hint="materialize the table's statements first (`lakectl apply-updates "
+                "--materialize`), then rename",
+            ) from exc
+
+
+def _live_layouts(state: TableState) -> dict[str, ListBucketing]:
+    """The list-bucketing layouts of the bases no newer base of their partition replaced."""
+    newest: dict[str, tuple[int, int]] = {}
+    for record in state.records:
+        for rel in record.added:
+            parent, order = _base_order(rel)
+            if order is not None:
+                newest[parent] = max(newest.get(parent, order), order)
+    live = {}
+    for rel, layout in layouts_by_dir(state.records).items():
+        parent, order = _base_order(rel)
+        if order is not None and order >= newest.get(parent, order):
+            live[rel] = layout
+    return live
+
+
+def _base_order(rel: str) -> tuple[str, tuple[int, int] | None]:
+    """A directory's partition and, for a base, how it orders among the partition's bases
+    (write id, then the visibility id a compaction's base carries)."""
+    parent, _, name = rel.rpartition("/")
+    acid = parse_acid_dir(name)
+    if acid is None or not acid.is_base:
+        return parent, None
+    return parent, (acid.max_write_id, acid.visibility_txn or 0)
+
+
+__all__ = ["AlterResult", "alter", "alter_record", "check_renames"]

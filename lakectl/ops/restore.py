@@ -25,22 +25,18 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
-from lakectl.ops.reading import ReadTarget, choose_state, plan_lakectl
+from lakectl.ops.reading import ReadTarget, choose_state, plan_lakectl, with_written_schemas
 from lakectl.ops.updates import installed_statements, statement_keys, write_updates_file
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.listing import DirListing
 from lakectl.table.log import ALWAYS, COMPACT_OPS, CommitRecord, Operation, TableState
-from lakectl.table.schema import Schema
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
 
 _KIND = "__lakectl_restore"
 
@@ -117,6 +113,7 @@ def restore(
     then = choose_state(full, version=target_version)
     result = RestoreResult(store.name or store.url, target_version, dry_run)
     retire, reactivate = _statement_changes(full, then)
+    _check_reactivated(full, then, reactivate)
     result.statements_retired, result.statements_reactivated = len(retire), len(reactivate)
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
@@ -159,6 +156,27 @@ def _statement_changes(
     retire = [list(k) for k in active_now if k not in active_then]
     reactivate = [list(k) for k in active_then if k not in active_now]
     return retire, reactivate
+
+
+def _check_reactivated(now: TableState, then: TableState, keys: list[list[Any]]) -> None:
+    """Refuse a restore that would make a statement active again that no longer checks against
+    today's schema (it names a column renamed since)."""
+    from lakectl.errors import BadInputError
+    from lakectl.updates.validate import check_stored_statement
+
+    wanted = {tuple(k) for k in keys}
+    for entry in installed_statements(then):
+        if (entry.version, entry.index) not in wanted or entry.problem is not None:
+            continue
+        try:
+            check_stored_statement(entry.statement, now.metadata.schema, entry.origin, True)
+        except BadInputError as exc:
+            raise UsageError(
+                f"the restore would make {entry.origin} active again, but it no longer fits "
+                f"the table's columns ({exc.message})",
+                hint="restore a version after that statement was materialized, or rename the "
+                "column back first",
+            ) from exc
 
 
 @dataclass(frozen=True)
@@ -229,9 +247,20 @@ def _identity_rows(ctx: Context, target: ReadTarget) -> Any:
     return snapshot_frame(ctx, target, SnapshotRequest(raw=True), with_identity=True)
 
 
-def _target(store: TableStore, state: TableState, only: set[str] | None = None) -> ReadTarget:
+def _target(
+    store: TableStore,
+    state: TableState,
+    only: set[str] | None = None,
+    columns_of: TableState | None = None,
+) -> ReadTarget:
+    """A read of ``state``, in the columns of ``columns_of`` (a later state of the table;
+    default: ``state`` itself): its rows as a read of that state shows them, columns added
+    since at their default, renamed ones under their new name, widened ones cast."""
     valid, plans, _ = plan_lakectl(store, state, only)
-    return ReadTarget(store, state.metadata, state, valid, tuple(plans))
+    if columns_of is None:
+        return ReadTarget(store, state.metadata, state, valid, tuple(plans))
+    plans = with_written_schemas(plans, columns_of)
+    return ReadTarget(store, columns_of.metadata, state, valid, tuple(plans))
 
 
 def _row_changes(ctx: Context, store: TableStore, now: TableState, then: TableState) -> _Found:
@@ -243,33 +272,14 @@ def _row_changes(ctx: Context, store: TableStore, now: TableState, then: TableSt
 
     meta = now.metadata
     keys = [*IDENTITY_COLUMNS, *meta.partition_by]
-    current_target, earlier_target = _target(store, now), _target(store, then)
+    current_target, earlier_target = _target(store, now), _target(store, then, columns_of=now)
     current, earlier = _identity_rows(ctx, current_target), _identity_rows(ctx, earlier_target)
-    earlier = _in_schema(earlier, meta.schema)
     added = current.join(earlier.select(*keys), keys, "left_anti").withColumn(
         _KIND, F.lit("delete")
     )
     gone = earlier.join(current.select(*keys), keys, "left_anti").withColumn(_KIND, F.lit("insert"))
     read = _Read.of(current_target.plans) + _Read.of(earlier_target.plans)
     return _Found(added.unionByName(gone), read)
-
-
-def _in_schema(rows: DataFrame, schema: Schema) -> DataFrame:
-    """``rows`` (identity and table columns of an earlier version) in the table's columns now:
-    widened ones cast, those added since at their default (or NULL)."""
-    from pyspark.sql import functions as F
-
-    from lakectl.spark.acid_read import default_column
-    from lakectl.spark.types import IDENTITY_COLUMNS
-
-    have = set(rows.columns)
-    columns = [F.col(c) for c in IDENTITY_COLUMNS] + [
-        F.col(f"`{c.name}`").cast(c.type).alias(c.name)
-        if c.name in have
-        else default_column(c).alias(c.name)
-        for c in schema.columns
-    ]
-    return rows.select(*columns)
 
 
 def _changes_since(

@@ -1,8 +1,9 @@
 """Schema evolution as pure values: which changes are allowed, and what old files hold.
 
 A table's schema changes by commits (``lakectl alter``, ``lakectl load --evolve``): columns are
-added at the end, as Hive adds them, and numeric types widen as ORC's schema evolution reads
-them (int -> bigint, float -> double, decimal precision up). Files are never rewritten for it:
+added at the end, as Hive adds them, numeric types widen as ORC's schema evolution reads
+them (int -> bigint, float -> double, decimal precision up), and data columns may be renamed
+(their position is their identity). Files are never rewritten for it:
 the ACID ``row`` struct of a file keeps the columns it was written with, and readers map its
 fields to the table's columns *by position*, filling the columns a file lacks with the
 column's default (or NULL) and casting widened ones. Which schema each directory was written
@@ -19,7 +20,7 @@ from dataclasses import dataclass, replace
 from lakectl.errors import UsageError
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
-from lakectl.table.schema import Column, Schema, parse_schema
+from lakectl.table.schema import Column, Schema, check_column_name, parse_schema
 
 _INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
 _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
@@ -28,8 +29,7 @@ _DECIMAL = re.compile(r"^decimal\((\d+),(\d+)\)$")
 @dataclass(frozen=True)
 class SchemaChange:
     """What ``alter`` asks for: columns to add (``"name type [not null] [default v]"``),
-    columns to widen (``"name type"``) and renames (``"old=new"``, refused: see
-    :func:`evolve`)."""
+    columns to widen (``"name type"``) and columns to rename (``"old=new"``)."""
 
     add_columns: tuple[str, ...] = ()
     widen: tuple[str, ...] = ()
@@ -102,25 +102,17 @@ def is_widening(old: str, new: str) -> bool:
 
 
 def evolve(meta: TableMetadata, change: SchemaChange) -> TableMetadata:
-    """``meta`` with ``change`` applied, every part checked; :class:`UsageError` names the
-    first problem (nothing is applied then).
+    """``meta`` with ``change`` applied (renames first, then widenings, then additions), every
+    part checked; :class:`UsageError` names the first problem (nothing is applied then).
 
-    Renames are refused: the stored files would read right (readers map a file's fields by
-    position), but installed Type 7 statements, list-bucketing layouts, saved queries and readers
-    that match an ORC file's fields by name (lakectl's Arrow reader tries names first; other
-    engines may too) name columns; a renamed column, or a later column given the old name, would
-    read wrong there."""
+    What the metadata alone cannot tell, whether an installed statement or a list-bucketing
+    layout names a renamed column, the caller checks (:mod:`lakectl.ops.alter`)."""
     if change.is_empty:
         raise UsageError(
-            "nothing to change: give --add-column or --widen",
+            "nothing to change: give --add-column, --widen or --rename-column",
             hint='e.g. lakectl alter sales --add-column "discount double default 0"',
         )
-    if change.rename:
-        raise UsageError(
-            f"--rename-column {change.rename[0]!r}: renaming columns is not supported",
-            hint="installed statements, list-bucketing layouts and readers that match an ORC "
-            "file's fields by name would no longer find the column; add a new column instead",
-        )
+    meta = _renamed(meta, change.rename)
     columns = _widened(meta, list(meta.schema.columns), change.widen)
     added = _added(Schema(tuple(columns)), change.add_columns)
     # After the data columns, before the partition columns (they stay last, as Hive has them).
@@ -128,6 +120,68 @@ def evolve(meta: TableMetadata, change: SchemaChange) -> TableMetadata:
     data = [c for c in columns if c.name.lower() not in parts]
     partition = [c for c in columns if c.name.lower() in parts]
     return replace(meta, schema=Schema(tuple(data + added + partition)))
+
+
+def parse_renames(texts: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``("old=new", ...)`` as (old, new) pairs, or :class:`UsageError` for a malformed one."""
+    pairs = []
+    for text in texts:
+        old, sep, new = text.partition("=")
+        old, new = old.strip().strip("`"), new.strip().strip("`")
+        if not sep or not old or not new:
+            raise UsageError(
+                f"--rename-column {text!r}: expected OLD=NEW, e.g. 'qty=quantity'",
+            )
+        pairs.append((old, new))
+    return pairs
+
+
+def _renamed(meta: TableMetadata, texts: tuple[str, ...]) -> TableMetadata:
+    """``meta`` with the data columns ``texts`` name renamed, the key renamed with them.
+
+    A stored file keeps the names it was written with; readers match its ``row`` fields to
+    the table's columns by position, so a renamed column reads its old values, and a column
+    added later under the old name reads its default. Partition columns name directories and
+    cannot be renamed."""
+    if not texts:
+        return meta
+    columns = list(meta.schema.columns)
+    key = list(meta.primary_key)
+    parts = {p.lower() for p in meta.partition_by}
+    for old, new in parse_renames(texts):
+        schema = Schema(tuple(columns))
+        current = schema.find(old)
+        if current is None:
+            raise UsageError(
+                f"--rename-column {old!r}: no such column (columns: {', '.join(schema.names)})"
+            )
+        if current.name.lower() in parts:
+            raise UsageError(
+                f"--rename-column {current.name!r}: a partition column cannot be renamed (its "
+                "name is part of every partition directory's name)"
+            )
+        check_column_name(new)
+        if new == current.name:
+            raise UsageError(f"--rename-column {old}={new}: the column already has that name")
+        taken = schema.find(new)
+        if taken is not None and taken is not current:
+            raise UsageError(
+                f"--rename-column {current.name}={new}: the table already has a column "
+                f"{taken.name!r}",
+                hint="rename that one first, or choose another name",
+            )
+        columns = [replace(c, name=new) if c is current else c for c in columns]
+        key = [new if k.lower() == current.name.lower() else k for k in key]
+    return replace(meta, schema=Schema(tuple(columns)), primary_key=tuple(key))
+
+
+def renamed_columns(old: TableMetadata, new: TableMetadata) -> dict[str, str]:
+    """Old name -> new name of the data columns ``new`` renamed (matched by position)."""
+    return {
+        before.name: after.name
+        for before, after in zip(old.data_schema.columns, new.data_schema.columns, strict=False)
+        if before.name != after.name
+    }
 
 
 def _added(schema: Schema, texts: tuple[str, ...]) -> list[Column]:
@@ -198,14 +252,15 @@ def _widened(meta: TableMetadata, columns: list[Column], texts: tuple[str, ...])
 
 
 def changed_columns(old: TableMetadata, new: TableMetadata) -> dict[str, list[str]]:
-    """What an evolution changed, for results and the log: added and widened columns."""
+    """What an evolution changed, for results and the log: added, widened and renamed columns."""
     added = [c.name for c in new.data_schema.columns[len(old.data_schema.columns) :]]
     widened = [
         f"{after.name} {before.type} -> {after.type}"
         for before, after in zip(old.data_schema.columns, new.data_schema.columns, strict=False)
         if before.type != after.type
     ]
-    return {"added": added, "widened": widened}
+    renamed = [f"{a} -> {b}" for a, b in renamed_columns(old, new).items()]
+    return {"added": added, "widened": widened, "renamed": renamed}
 
 
 def written_schemas(state: TableState) -> dict[str, Schema]:
@@ -239,5 +294,7 @@ __all__ = [
     "default_value",
     "evolve",
     "is_widening",
+    "parse_renames",
+    "renamed_columns",
     "written_schemas",
 ]

@@ -55,7 +55,6 @@ def _create(lakectl_cli: Any, path: Path) -> None:
         (["--widen", "amount decimal(10,3)"], "is not a widening"),
         (["--widen", "day bigint"], "partition column"),
         (["--widen", "nope bigint"], "no such column"),
-        (["--rename-column", "qty=quantity"], "renaming columns is not supported"),
         ([], "nothing to change"),
     ],
 )
