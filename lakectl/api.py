@@ -331,6 +331,7 @@ class Table:
         order_by: str | None = None,
         primary_key: str | Sequence[str] | None = None,
         partition_by: str | Sequence[str] | None = None,
+        evolve: bool = False,
         trigger: str = "5s",
         on_bad_file: Literal["fail", "skip"] = "fail",
         max_files_per_batch: int = 1000,
@@ -343,7 +344,8 @@ class Table:
         """Load files as they land in ``source_dir``, one transaction per micro-batch, until
         ``max_batches`` or ``stop_after`` seconds (or SIGINT/SIGTERM in the main thread).
 
-        Load options as for :meth:`load`; ``trigger`` is how often to look (``"500ms"``,
+        Load options as for :meth:`load` (``evolve``: a file's new columns join the table
+        before its micro-batch); ``trigger`` is how often to look (``"500ms"``,
         ``"5s"``); ``on_bad_file="skip"`` moves unreadable files aside; ``compact`` runs
         ``compact("auto")`` between micro-batches. ``on_event`` receives one line per event,
         ``on_tick`` the status about every trigger.
@@ -363,6 +365,7 @@ class Table:
                 op_column=op_column,
                 op_values=_op_values(op_values),
                 order_by=order_by,
+                evolve=evolve,
             ),
             trigger_seconds=parse_trigger(trigger),
             on_bad_file=on_bad_file,

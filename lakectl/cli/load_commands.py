@@ -65,6 +65,15 @@ def batch_options(
     return decorate
 
 
+evolve_option = click.option(
+    "--evolve",
+    is_flag=True,
+    default=False,
+    help="Add the batch's columns the table lacks (at the end, nullable) in a schema commit "
+    "just before the load; without it they are an error.",
+)
+
+
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("table")
 @click.argument("source")
@@ -80,13 +89,7 @@ def batch_options(
     metavar="TIME",
     help="Valid time from which the loaded rows count for --as-of reads (default: always).",
 )
-@click.option(
-    "--evolve",
-    is_flag=True,
-    default=False,
-    help="Add the batch's columns the table lacks (at the end, nullable) in a schema commit "
-    "just before the load; without it they are an error.",
-)
+@evolve_option
 @common_options
 def load(
     table: str,

@@ -19,7 +19,7 @@ from lakectl.cli.common import (
     make_context,
     render,
 )
-from lakectl.cli.load_commands import batch_options
+from lakectl.cli.load_commands import batch_options, evolve_option
 
 if TYPE_CHECKING:
     from lakectl.ops.stream import StreamResult
@@ -86,10 +86,12 @@ def _status_line(status: Any) -> str:
 )
 @click.option("--max-batches", type=int, help="Stop after this many committed micro-batches.")
 @click.option("--stop-after", type=float, metavar="SECONDS", help="Stop after this many seconds.")
+@evolve_option
 @common_options
 def stream(
     table: str,
     source_dir: str,
+    evolve: bool,
     trigger: str,
     on_bad_file: str,
     max_files_per_batch: int,
@@ -107,6 +109,8 @@ def stream(
     write a file under a name starting with `.` or `_` and rename it when complete. Between
     micro-batches `compact --auto` runs in the background. Ctrl-C or SIGTERM stops after the
     running micro-batch (a second Ctrl-C abandons it; nothing partial is ever committed).
+    Files may lack columns that have a default (or are nullable); with --evolve, a file's new
+    columns join the table in a schema commit before its micro-batch.
 
     \b
     Example:
@@ -125,6 +129,7 @@ def stream(
         "order_by": batch["order_by"],
         "primary_key": batch["primary_key"],
         "partition_by": batch["partition_by"],
+        "evolve": evolve,
         "trigger": trigger,
         "on_bad_file": on_bad_file,
         "max_files_per_batch": max_files_per_batch,

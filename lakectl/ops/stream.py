@@ -59,6 +59,7 @@ from lakectl.planning.stream_plan import (
     stream_info,
 )
 from lakectl.storage.fs import storage_for
+from lakectl.table.schema import Schema
 from lakectl.table.store import META_DIR, now_millis
 
 STREAMS_DIR = f"{META_DIR}/streams"
@@ -457,10 +458,8 @@ class StreamRunner:
         from lakectl.ops.load import load_frame
 
         self._unless_abandoned()
-        raw = frames[0][1]
-        for _, frame in frames[1:]:
-            raw = raw.unionByName(frame)
         state = self.store.read_state()
+        raw = _union(state.metadata.schema, [frame for _, frame in frames])
         names = [n for n, _ in frames]
         info = stream_info(self.source_url, self.fmt, names, self._skipped_unrecorded)
         # Errors name the file when there is one, else the landing directory.
@@ -623,6 +622,26 @@ class StreamRunner:
                 continue
             if process_alive(entry.get("host"), entry.get("pid")) is False:
                 self.store.mark_aborted(write_id, "stream: the writer's process is gone")
+
+
+def _union(schema: Schema, frames: list[Any]) -> Any:
+    """The files of a micro-batch as one frame. A file may lack a column another one has: it
+    reads the table column's default there (as a load of that file alone would), or NULL."""
+    from functools import reduce
+
+    from lakectl.spark.acid_read import default_column
+
+    types = {f.name.lower(): f.dataType for frame in frames for f in frame.schema.fields}
+    names = {f.name.lower(): f.name for frame in frames for f in frame.schema.fields}
+    filled = []
+    for frame in frames:
+        have = {c.lower() for c in frame.columns}
+        for lowered, name in names.items():
+            column = schema.find(name)
+            if lowered not in have and column is not None and column.default is not None:
+                frame = frame.withColumn(name, default_column(column).cast(types[lowered]))
+        filled.append(frame)
+    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), filled)
 
 
 def _guess_format(source: str, storage_options: dict[str, Any]) -> str:
