@@ -94,8 +94,30 @@ def open_hive_table(store: TableStore, valid_text: str | None) -> ReadTarget:
     data_cols = _infer_data_columns(store, listings)
     schema = Schema(tuple(data_cols) + tuple(Column(p, "string") for p in part_names))
     meta = TableMetadata(schema=schema, partition_by=tuple(part_names))
-    plans = tuple(plan_partition(lst, valid) for lst in listings)
-    return ReadTarget(store, meta, None, valid, plans)
+    plans = [plan_partition(lst, valid) for lst in listings]
+    return ReadTarget(store, meta, None, valid, tuple(_hive_written(store, plans, data_cols)))
+
+
+def _hive_written(
+    store: TableStore, plans: list[PartitionReadPlan], data_cols: list[Column]
+) -> list[PartitionReadPlan]:
+    """``plans`` knowing which data directories hold other columns than the newest one (a
+    Hive table altered by ``ADD COLUMNS`` or ``CHANGE COLUMN`` since they were written), from
+    the footer of each directory's first file: readers then map their fields by position, as
+    Hive does."""
+    newest = Schema(tuple(data_cols))
+    out = []
+    for plan in plans:
+        older = []
+        for d in plan.data_dirs:
+            if not d.files:
+                continue
+            fields = require_acid_file(store.storage, d.files[0].path).row_columns or ()
+            written = Schema(tuple(Column(n, spark_type(t)) for n, t in fields))
+            if written != newest:
+                older.append((d.relative, written))
+        out.append(replace(plan, written=tuple(older)) if older else plan)
+    return out
 
 
 def require_table_like(store: TableStore, listings: list[PartitionListing]) -> None:
