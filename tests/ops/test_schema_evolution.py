@@ -185,8 +185,9 @@ def _arrow_rows(table: lakectl.Table, columns: list[str], **read: Any) -> list[t
 
 @pytest.mark.spark
 def test_random_history_matches_duckdb_at_every_version(tmp_path, spark):
-    """Loads, added columns with defaults, widenings, deletes and updates in a random order;
-    each version read by time travel (both engines) equals DuckDB's state at that point."""
+    """Loads, added columns with defaults, widenings, deletes, updates and restores; each
+    version read by time travel (both engines) equals DuckDB's state at that point. DuckDB
+    restores by reloading its copy of the version: columns added since take their default."""
     rng = random.Random(22)
     table = lakectl.create_table(
         str(tmp_path / "t"), schema=SCHEMA, primary_key="id", partition_by="day"
@@ -196,7 +197,8 @@ def test_random_history_matches_duckdb_at_every_version(tmp_path, spark):
     next_id = 0
     added = 0
     widened: set[str] = set()
-    steps = ["load", "add", "widen", "load", "delete", "add", "update", "load"]
+    steps = ["load", "add", "widen", "load", "delete", "restore", "add", "update", "load"]
+    steps += ["restore", "load"]
     for step_index, step in enumerate(steps):
         meta = table.schema
         if step == "load":
@@ -252,8 +254,15 @@ def test_random_history_matches_duckdb_at_every_version(tmp_path, spark):
         elif step == "update":
             table.update("extra1 = qty + 1, qty = qty * 2", "day = 'd2'")
             oracle.con.execute("UPDATE t SET extra1 = qty + 1, qty = qty * 2 WHERE day = 'd2'")
-        if step in ("load", "delete", "update"):
+        elif step == "restore":
+            back = rng.choice(sorted(v for v in seen if v < table.version))
+            table.restore(version=back)
+            columns = ", ".join(seen[back][0])
+            oracle.con.execute("DELETE FROM t")
+            oracle.con.execute(f"INSERT INTO t ({columns}) SELECT {columns} FROM v{back}")
+        if step in ("load", "delete", "update", "restore"):
             seen[table.version] = (list(oracle.columns), oracle.rows())
+            oracle.con.execute(f"CREATE TABLE v{table.version} AS SELECT * FROM t")
     assert added == 2 and widened == {"qty", "amount", "price"}
     for version, (columns, expected) in seen.items():
         assert table.to_spark(version=version).columns[: len(columns) - 1] == [
