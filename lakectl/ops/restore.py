@@ -5,7 +5,8 @@ reachable by time travel until ``clean`` removes their files. The commit holds
 
 - delete events for the rows live now that were not live then (added since),
 - the rows live then that are not live now (deleted or replaced since), written again as new
-  rows, and
+  rows (with a delete event for the original, so that reads leaving out the commit that deleted
+  it, ``--raw``, see the row once), and
 - the Type 7 statement changes: statements installed since are retired, statements retired
   since (by ``--materialize``) are active again.
 
@@ -357,14 +358,18 @@ def _commit(
     txn = WriteTransaction.begin(store, Operation.RESTORE)
     try:
         kind = F.col(_KIND)
+        # A row written again also gets a delete event for its original identity. Where the
+        # original was deleted since, the event repeats that deletion (a no-op), but a read
+        # that leaves the deleting commit out (``--raw`` leaves out a ``materialize``) would
+        # otherwise see the original and its copy.
         events = acid_write.change_events(
             changes,
             meta,
             insert=kind == "insert",
-            delete=kind == "delete",
+            delete=F.lit(True),
             old=lambda c: F.col(f"`{c}`"),
         )
-        rows = counts["deleted"] + counts["reinserted"]
+        rows = counts["deleted"] + 2 * counts["reinserted"]
         if rows:
             write_transaction_events(ctx, txn, meta, events, rows)
         failpoint("restore.before_commit")
