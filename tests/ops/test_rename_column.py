@@ -11,6 +11,7 @@ from typing import Any
 
 import duckdb
 import pytest
+from crash_support import run_crashing
 
 import lakectl
 
@@ -273,3 +274,40 @@ def test_renames_apply_in_order_so_two_names_can_swap():
     ]
     assert changed_columns(meta, swapped)["renamed"] == ["a -> b", "b -> a"]
     assert swapped.primary_key == ("k",)
+
+
+def test_a_killed_alter_changes_nothing_and_a_rerun_completes(tmp_path, lakectl_cli):
+    path = tmp_path / "k"
+    assert lakectl_cli("create", path, "--schema", SCHEMA).code == 0
+    args = ("alter", path, "--rename-column", "qty=quantity", "--add-column", "x int default 1")
+    killed = run_crashing(*args, failpoint="store.before_commit")
+    assert killed.returncode == 137, killed.stderr[-2000:]
+    assert _log_size(path) == 1
+    assert [c.name for c in lakectl.open_table(str(path)).schema.columns] == SCHEMA_NAMES
+    assert lakectl_cli(*args).code == 0
+    names = [c.name for c in lakectl.open_table(str(path)).schema.columns]
+    assert names == ["id", "quantity", "note", "day", "x"]
+
+
+SCHEMA_NAMES = ["id", "qty", "note", "day"]
+
+
+@pytest.mark.spark
+def test_a_load_evolve_killed_after_its_schema_commit_is_completed_by_a_rerun(
+    tmp_path, lakectl_cli, spark
+):
+    path = tmp_path / "e"
+    table = lakectl.create_table(str(path), schema=SCHEMA)
+    batch = tmp_path / "batch.parquet"
+    spark.createDataFrame(
+        [(1, 2, "a", "d", "web")], "id bigint, qty int, note string, day string, channel string"
+    ).write.parquet(str(batch))
+    killed = run_crashing("load", path, batch, "--evolve", failpoint="load.before_commit")
+    assert killed.returncode == 137, killed.stderr[-2000:]
+    # the schema commit landed, the rows did not
+    assert [c.name for c in table.schema.columns] == [*SCHEMA_NAMES, "channel"]
+    assert table.to_spark().count() == 0
+    rerun = lakectl_cli("--json", "load", path, batch, "--evolve")
+    assert rerun.code == 0, rerun.out
+    assert "evolved" not in rerun.json  # nothing left to add
+    assert [tuple(r) for r in table.to_spark().collect()] == [(1, 2, "a", "d", "web")]
