@@ -25,7 +25,13 @@ from lakectl.arrow.merge import (
 )
 from lakectl.arrow.snapshot import OUT_FORMATS, wall_clock, write_out
 from lakectl.errors import UsageError
-from lakectl.ops.changes import ChangeSource, ChangesRequest, ChangesResult, resolve_changes
+from lakectl.ops.changes import (
+    ChangeSource,
+    ChangesRequest,
+    ChangesResult,
+    initial_rows_time,
+    resolve_changes,
+)
 from lakectl.ops.context import Context
 from lakectl.ops.snapshot import SnapshotRequest
 from lakectl.planning.change_plan import (
@@ -110,7 +116,8 @@ def _spec(meta: TableMetadata, source: ChangeSource, valid: ValidWriteIds) -> Me
 def change_rows(source: ChangeSource, scd2: bool = False) -> pa.Table:
     """Every row change of the range, unsorted: the table's columns, then ``_change_type``,
     ``_commit_version`` and ``_commit_time`` (UTC; with ``scd2``, the time the commit's rows took
-    effect, see :attr:`~lakectl.planning.change_plan.ChangeRange.valid_times`)."""
+    effect, see :attr:`~lakectl.planning.change_plan.ChangeRange.valid_times`, and an SCD2 view
+    that starts after the empty table opens with the rows live at its start, as inserts)."""
     import pyarrow as pa
 
     newer = _spec(source.metadata, source, source.newer.valid_write_ids())
@@ -139,14 +146,19 @@ def change_rows(source: ChangeSource, scd2: bool = False) -> pa.Table:
     deleted_rows = concat_as(deleted, with_version)
     inserted_rows = concat_as(inserted, with_version)
     key = list(source.metadata.primary_key)
-    changes = pa.concat_tables(
-        [
-            _classified(deleted_rows, inserted_rows, key, "update_preimage", "delete"),
-            _classified(inserted_rows, deleted_rows, key, "update_postimage", "insert"),
-        ]
-    )
+    parts = [
+        _classified(deleted_rows, inserted_rows, key, "update_preimage", "delete"),
+        _classified(inserted_rows, deleted_rows, key, "update_postimage", "insert"),
+    ]
+    initial = initial_rows_time(source) if scd2 else {}
+    for version in initial:
+        live = [partition_rows(older, p) for p in source.older.plans if not p.is_empty]
+        rows = concat_as(live, user)
+        rows = rows.append_column(COMMIT_VERSION, pa.array([version] * rows.num_rows, pa.int64()))
+        parts.append(rows.append_column(CHANGE_TYPE, pa.array(["insert"] * rows.num_rows)))
     rng = source.range
-    return _with_commit_times(changes, rng.valid_times if scd2 else rng.commit_times)
+    times = rng.valid_times if scd2 else rng.commit_times
+    return _with_commit_times(pa.concat_tables(parts), {**times, **initial})
 
 
 def _identified(rows: pa.Table, inserts: pa.Table) -> pa.Table:

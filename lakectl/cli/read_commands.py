@@ -225,7 +225,8 @@ def changes(
     a materialize that folds them in does. Ranges whose files were compacted and cleaned away
     are refused. With --scd2, the rows of every key over time instead (valid_from and valid_to
     are when changes took effect: a load's --effective-from, else its commit time; the table
-    needs a primary key).
+    needs a primary key; once clean removed the oldest versions, it starts at the oldest one
+    kept, whose rows are valid from its time).
 
     \b
     Examples:
@@ -271,6 +272,11 @@ def _print_changes(result: ChangesResult, fmt: str, scd2: bool) -> None:
     more = " (more rows: raise --limit or use --out)" if result.truncated else ""
     what = "row version(s)" if scd2 else "change(s)"
     output.note(f"{len(result.rows)} {what} by {len(result.versions)} commit(s){more}")
+    if scd2 and result.from_version:
+        output.note(
+            f"starts at version {result.from_version}, the oldest one clean kept: the rows "
+            "live then are valid from its time"
+        )
 
 
 def snapshot_format(fmt: str | None, out: str | None) -> str:

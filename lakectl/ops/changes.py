@@ -10,12 +10,12 @@ from lakectl.errors import TimeTravelError, UsageError
 from lakectl.ops.context import Context
 from lakectl.ops.reading import ReadTarget, plan_lakectl, with_written_schemas
 from lakectl.ops.snapshot import SnapshotRequest, check_request, snapshot_frame
-from lakectl.planning.change_plan import ChangeRange, plan_changes
+from lakectl.planning.change_plan import ChangeRange, plan_changes, valid_time
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.listing import list_table
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
-from lakectl.table.retention import require_readable, with_following_compactions
+from lakectl.table.retention import availability, require_readable, with_following_compactions
 from lakectl.table.store import TableStore
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ def resolve_changes(
             raise UsageError(
                 "--scd2 needs a table with a primary key: a key's versions are its rows over time"
             )
-        request = replace(request, from_version=0)
+        request = replace(request, from_version=scd2_start(full))
     rng = plan_changes(
         full,
         from_version=request.from_version,
@@ -178,6 +178,32 @@ def resolve_changes(
     return ChangeSource(store, rng, meta, newer, older_target, tuple(range_plans))
 
 
+def scd2_start(full: TableState) -> int:
+    """The version an SCD2 view starts at: 0 (the empty table) while the whole history can be
+    read, else the oldest version every later one can be read from (``clean`` removed older
+    files or log entries). The rows live at a later start open the view, valid from then."""
+    try:
+        rng = plan_changes(full, from_version=0)
+        older = with_following_compactions(full.prefix(rng.from_seq), full)
+        require_readable(older, full, "version 0")
+        return 0
+    except TimeTravelError:
+        oldest = availability(full)
+        if oldest is None or oldest.version is None:
+            raise
+        return oldest.version
+
+
+def initial_rows_time(source: ChangeSource) -> dict[int, int]:
+    """For an SCD2 view that starts after version 0: the start version -> the time its rows
+    took effect (the rows live then are the view's first versions); else empty."""
+    start = source.range.from_version
+    if start == 0:
+        return {}
+    record = next(r for r in source.newer.records if r.write_id == start)
+    return {start: valid_time(record)}
+
+
 def change_feed(ctx: Context, table_ref: str | None, request: ChangesRequest) -> ChangeFeed:
     """The row changes ``request`` asks for, as a lazy Spark DataFrame (checks first)."""
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
@@ -203,6 +229,7 @@ def change_feed(ctx: Context, table_ref: str | None, request: ChangesRequest) ->
         older_rows,
         rng.valid_times if request.scd2 else rng.commit_times,
         meta.primary_key,
+        initial_rows_time(source) if request.scd2 else {},
     )
     if request.scd2:
         frame = scd2_rows(frame, meta.primary_key, request.current_valid_to)

@@ -116,11 +116,11 @@ def plan_changes(
         commit_times={int(r.write_id): r.committed_at for r in data if r.write_id is not None},
         insert_dirs=frozenset(dirs - deletes),
         delete_dirs=deletes,
-        valid_times={int(r.write_id): _valid_time(r) for r in data if r.write_id is not None},
+        valid_times={int(r.write_id): valid_time(r) for r in data if r.write_id is not None},
     )
 
 
-def _valid_time(record: CommitRecord) -> int:
+def valid_time(record: CommitRecord) -> int:
     """When ``record``'s rows took effect: its ``--effective-from`` time, else its commit time."""
     effective = record.effective_at
     return record.committed_at if effective is None or effective == ALWAYS else effective

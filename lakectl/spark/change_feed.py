@@ -100,18 +100,28 @@ def change_feed(
     older_rows: DataFrame,
     commit_times: Mapping[int, int],
     key: Sequence[str],
+    initial: Mapping[int, int] | None = None,
 ) -> DataFrame:
     """Every row change of the commits in ``commit_times`` (write id -> commit time, ms).
 
     ``plans`` hold the range's delta and delete-delta directories; ``older_rows`` is the older
     snapshot with identity columns (:func:`lakectl.spark.acid_read.read_rows`). The result has
     the table's columns, then ``_change_type``, ``_commit_version`` and ``_commit_time``.
+    ``initial`` (the older snapshot's version -> time) adds its rows as inserts of that version:
+    an SCD2 view that starts after the empty table.
     """
     user = _user_columns(spec)
     write_ids = sorted(commit_times)
     inserts = _range_inserts(spark, spec, plans, write_ids) if write_ids else None
     deletes = _range_deletes(spark, spec, plans, write_ids) if write_ids else None
     frames = []
+    for version in initial or {}:
+        frames.append(
+            older_rows.select(*[_q(c) for c in user])
+            .withColumn(CHANGE_TYPE, F.lit("insert"))
+            .withColumn(COMMIT_VERSION, F.lit(version).cast("bigint"))
+        )
+    commit_times = {**commit_times, **(initial or {})}
     deleted: DataFrame | None = None
     if deletes is not None:
         pool = older_rows.select(*[_q(c) for c in (*user, *IDENTITY_COLUMNS)])

@@ -256,10 +256,17 @@ def test_changes_command(tmp_path: Path, spark: Any, lakectl_cli: Callable[..., 
         "files and clean removed them"
     )
     assert lakectl_cli("changes", root, "--from-version", 2, "--json").json["rows"] == []
-    assert lakectl_cli("changes", root, "--scd2", "--json").json["error"]["message"] == (
-        "the changes of version(s) 1, 2 are no longer available: a compaction merged their "
-        "files and clean removed them"
-    )
+    # SCD2 starts at the oldest version kept, its live rows valid from its time
+    for engine in ("spark", "arrow"):
+        kept = lakectl_cli("changes", root, "--scd2", "--engine", engine, "--json")
+        assert kept.code == 0, kept.out
+        assert kept.json["from_version"] == 2
+        assert [
+            (r["id"], r["note"], r["valid_to"], r["is_current"]) for r in kept.json["rows"]
+        ] == [(1, "uno", None, True)]
+        assert kept.json["rows"][0]["valid_from"] == scd2.json["rows"][1]["valid_from"]
+    human = lakectl_cli("changes", root, "--scd2")
+    assert "starts at version 2, the oldest one clean kept" in human.err
     both = lakectl_cli("changes", root, "--scd2", "--from-version", 1, "--json")
     assert both.code == 2
     assert both.json["error"]["message"] == (

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pytest
 
 import lakectl
@@ -241,5 +242,18 @@ def test_time_travel_inside_the_window_and_before_history(
     assert reopened.changes(from_version=2).count() > 0
     with pytest.raises(TimeTravelError):
         reopened.changes(from_version=1)
+    # SCD2 starts at the history start: version 2's rows open it, its changes follow
+    scd2 = reopened.scd2_arrow()
+    assert sorted(scd2.filter(pc.field("is_current")).column("sell_id").to_pylist()) == sorted(
+        current.column("sell_id").to_pylist()
+    )
+    assert scd2.num_rows >= version_two.num_rows
+    spark_scd2 = reopened.scd2().toPandas().sort_values(["sell_id", "valid_from"])
+    assert (
+        spark_scd2["sell_id"].tolist()
+        == scd2.sort_by([("sell_id", "ascending"), ("valid_from", "ascending")])
+        .column("sell_id")
+        .to_pylist()
+    )
     shutil.rmtree(path)
     assert json.dumps(result.to_json())  # the result serialises
