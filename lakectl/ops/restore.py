@@ -5,8 +5,9 @@ reachable by time travel until ``clean`` removes their files. The commit holds
 
 - delete events for the rows live now that were not live then (added since),
 - the rows live then that are not live now (deleted or replaced since), written again as new
-  rows (with a delete event for the original, so that reads leaving out the commit that deleted
-  it, ``--raw``, see the row once), and
+  rows, with a delete event for the original, and a delete event for each row added and deleted
+  since (both repeat a deletion, so that ``--raw`` reads, which leave out ``materialize``
+  commits, read as at the restored version too), and
 - the Type 7 statement changes: statements installed since are retired, statements retired
   since (by ``--materialize``) are active again.
 
@@ -40,6 +41,9 @@ from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
 
 _KIND = "__lakectl_restore"
+# A row added and deleted since the restored version: it gets a delete event of the restore's
+# too (see _deleted_since); not counted.
+_AGAIN = "delete again"
 
 # How a restore found the difference: from the changes since the restored version, or by
 # comparing the whole table now and then.
@@ -300,6 +304,7 @@ def _changes_since(
     changed = [_since_only(p, since) for p in current.plans]
     written = [p for p in changed if p.data_dirs]
     added = _identity_rows(ctx, replace(current, plans=tuple(written)))
+    replaced = _deleted_since(ctx, replace(current, plans=tuple(written)), added)
     # Rows deleted since: the delete events committed since name them.
     deleting = [replace(p, base=None, deltas=()) for p in changed if p.delete_deltas]
     read = _Read.of(written) + _Read.of(deleting)
@@ -319,12 +324,35 @@ def _changes_since(
             F.col(f"r.`{c}`").eqNullSafe(F.col(f"e.`{c}`")) for c in meta.partition_by
         ]
         gone = rows.join(events.alias("e"), on, "left_semi")
-    return _Found(
-        added.withColumn(_KIND, F.lit("delete")).unionByName(
-            gone.withColumn(_KIND, F.lit("insert"))
-        ),
-        read,
+    frame = added.withColumn(_KIND, F.lit("delete")).unionByName(
+        gone.withColumn(_KIND, F.lit("insert"))
     )
+    if replaced is not None:
+        frame = frame.unionByName(replaced, allowMissingColumns=True)
+    return _Found(frame, read)
+
+
+def _deleted_since(ctx: Context, since: ReadTarget, live: Any) -> Any:
+    """The rows of ``since`` (the directories committed after the restored version) that are
+    not ``live`` any more, by their identity, as :data:`_AGAIN` changes: deleted again by the
+    restore, a no-op where the deleting commit is read, but what keeps a read that leaves that
+    commit out (``--raw`` leaves out a ``materialize``) from showing them."""
+    from pyspark.sql import functions as F
+
+    from lakectl.ops.snapshot import read_spec
+    from lakectl.spark.acid_read import insert_events
+    from lakectl.spark.types import IDENTITY_COLUMNS
+
+    events = insert_events(ctx.spark(), since.plans, read_spec(since))
+    if events is None:
+        return None
+    parts = list(since.metadata.partition_by)
+    ids = events.select(*IDENTITY_COLUMNS, *[F.col(f"`{c}`") for c in parts]).alias("e")
+    on = [F.col(f"e.{c}") == F.col(f"l.{c}") for c in IDENTITY_COLUMNS] + [
+        F.col(f"e.`{c}`").eqNullSafe(F.col(f"l.`{c}`")) for c in parts
+    ]
+    gone = ids.join(live.alias("l"), on, "left_anti")
+    return gone.withColumn(_KIND, F.lit(_AGAIN))
 
 
 def _holding(plan: PartitionReadPlan, write_ids: set[int]) -> PartitionReadPlan:
@@ -358,10 +386,11 @@ def _commit(
     txn = WriteTransaction.begin(store, Operation.RESTORE)
     try:
         kind = F.col(_KIND)
-        # A row written again also gets a delete event for its original identity. Where the
-        # original was deleted since, the event repeats that deletion (a no-op), but a read
-        # that leaves the deleting commit out (``--raw`` leaves out a ``materialize``) would
-        # otherwise see the original and its copy.
+        # A row written again also gets a delete event for its original identity, and a row
+        # added and deleted since one of its own (_deleted_since). Both repeat a deletion (a
+        # no-op), but a read that leaves the deleting commit out (``--raw`` leaves out a
+        # ``materialize``) would otherwise see the original beside its copy, or a row added
+        # after the restored version.
         events = acid_write.change_events(
             changes,
             meta,
