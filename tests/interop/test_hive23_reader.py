@@ -59,8 +59,7 @@ def history(spark, tmp_path_factory) -> tuple[lakectl.Table, Path, dict[str, int
     step["materialize"] = table.version
     table.restore(version=step["cdc"])
     step["restore"] = table.version
-    table.compact("minor")
-    step["compact"] = table.version
+    table.compact("minor")  # no new version: delta_1_N and delete_delta_1_N replace the deltas
     table.alter("note string")
     table.load(
         _frame(
@@ -81,8 +80,8 @@ def _data_columns(table: lakectl.Table) -> list[tuple[str, str]]:
 def _lakectl_partitions(table: lakectl.Table, **read: Any) -> dict[str, list[tuple[Any, ...]]]:
     names = [name for name, _ in _data_columns(table)]
     grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
-    for row in table.to_arrow(**read).to_pylist():
-        grouped[f"day={row['day']}"].append(tuple(row.get(n) for n in names))
+    for row in table.to_arrow(**read).to_pylist():  # versions before the alter lack ``note``:
+        grouped[f"day={row['day']}"].append(tuple(row.get(n) for n in names))  # NULL in Hive
     return {part: sorted(rows, key=repr) for part, rows in grouped.items()}
 
 
