@@ -284,7 +284,11 @@ def _row_changes(ctx: Context, store: TableStore, now: TableState, then: TableSt
     )
     gone = earlier.join(current.select(*keys), keys, "left_anti").withColumn(_KIND, F.lit("insert"))
     read = _Read.of(current_target.plans) + _Read.of(earlier_target.plans)
-    return _Found(added.unionByName(gone), read)
+    frame = added.unionByName(gone)
+    replaced = _deleted_since(ctx, current_target, current, then)
+    if replaced is not None:
+        frame = frame.unionByName(replaced, allowMissingColumns=True)
+    return _Found(frame, read)
 
 
 def _changes_since(
@@ -304,7 +308,7 @@ def _changes_since(
     changed = [_since_only(p, since) for p in current.plans]
     written = [p for p in changed if p.data_dirs]
     added = _identity_rows(ctx, replace(current, plans=tuple(written)))
-    replaced = _deleted_since(ctx, replace(current, plans=tuple(written)), added)
+    replaced = _deleted_since(ctx, replace(current, plans=tuple(written)), added, then)
     # Rows deleted since: the delete events committed since name them.
     deleting = [replace(p, base=None, deltas=()) for p in changed if p.delete_deltas]
     read = _Read.of(written) + _Read.of(deleting)
@@ -332,21 +336,28 @@ def _changes_since(
     return _Found(frame, read)
 
 
-def _deleted_since(ctx: Context, since: ReadTarget, live: Any) -> Any:
-    """The rows of ``since`` (the directories committed after the restored version) that are
-    not ``live`` any more, by their identity, as :data:`_AGAIN` changes: deleted again by the
-    restore, a no-op where the deleting commit is read, but what keeps a read that leaves that
-    commit out (``--raw`` leaves out a ``materialize``) from showing them."""
+def _deleted_since(ctx: Context, target: ReadTarget, live: Any, then: TableState) -> Any:
+    """The rows of ``target`` added after ``then`` that are not ``live`` any more, by their
+    identity, as :data:`_AGAIN` changes: deleted again by the restore, a no-op where the
+    deleting commit is read, but what keeps a read that leaves that commit out (``--raw``
+    leaves out a ``materialize``) from showing them. (A major compaction since dropped what it
+    deleted: those rows are not found.)"""
     from pyspark.sql import functions as F
 
     from lakectl.ops.snapshot import read_spec
     from lakectl.spark.acid_read import insert_events
     from lakectl.spark.types import IDENTITY_COLUMNS
 
-    events = insert_events(ctx.spark(), since.plans, read_spec(since))
+    first_new = then.max_write_id + 1
+    events = insert_events(
+        ctx.spark(),
+        target.plans,
+        read_spec(target),
+        lambda frame: frame.where(F.col("originalTransaction") >= first_new),
+    )
     if events is None:
         return None
-    parts = list(since.metadata.partition_by)
+    parts = list(target.metadata.partition_by)
     ids = events.select(*IDENTITY_COLUMNS, *[F.col(f"`{c}`") for c in parts]).alias("e")
     on = [F.col(f"e.{c}") == F.col(f"l.{c}") for c in IDENTITY_COLUMNS] + [
         F.col(f"e.`{c}`").eqNullSafe(F.col(f"l.`{c}`")) for c in parts

@@ -142,6 +142,18 @@ def test_restore_across_a_compaction(history) -> None:
 
 
 @pytest.mark.spark
+def test_raw_reads_after_a_restore_across_a_minor_compaction(history) -> None:
+    """The whole table compared (a compaction since): rows an update after version 4 wrote and
+    the materialize replaced are still found (a minor compaction keeps them) and deleted again."""
+    table, seen = history
+    table.compact("minor")
+    result = table.restore(4)
+    assert result.method == "full"
+    assert _rows(table) == seen[4]
+    assert _rows(table, raw=True) == _rows(table, version=4, raw=True)
+
+
+@pytest.mark.spark
 def test_restore_after_clean(history) -> None:
     """Once clean has removed the files of a version, restoring it is a clear error that
     changes nothing; versions whose files are kept still restore."""
