@@ -13,7 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_crash_and_concurrency import BASE, CDC, CHANGES, Table, _csv, _finish, _start
+from test_crash_and_concurrency import (
+    BASE,
+    CDC,
+    CHANGES,
+    JVM_OPTIONS,
+    Table,
+    _csv,
+    _finish,
+    _start,
+)
 
 from lakectl.ops.context import Context
 from lakectl.ops.reading import open_for_read
@@ -37,7 +46,9 @@ def _stream(
 ) -> subprocess.Popen:
     """One process (one JVM) running the loads one after another, as a feed would: it starts
     once ``after`` exists and creates ``then`` when done."""
-    calls = [["load", str(table), str(s), *CDC, "--master", "local[1]"] for s in sources]
+    calls = [
+        ["load", str(table), str(s), *CDC, "--master", "local[1]", *JVM_OPTIONS] for s in sources
+    ]
     code = (
         "import sys; from lakectl.cli.main import main\n"
         "from lakectl.failpoints import failpoint\n"
@@ -65,12 +76,13 @@ def runs(tmp_path_factory, lakectl_cli, spark):
     root = tmp_path_factory.mktemp("compact_processes")
     base, changes = _csv(root / "base.csv", BASE), _csv(root / "changes.csv", CHANGES)
     stream = [_csv(root / f"stream{n}.csv", rows) for n, rows in enumerate(STREAM, 1)]
-    tables: dict[str, Table] = {}
-    for name in ("race", "load_crash", *CRASH_POINTS):
-        tables[name] = Table(root / name.replace(".", "_"), lakectl_cli)
-        tables[name].load(base)
-        tables[name].load(changes)
-    before = {name: t.rows() for name, t in tables.items()}
+    tables = {"race": Table(root / "race", lakectl_cli)}
+    tables["race"].load(base)
+    tables["race"].load(changes)
+    for name in ("load_crash", *CRASH_POINTS):
+        tables[name] = tables["race"].copy(root / name.replace(".", "_"))
+    # Copies read as the original does (each test below reads its table again).
+    before = dict.fromkeys(tables, tables["race"].rows())
     # A reader of the race table plans its read now, before the compaction and the loads.
     reader = open_for_read(_store(tables["race"].path))
     started = {
