@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from cdc_oracle import CdcOracle
+from crash_support import JVM_OPTIONS
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -26,12 +27,6 @@ COLUMNS = {"id": "BIGINT", "change_ts": "TIMESTAMP", "val": "VARCHAR", "part": "
 HEADER = "op_code,id,change_ts,val,part"
 CDC = ("--mode", "cdc", "--op-column", "op_code", "--order-by", "change_ts")
 PROCESS_TIMEOUT = 300
-# Several JVMs share two cores: the C1 compiler and serial GC make their cold start over 2x
-# cheaper in CPU (measured: 119 s -> 46 s for six loads at once).
-JVM_OPTIONS = (
-    "--conf", "spark.driver.memory=1g",
-    "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
-)  # fmt: skip
 
 
 def _part(key: int) -> str:
