@@ -1,4 +1,5 @@
-"""Running lakectl in a process that dies at a failpoint, as ``kill -9`` would."""
+"""Running lakectl in new processes: JVM options for short-lived ones, and a process that dies at a
+failpoint, as ``kill -9`` would."""
 
 from __future__ import annotations
 
@@ -8,11 +9,19 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# For a JVM that lives a few seconds on shared cores: the C1 compiler and serial GC make its cold
+# start over 2x cheaper in CPU (measured: 119 s -> 46 s for six loads at once).
+JVM_OPTIONS = (
+    "--conf", "spark.driver.memory=1g",
+    "--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+)  # fmt: skip
 
 
 def run_crashing(*args: object, failpoint: str) -> subprocess.CompletedProcess[str]:
     """``lakectl ARGS`` in a new process (local[1]) that dies as ``kill -9`` would at
     ``failpoint`` (:mod:`lakectl.failpoints`); the test asserts the table is unchanged."""
     env = {**os.environ, "LAKECTL_FAILPOINTS": f"{failpoint}=crash", "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "lakectl", "--master", "local[1]", *map(str, args)]
+    env["PYSPARK_PYTHON"] = sys.executable
+    command = [sys.executable, "-m", "lakectl", "--master", "local[1]", *JVM_OPTIONS]
+    command += map(str, args)
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -261,9 +261,30 @@ STREAM_EXPECTED = [(1, 4, "a2", "2024-01-01"), (3, 3, "c", "2024-01-01"), (4, 6,
 STREAM_EXPECTED += [(5, 7, "e", "2024-01-01")]
 
 
-def stream_three_files(tmp: Path, *spark_args: str) -> tuple[dict, list[tuple]]:
+Runner = Callable[[Path, list[tuple[object, ...]]], list[dict[str, Any]]]
+
+
+def in_this_process(cli: Callable[..., Any]) -> Runner:
+    """A runner like :func:`run_lakectl_sequence` through the in-process CLI (the test session's
+    local Spark): no JVM to start."""
+
+    def run(_: Path, commands: list[tuple[object, ...]]) -> list[dict[str, Any]]:
+        results = []
+        for command in commands:
+            done = cli(*command, "--json")
+            assert done.code == 0, f"lakectl {command}: exit {done.code}\n{done.err[-3000:]}"
+            results.append(done.json)
+        return results
+
+    return run
+
+
+def stream_three_files(
+    tmp: Path, *spark_args: str, run: Runner = run_lakectl_sequence
+) -> tuple[dict, list[tuple]]:
     """`lakectl stream` over three CDC files (one micro-batch each) with ``spark_args``
-    (``--master URL`` / ``--remote URL``), then a snapshot: the stream's result and the rows."""
+    (``--master URL`` / ``--remote URL``), then a snapshot, run by ``run``: the stream's result
+    and the rows."""
     table, land = tmp / "t", tmp / "land"
     land.mkdir(parents=True)
     for name, body in STREAM_FILES.items():
@@ -274,6 +295,6 @@ def stream_three_files(tmp: Path, *spark_args: str) -> tuple[dict, list[tuple]]:
     stream += ("--order-by", "ts", "--trigger", "500ms", "--max-files-per-batch", "1")
     stream += ("--max-batches", len(STREAM_FILES), "--no-compact")
     snapshot = (*spark_args, "snapshot", table, "--limit", "0")
-    _, streamed, shown = run_lakectl_sequence(tmp, [create, stream, snapshot])
+    _, streamed, shown = run(tmp, [create, stream, snapshot])
     rows = sorted(tuple(r[c] for c in ("id", "ts", "v", "day")) for r in shown["rows"])
     return streamed, rows

@@ -15,6 +15,7 @@ from cluster_support import (
     WORKFLOW,
     Standalone,
     comparable,
+    in_this_process,
     run_lakectl_sequence,
     stream_three_files,
 )
@@ -42,13 +43,14 @@ def test_sales_workflow_on_a_standalone_cluster_matches_local_mode(
 
 
 def test_stream_on_a_standalone_cluster_matches_local_mode(
-    tmp_path, standalone_cluster: Standalone
+    tmp_path, standalone_cluster: Standalone, spark, lakectl_cli
 ):
     """Micro-batches run on the cluster's executors (their own JVM and Python processes)."""
     on_cluster, cluster_rows = stream_three_files(
         tmp_path / "cluster", "--master", standalone_cluster.master_url
     )
-    local, local_rows = stream_three_files(tmp_path / "local", "--master", "local[1]")
+    # Local mode: the test session's own Spark.
+    local, local_rows = stream_three_files(tmp_path / "local", run=in_this_process(lakectl_cli))
     assert cluster_rows == local_rows == STREAM_EXPECTED
     for result in (on_cluster, local):
         assert result["batches"] == len(STREAM_FILES) and result["files"] == len(STREAM_FILES)

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from cdc_oracle import CdcOracle
+from crash_support import JVM_OPTIONS
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -51,10 +54,7 @@ def _start(*args: object, failpoints: str | None = None, cwd: Path) -> subproces
     if failpoints:
         env["LAKECTL_FAILPOINTS"] = failpoints
     command = [sys.executable, "-m", "lakectl", *map(str, args), "--json", "--master", "local[1]"]
-    # Six JVMs share two cores: the C1 compiler and serial GC make their cold start over 2x
-    # cheaper in CPU (measured: 119 s -> 46 s for six loads at once).
-    command += ["--conf", "spark.driver.memory=1g"]
-    command += ["--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"]
+    command += JVM_OPTIONS
     return subprocess.Popen(
         command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -73,19 +73,32 @@ def _finish(process: subprocess.Popen) -> tuple[int, str, str]:
 class Table:
     """A table driven through the in-process CLI, with its DuckDB twin."""
 
-    def __init__(self, path: Path, cli) -> None:
+    def __init__(self, path: Path, cli, *, create: bool = True) -> None:
         self.path, self.cli = path, cli
         self.oracle = CdcOracle(COLUMNS, key=("id",), order_by="change_ts", op_column="op_code")
-        created = cli(
-            "create", path, "--schema", SCHEMA, "--primary-key", "id", "--partition-by", "part"
-        )
-        assert created.code == 0, created.err
+        self.loaded: list[Path] = []
+        if create:
+            created = cli(
+                "create", path, "--schema", SCHEMA, "--primary-key", "id", "--partition-by", "part"
+            )
+            assert created.code == 0, created.err
 
     def load(self, source: Path) -> dict:
         result = self.cli("load", self.path, source, *CDC, "--json")
         assert result.code == 0, result.err
         assert result.json["counts"] == self.oracle.apply_csv(str(source), "cdc")
+        self.loaded.append(source)
         return result.json
+
+    def copy(self, path: Path) -> Table:
+        """An independent table in the same state, files and log copied byte for byte (loading
+        each scenario's table again would cost a Spark job per load)."""
+        shutil.copytree(self.path, path)
+        twin = Table(path, self.cli, create=False)
+        for source in self.loaded:
+            twin.oracle.apply_csv(str(source), "cdc")
+        twin.loaded = list(self.loaded)
+        return twin
 
     def rows(self) -> list[tuple]:
         result = self.cli("snapshot", self.path, "--json")
@@ -114,35 +127,65 @@ BATCHES = {
     "p2": [("U", k, "2024-01-04 00:00:00", f"two{k}") for k in (11, 12)]
     + [("D", 13, "2024-01-04 00:00:00", "")],
 }
-# (table, batch, failpoints) per process. The conflict pair: the slow one stalls long after
-# writing, so the fast one commits while it waits; neither can commit before the other has read
-# the table (a wide margin either way), so exactly one must fail, whichever it is.
-PROCESSES = {
+# (table, batch, failpoints) per load killed at a failpoint.
+CRASHES = {
     "crash_before_commit": ("crash_before_commit", "changes", "load.before_commit=crash"),
     "crash_mid_move": ("crash_mid_move", "changes", "write.after_first_move=crash"),
-    "slow": ("same_keys", "slow", "load.before_commit=sleep:15"),
-    "fast": ("same_keys", "fast", "load.before_commit=sleep:6"),
-    "p1": ("disjoint", "p1", "load.before_commit=sleep:5"),
-    "p2": ("disjoint", "p2", "load.before_commit=sleep:5"),
 }
+# Two loads at once per table: {table: (slow batch, fast batch)}. The slow one runs in its own
+# process and stops after writing, just before it commits; the fast one then runs here, start to
+# commit, and only then the slow one goes on. Each read the table before the other committed.
+PAIRS = {"same_keys": ("slow", "fast"), "disjoint": ("p2", "p1")}
+
+
+def _wait_for(path: Path, process: subprocess.Popen) -> None:
+    """Until ``process`` creates ``path`` (fails the test if it exits or times out first)."""
+    deadline = time.time() + PROCESS_TIMEOUT
+    while not path.exists() and process.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
+    if not path.exists():
+        process.kill()
+        pytest.fail(f"lakectl never reached {path.name}: {process.communicate()[1][-2000:]}")
+
+
+def _paused(table: Table, source: Path, root: Path) -> tuple[subprocess.Popen, Path, Path]:
+    """``lakectl load`` in a new process that stops before it commits: it creates the first path
+    returned once it gets there and goes on once the second one exists."""
+    reached, resume = root / f"{source.stem}.reached", root / f"{source.stem}.resume"
+    stop = f"load.before_commit=touch:{reached},load.before_commit=wait:{resume}"
+    return _start("load", table.path, source, *CDC, failpoints=stop, cwd=root), reached, resume
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, lakectl_cli, spark):
-    """Tables loaded with BASE, then every process of PROCESSES run at once."""
+    """Tables loaded with BASE, then every load of CRASHES and PAIRS run at once."""
     root = tmp_path_factory.mktemp("processes")
     base = _csv(root / "base.csv", BASE)
     sources = {name: _csv(root / f"{name}.csv", rows) for name, rows in BATCHES.items()}
-    tables = {}
-    for name in sorted({t for t, _, _ in PROCESSES.values()}):
-        tables[name] = Table(root / name, lakectl_cli)
-        tables[name].load(base)
-    before = {name: (t.rows(), t.history()) for name, t in tables.items()}
+    first, *others = sorted([*(t for t, _, _ in CRASHES.values()), *PAIRS])
+    tables = {first: Table(root / first, lakectl_cli)}
+    tables[first].load(base)
+    tables.update({name: tables[first].copy(root / name) for name in others})
+    # Copies read as the original does (their own checks below read each of them again).
+    state = (tables[first].rows(), tables[first].history())
+    before = dict.fromkeys(tables, state)
     started = {
         name: _start("load", tables[t].path, sources[b], *CDC, failpoints=fp, cwd=root)
-        for name, (t, b, fp) in PROCESSES.items()
+        for name, (t, b, fp) in CRASHES.items()
     }
-    results = {name: _finish(p) for name, p in started.items()}
+    paused = {name: _paused(tables[name], sources[slow], root) for name, (slow, _) in PAIRS.items()}
+    results = {}
+    try:
+        for name, (slow, fast) in PAIRS.items():
+            started[slow], reached, _ = paused[name]
+            _wait_for(reached, started[slow])
+            done = lakectl_cli("load", tables[name].path, sources[fast], *CDC, "--json")
+            results[fast] = (done.code, done.out, done.err)
+            paused[name][2].touch()
+    finally:  # never leave a process waiting
+        for _, _, resume in paused.values():
+            resume.touch()
+    results.update({name: _finish(p) for name, p in started.items()})
     return {"tables": tables, "before": before, "results": results, "sources": sources}
 
 
@@ -180,28 +223,24 @@ def test_crash_leaves_the_table_as_it_was(runs, lakectl_cli, point, written):
 
 
 def test_concurrent_loads_on_the_same_keys_one_commits(runs):
-    results = {name: runs["results"][name] for name in ("slow", "fast")}
-    codes = {name: code for name, (code, _, _) in results.items()}
-    assert sorted(codes.values()) == [0, 75], {n: r[2][-2000:] for n, r in results.items()}
-    winner = next(n for n, c in codes.items() if c == 0)
-    loser = next(n for n, c in codes.items() if c == 75)
-
-    error = json.loads(results[loser][1])["error"]
+    slow, fast = runs["results"]["slow"], runs["results"]["fast"]
+    assert (slow[0], fast[0]) == (75, 0), (slow[2][-2000:], fast[2][-2000:])
+    # The fast one committed while the slow one waited: the slow one must not commit too.
+    error = json.loads(slow[1])["error"]
     assert error["type"] == "conflict"
     assert "commit conflict" in error["message"]
     assert "part=p1" in error["message"]
     assert "nothing of this one is visible" in error["message"]
-    committed = json.loads(results[winner][1])
-    assert committed["version"] in (2, 3)
+    committed = json.loads(fast[1])
+    assert committed["version"] == 3  # the slow one had taken write id 2
 
     # The table holds exactly the winner's change; nothing of the loser's.
     table = runs["tables"]["same_keys"]
-    table.oracle.apply_csv(str(runs["sources"][winner]), "cdc")
+    table.oracle.apply_csv(str(runs["sources"]["fast"]), "cdc")
     assert table.rows() == table.expected()
-    assert [e["version"] for e in table.history()] == [None, 1, committed["version"]]
-    loser_id = ({2, 3} - {committed["version"]}).pop()
-    assert not list(table.path.rglob(f"*delta_{loser_id:07d}_{loser_id:07d}_0000"))
-    assert (table.path / "_lakectl" / "txns" / f"{loser_id:020d}.aborted").exists()
+    assert [e["version"] for e in table.history()] == [None, 1, 3]
+    assert not list(table.path.rglob("*delta_0000002_0000002_0000"))
+    assert (table.path / "_lakectl" / "txns" / f"{2:020d}.aborted").exists()
 
 
 def test_concurrent_loads_on_disjoint_partitions_both_commit(runs):
@@ -221,8 +260,6 @@ def test_concurrent_loads_on_disjoint_partitions_both_commit(runs):
 def test_a_parquet_source_that_changes_during_the_load_is_refused(tmp_path, lakectl_cli, spark):
     """Parquet and ORC sources are read once per pass (not cached): a source rewritten between
     the checks and the write must not be loaded half-checked."""
-    import time
-
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -249,10 +286,7 @@ def test_a_parquet_source_that_changes_during_the_load_is_refused(tmp_path, lake
         failpoints=f"load.before_write=touch:{reached},load.before_write=wait:{resume}",
         cwd=tmp_path,
     )  # fmt: skip
-    deadline = time.time() + PROCESS_TIMEOUT
-    while not reached.exists() and process.poll() is None and time.time() < deadline:
-        time.sleep(0.2)
-    assert reached.exists(), process.communicate()[1][-2000:]
+    _wait_for(reached, process)
     # Checked, not yet written: the file now holds other changes, which no check has seen.
     pq.write_table(batch([("U", 1, "2024-01-03 00:00:00", "sneaky")] * 2), source)
     resume.touch()

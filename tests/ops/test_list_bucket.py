@@ -19,6 +19,7 @@ from typing import Any
 
 import duckdb
 import pytest
+from crash_support import run_crashing
 
 pytestmark = pytest.mark.spark
 
@@ -347,22 +348,15 @@ def test_a_load_committing_during_the_rewrite(table, lakectl_cli, tmp_path, monk
 def test_a_rewrite_killed_before_commit_changes_nothing(tmp_path, lakectl_cli):
     """``list-bucket`` killed (as by kill -9) after writing its split bases but before its commit:
     the table reads exactly as before, a rerun completes, and ``clean`` removes the leftovers."""
-    import os
-    import subprocess
-    import sys
-
     path = tmp_path / "t"
     model = Model(tmp_path, seed=11)
     assert lakectl_cli("create", path, "--schema", SCHEMA, "--primary-key", "id",
                        "--partition-by", "ds").code == 0  # fmt: skip
     assert lakectl_cli("load", path, model.batch(800), "--mode", "cdc").code == 0
     log_before = sorted(p.name for p in (path / "_lakectl" / "log").iterdir())
-    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
-    env["LAKECTL_FAILPOINTS"] = "list_bucket.before_commit=crash"
-    killed = subprocess.run(
-        [sys.executable, "-m", "lakectl", "list-bucket", str(path), "--column", "x", "--keys",
-         "6,20,30", "--master", "local[1]"],
-        env=env, capture_output=True, text=True, timeout=600,
+    killed = run_crashing(
+        "list-bucket", path, "--column", "x", "--keys", "6,20,30",
+        failpoint="list_bucket.before_commit",
     )  # fmt: skip
     assert killed.returncode == 137, killed.stderr[-2000:]
     assert sorted(p.name for p in (path / "_lakectl" / "log").iterdir()) == log_before

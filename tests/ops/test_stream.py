@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from cdc_oracle import CdcOracle
+from crash_support import JVM_OPTIONS
 
 from lakectl.config import Config
 from lakectl.errors import BadInputError
@@ -145,7 +146,7 @@ def start_stream(table: Path, land: Path, log: Path, failpoints: str = "") -> su
     env = dict(os.environ, LAKECTL_FAILPOINTS=failpoints)
     args = [sys.executable, "-m", "lakectl", "--master", "local[2]", "stream", str(table)]
     args += [str(land), "--op-column", "op_code", "--order-by", "ts", "--trigger", "500ms"]
-    args += ["--json"]
+    args += ["--json", *JVM_OPTIONS]
     return subprocess.Popen(
         args, cwd=REPO, env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT, text=True
     )

@@ -19,6 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from crash_support import JVM_OPTIONS
 
 from lakectl.data_source_jar import jar_path
 from lakectl.spark.native_read import ENABLED_CONF
@@ -162,9 +163,9 @@ def test_load_and_snapshot_read_through_the_data_source(installed, spark, lakect
         "--partition-by", "create_date",
     )  # fmt: skip
     assert created["table"] == "sales"
-    base = installed.lakectl_json("load", *table, SALES / "base.csv", *CDC)
+    base = installed.lakectl_json("load", *table, SALES / "base.csv", *CDC, *JVM_OPTIONS)
     assert base["counts"]["inserted"] == BASE_INSERTED
-    snapshot = installed.lakectl_json("snapshot", *table)
+    snapshot = installed.lakectl_json("snapshot", *table, *JVM_OPTIONS)
     assert snapshot["read_path"] == "data_source"
     assert len(snapshot["rows"]) == BASE_INSERTED
 
