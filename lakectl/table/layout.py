@@ -1,6 +1,6 @@
 """Names on disk, as Hive 3 ACID writes them: base/delta directories, bucket files, partitions.
 
-Pure functions only. See seed 003: ``delta_0000001_0000001_0000``, ``delete_delta_...``,
+Pure functions only. Examples: ``delta_0000001_0000001_0000``, ``delete_delta_...``,
 ``base_0000003``, ``bucket_00000``, and the bucket field codec (536870912 = bucket 0).
 """
 
@@ -183,7 +183,7 @@ def parse_partition_spec(specs: list[str], columns: list[str]) -> dict[str, str 
     return out
 
 
-# --- list bucketing (issue 5) -------------------------------------------------------------------
+# --- list bucketing -----------------------------------------------------------------------------
 
 # Hive's name for the directory of every row whose skewed value(s) have no directory of their own;
 # with several skewed columns it is repeated once per column, as Hive nests it.

@@ -1,4 +1,4 @@
-"""Valid write-id lists (seed 002): which write ids a reader may see.
+"""Valid write-id lists (Hive's ValidWriteIdList): which write ids a reader may see.
 
 A write id ``w`` is valid when ``w <= high_watermark`` and ``w`` is not an exception (open or
 aborted). Hive serializes the list as ``table:hwm:minOpen:open,ids:aborted,ids``; lakectl accepts

@@ -1,6 +1,6 @@
 """The ``.updates`` file format: timestamped UPDATE/DELETE statements, parsed into values.
 
-Format (seed 000, and ../shared/interop/README.md section hive-scd):
+Format:
 
 - statements end with ``;`` and may span lines; ``;`` and ``--`` inside string literals, quoted
   identifiers and ``/* */`` comments are not terminators or comments;
