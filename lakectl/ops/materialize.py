@@ -1,6 +1,6 @@
 """``lakectl apply-updates TABLE --materialize --until T``: fold Type 7 statements into the data.
 
-"Compact the updates into a new version": the active statements effective at or before
+Compacts the updates into a new version: the active statements effective at or before
 T are applied to the stored rows as one ordinary transaction (delete events for the rows they
 change or delete, new rows for the changed ones) and retired from the active list by the same
 commit, so no reader ever sees both the folded rows and the statements.

@@ -1,8 +1,8 @@
 """``lakectl apply-updates`` and ``lakectl updates``: Type 7 statements as transactions.
 
 The log is the source of truth: an ``apply-updates`` commit carries its statements. The table's
-``.updates`` file (the statement file format, with ``-- time=`` directives) is rewritten from the log after
-each install so people and other tools can read it; a table without a lakectl log (a plain or
+``.updates`` file (statements with ``-- time=`` directives) is rewritten from the log after each
+install so people and other tools can read it; a table without a lakectl log (a plain or
 Hive-written directory) has its hand-written ``.updates`` read instead. Statements are checked when
 installed and again whenever they are read back.
 """
