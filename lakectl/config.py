@@ -1,7 +1,8 @@
 """Configuration: warehouse root, default table, Spark and storage settings.
 
 Precedence, highest first: command-line flags, ``LAKECTL_*`` environment variables, the project
-``./lakectl.toml``, the user's ``~/.config/lakectl/lakectl.toml``, built-in defaults.
+``./lakectl.toml``, the user's ``~/.config/lakectl/lakectl.toml``, built-in defaults. The project
+file may not set what could run code or send data elsewhere (:mod:`lakectl.project_file`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lakectl.errors import UsageError
+from lakectl.project_file import filter_project_file
 
 DEFAULT_WAREHOUSE = "./warehouse"
 SECRET_HINTS = ("secret", "password", "token", "key", "credential")
@@ -97,19 +99,37 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"{path}: invalid TOML: {exc}") from exc
 
 
+def user_config_file() -> Path:
+    """The user's own ``$XDG_CONFIG_HOME/lakectl/lakectl.toml`` (``~/.config/...``)."""
+    home = Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
+    return home / "lakectl" / "lakectl.toml"
+
+
+def project_config_file(cwd: Path | None = None) -> Path:
+    """The project file: ``lakectl.toml`` in the current folder."""
+    return (cwd or Path.cwd()) / "lakectl.toml"
+
+
 def config_files(cwd: Path | None = None) -> list[Path]:
-    """Config files in increasing precedence: user level, then project level."""
-    cwd = cwd or Path.cwd()
-    user = (
-        Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config"))
-        / "lakectl"
-        / "lakectl.toml"
-    )
+    """Config files in increasing precedence: user level, then project level, then
+    ``LAKECTL_CONFIG``."""
     explicit = os.environ.get("LAKECTL_CONFIG")
-    files = [user, cwd / "lakectl.toml"]
+    files = [user_config_file(), project_config_file(cwd)]
     if explicit:
         files.append(Path(explicit))
     return [f for f in files if f.is_file()]
+
+
+def _is_project_file(path: Path, cwd: Path | None) -> bool:
+    """``path`` is the current folder's lakectl.toml, and not also the user's own file or the
+    one ``LAKECTL_CONFIG`` names (a folder the user works in may be their config folder)."""
+    if path != project_config_file(cwd):
+        return False
+    trusted = [user_config_file()]
+    if os.environ.get("LAKECTL_CONFIG"):
+        trusted.append(Path(os.environ["LAKECTL_CONFIG"]))
+    resolved = path.resolve()
+    return all(resolved != t.resolve() for t in trusted)
 
 
 # The keys a lakectl.toml may hold: top-level values, and the tables [spark.conf] and [storage].
@@ -169,6 +189,9 @@ def load_config(
     for level, path in enumerate(config_files(cwd)):
         data = _read_toml(path)
         warnings.extend(unknown_keys(path, data))
+        if _is_project_file(path, cwd):
+            data, refused = filter_project_file(path, data)
+            warnings.extend(refused)
         for key in ("warehouse", "default_table", "master", "remote"):
             if key in data:
                 put(key, str(data[key]), str(path), level)

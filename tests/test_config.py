@@ -80,7 +80,7 @@ def test_env_beats_project_file(clean_env, monkeypatch):
 
 
 def test_flags_beat_env_and_file(clean_env, monkeypatch):
-    (clean_env / "lakectl.toml").write_text('warehouse = "/from/file"\nremote = "sc://file:1"\n')
+    (clean_env / "lakectl.toml").write_text('warehouse = "/from/file"\nremote = "sc://127.0.0.1:1"\n')
     monkeypatch.setenv("LAKECTL_WAREHOUSE", "/from/env")
     monkeypatch.setenv("LAKECTL_MASTER", "local[3]")
     config = load_config(warehouse="/from/flag", remote="sc://flag:2")
@@ -89,7 +89,7 @@ def test_flags_beat_env_and_file(clean_env, monkeypatch):
 
 
 def test_master_and_remote_are_one_choice_taken_from_the_highest_source(clean_env, monkeypatch):
-    (clean_env / "lakectl.toml").write_text('remote = "sc://file:1"\n')
+    (clean_env / "lakectl.toml").write_text('remote = "sc://127.0.0.1:1"\n')
     # The file's remote would otherwise win over every --master: Spark Connect, silently.
     config = load_config(master="local[2]")
     assert (config.master, config.remote) == ("local[2]", None)
@@ -267,12 +267,13 @@ def test_config_command_shows_values_sources_and_masks_secrets(
     _user_config(
         tmp_path,
         'warehouse = "/user/wh"\ntable = "user_table"\n'
-        '[storage]\nkey = "AKIAUSER"\nsecret = "user-secret"\nendpoint_url = "http://s3:9000"\n',
+        '[spark.conf]\n"spark.hadoop.fs.s3a.secret.key" = "x"\n'
+        '[storage]\nkey = "AKIAUSER"\nsecret = "user-secret"\nendpoint_url = "http://s3:9000"\n'
+        '[storage.client_kwargs]\nregion_name = "eu-west-1"\naws_session_token = "tok"\n',
     )
     (clean_env / "lakectl.toml").write_text(
         'warehouse = "/project/wh"\nmaster = "local[2]"\n'
-        '[spark.conf]\n"spark.sql.shuffle.partitions" = 4\n"spark.hadoop.fs.s3a.secret.key" = "x"\n'
-        '[storage.client_kwargs]\nregion_name = "eu-west-1"\naws_session_token = "tok"\n'
+        '[spark.conf]\n"spark.sql.shuffle.partitions" = 4\n'
     )
     monkeypatch.setenv("LAKECTL_MASTER", "local[3]")
     monkeypatch.setenv("LAKECTL_SPARK_CONF_SPARK__EXECUTOR__MEMORY", "2g")
@@ -291,11 +292,11 @@ def test_config_command_shows_values_sources_and_masks_secrets(
         "master": ("local[*]", "default"),  # --remote replaced LAKECTL_MASTER: one choice
         "remote": ("sc://10.0.0.5:15002/;token=****;user_id=ann", "command line"),
         "spark.conf.spark.executor.memory": ("2g", "LAKECTL_SPARK_CONF_SPARK__EXECUTOR__MEMORY"),
-        "spark.conf.spark.hadoop.fs.s3a.secret.key": ("****", project),
+        "spark.conf.spark.hadoop.fs.s3a.secret.key": ("****", user),
         "spark.conf.spark.sql.shuffle.partitions": ("2", "command line"),
         "storage.client_kwargs": (
             {"region_name": "eu-west-1", "aws_session_token": "****"},
-            project,
+            user,
         ),
         "storage.endpoint_url": ("http://s3:9000", user),
         "storage.key": ("****", user),
@@ -331,11 +332,11 @@ def test_mask_value_for_connect_urls_and_nested_tables():
 
 def test_unknown_key_in_a_file_is_named_with_the_known_keys(clean_env):
     (clean_env / "lakectl.toml").write_text(
-        'warehous = "/data/wh"\nmaster = "local[2]"\n[spark]\nconfs = 1\n[spark.conf]\na = 1\n'
+        'warehous = "/data/wh"\nmaster = "local[2]"\n[spark]\nconfs = 1\n[spark.conf]\n"spark.cores.max" = 1\n'
     )
     config = load_config()
     assert config.warehouse == DEFAULT_WAREHOUSE  # the typo is not taken for warehouse
-    assert config.master == "local[2]" and config.spark_conf == {"a": "1"}
+    assert config.master == "local[2]" and config.spark_conf == {"spark.cores.max": "1"}
     first, second = config.warnings
     assert "'warehous'" in first and "did you mean 'warehouse'" in first
     assert "known keys: warehouse, table" in first
@@ -345,7 +346,7 @@ def test_unknown_key_in_a_file_is_named_with_the_known_keys(clean_env):
 def test_known_keys_give_no_warning(clean_env):
     (clean_env / "lakectl.toml").write_text(
         'warehouse = "/w"\ntable = "t"\nremote = "sc://127.0.0.1:1"\n'
-        "[spark.conf]\na = 1\n[storage]\nanon = true\n"
+        '[spark.conf]\n"spark.cores.max" = 1\n[storage]\nanon = true\n'
     )
     assert load_config().warnings == ()
 
