@@ -75,10 +75,27 @@ def print_stack(error: BaseException) -> None:
     sys.stderr.write("".join(traceback.format_exception(error)))
 
 
+# How much of an error's message (and hint) is shown: errors may quote what a user or a table's
+# files wrote, and a quoted 200 KB statement would bury the message.
+MESSAGE_LIMIT = 500
+_MESSAGE_HEAD = 400
+
+
+def capped(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` cut after 400 characters, with how many were left out, when it is longer than
+    ``limit``."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:_MESSAGE_HEAD]}... ({len(text) - _MESSAGE_HEAD:,} more characters)"
+
+
 def emit_error(error: LakectlError | Exception, as_json: bool) -> None:
+    """An error on stderr (and, with ``as_json``, as one ``{"error": ...}`` object on stdout):
+    message and hint capped in length (:func:`capped`) and control characters shown escaped."""
     kind = getattr(error, "kind", "internal")
-    message = getattr(error, "message", str(error))
+    message = capped(getattr(error, "message", str(error)))
     hint = getattr(error, "hint", None)
+    hint = capped(hint) if hint else hint
     if as_json:
         body: dict[str, Any] = {"type": kind, "message": message}
         if getattr(error, "error_type", ""):
@@ -125,11 +142,16 @@ TABLE_FORMATS = ("table", "csv", "tsv", "json")
 def table(title: str | None, columns: list[str], rows: list[list[Any]], fmt: str = "table") -> None:
     """The one table renderer: ``fmt`` is one of :data:`TABLE_FORMATS`."""
     if fmt in ("csv", "tsv"):
+        # Quoted fields may hold line breaks and tabs; every other control character is shown
+        # escaped (safe_text), also through a pipe (`| column -t` still ends on a terminal).
+        # Exact values: --out writes them to a file as they are.
         writer = csv.writer(
             sys.stdout, delimiter="," if fmt == "csv" else "\t", lineterminator="\n"
         )
-        writer.writerow(columns)
-        writer.writerows([["" if v is None else render_value(v) for v in row] for row in rows])
+        writer.writerow([safe_text(c) for c in columns])
+        writer.writerows(
+            [["" if v is None else safe_text(render_value(v)) for v in row] for row in rows]
+        )
         return
     if fmt == "json":
         emit_json([dict(zip(columns, row, strict=True)) for row in rows])
@@ -137,7 +159,7 @@ def table(title: str | None, columns: list[str], rows: list[list[Any]], fmt: str
     if not stdout.is_terminal:
         if title:
             note(title)
-        plain_rows(columns, [[safe_text(render_value(v)) for v in row] for row in rows])
+        plain_rows(columns, [[render_value(v) for v in row] for row in rows])
         return
     t = Table(title=title and Text(safe_text(title)), show_lines=False, header_style="bold")
     for c in columns:
@@ -155,8 +177,9 @@ def plain_rows(
     columns: list[str], rows: list[list[str]], right: frozenset[int] = frozenset()
 ) -> None:
     """A header and one line per row, columns aligned and two spaces apart, nothing wrapped or
-    cut (for pipes: ``lakectl history t | grep cdc``). Line breaks in values are escaped."""
-    cells = [[_one_line(c) for c in columns], *[[_one_line(c) for c in row] for row in rows]]
+    cut (for pipes: ``lakectl history t | grep cdc``). Line breaks and other control characters
+    in values are escaped."""
+    cells = [[safe_text(_one_line(c)) for c in row] for row in [columns, *rows]]
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
     for row in cells:
         padded = [
@@ -193,7 +216,7 @@ def bar_chart(
     for label, count, share in rows:
         bar = "█" * max(0, round(share * width)) or ("▏" if share > 0 else "")
         style = "bold green" if marked and label in marked else "cyan"
-        t.add_row(label, f"{count:,}", f"{share:6.1%}", f"[{style}]{bar}[/]")
+        t.add_row(Text(safe_text(label)), f"{count:,}", f"{share:6.1%}", Text(bar, style=style))
     stdout.print(t)
 
 
