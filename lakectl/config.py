@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,8 +256,39 @@ def resolve_table_url(ref: str | None, config: Config) -> tuple[str, str]:
             hint='pass TABLE, or set table = "name" in lakectl.toml or LAKECTL_TABLE',
         )
     if is_url(ref):
+        check_table_location(ref)
         return ref, ref
-    if not all(ch.isalnum() or ch in "_-." for ch in ref) or ref in (".", ".."):
-        raise UsageError(f"invalid table name {ref!r}: use letters, digits, _, - and .")
+    if not _TABLE_NAME.fullmatch(ref) or ".." in ref or ref.endswith("."):
+        raise UsageError(
+            f"invalid table name {ref!r}: use letters, digits, _, - and ., starting with a "
+            "letter, digit or _ (no '..', no '.' at the end)",
+            hint="e.g. sales, sales_2024 or db.sales (or give the table's path or URL)",
+        )
     warehouse = config.warehouse.rstrip("/")
     return f"{warehouse}/{ref}", ref
+
+
+_TABLE_NAME = re.compile(r"\w[\w.-]*")
+# Schemes whose "tables" live in this process's memory: created, then gone at exit.
+_VOLATILE_SCHEMES = ("memory",)
+MEMORY_TABLES_ENV = "LAKECTL_TEST_MEMORY_TABLES"
+
+
+def check_table_location(ref: str) -> None:
+    """Refuse a table location that cannot be meant: a last path part of dots only or starting
+    with ``-`` (``/wh/...``, ``/wh/-rf``), or a ``memory://`` URL (nothing would persist; tests
+    may allow it with ``LAKECTL_TEST_MEMORY_TABLES=1``)."""
+    scheme = ref.partition("://")[0].lower() if "://" in ref else ""
+    if scheme in _VOLATILE_SCHEMES and os.environ.get(MEMORY_TABLES_ENV) != "1":
+        raise UsageError(
+            f"invalid table location {ref!r}: a {scheme}:// table lives in this process's "
+            "memory and is gone when the command ends",
+            hint="give a local path or an s3://, hdfs:// or file:// URL",
+        )
+    last = ref.rstrip("/").rsplit("/", 1)[-1]
+    if (last and set(last) == {"."} and last not in (".", "..")) or last.startswith("-"):
+        raise UsageError(
+            f"invalid table location {ref!r}: its last part {last!r} "
+            + ("starts with '-'" if last.startswith("-") else "is only dots"),
+            hint="name the table folder with letters, digits, _, - and .",
+        )

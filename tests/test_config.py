@@ -217,13 +217,44 @@ def test_no_table_at_all():
     assert info.value.hint and "lakectl.toml" in info.value.hint
 
 
-@pytest.mark.parametrize("ref", ["a b", "..", ".", "a;b", "sales$", "t*"])
+@pytest.mark.parametrize(
+    "ref", ["a b", "..", ".", "...", "a;b", "sales$", "t*", "-rf", "--help", "-", "a..b", "sales."]
+)
 def test_invalid_table_names(ref):
-    with pytest.raises(UsageError, match="invalid table name"):
+    with pytest.raises(UsageError, match="invalid table name") as info:
         resolve_table_url(ref, Config())
+    assert info.value.hint and "db.sales" in info.value.hint
 
 
-@pytest.mark.parametrize("ref", ["sales", "sales_2024", "db.sales", "my-table"])
+@pytest.mark.parametrize(
+    ("ref", "says"),
+    [
+        ("memory://x", "memory:// table lives in this process's memory"),
+        ("MEMORY://x/y", "memory:// table"),
+        ("/wh/...", "its last part '...' is only dots"),
+        ("/wh/..../", "is only dots"),
+        ("/wh/-rf", "its last part '-rf' starts with '-'"),
+        ("s3://bucket/-x", "starts with '-'"),
+    ],
+)
+def test_invalid_table_locations(ref, says, monkeypatch):
+    monkeypatch.delenv("LAKECTL_TEST_MEMORY_TABLES", raising=False)
+    with pytest.raises(UsageError, match="invalid table location") as info:
+        resolve_table_url(ref, Config())
+    assert says in info.value.message and info.value.hint
+
+
+def test_memory_tables_only_when_a_test_asks(monkeypatch):
+    monkeypatch.setenv("LAKECTL_TEST_MEMORY_TABLES", "1")
+    assert resolve_table_url("memory://x", Config()) == ("memory://x", "memory://x")
+
+
+@pytest.mark.parametrize("ref", ["./", "../t", "./t", "/wh/t.v2", "/wh/a-b/", "s3://b/t"])
+def test_usual_locations_are_accepted(ref):
+    assert resolve_table_url(ref, Config()) == (ref, ref)
+
+
+@pytest.mark.parametrize("ref", ["sales", "sales_2024", "db.sales", "my-table", "_t", "9a", "été"])
 def test_valid_table_names(ref):
     assert not is_url(ref)
     assert resolve_table_url(ref, Config(warehouse="/wh")) == (f"/wh/{ref}", ref)

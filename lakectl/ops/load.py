@@ -20,6 +20,7 @@ from lakectl.ops.create import build_metadata, split_columns
 from lakectl.ops.reading import plan_lakectl
 from lakectl.ops.rewrite import write_tasks
 from lakectl.storage.fs import storage_for
+from lakectl.storage.inputs import require_input_files
 from lakectl.table.layout import delta_dir_name, escape_partition_value
 from lakectl.table.log import ALWAYS, CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
@@ -262,6 +263,7 @@ def check_source(source: str, storage_options: dict[str, Any] | None = None) -> 
     storage, path = storage_for(source, storage_options)
     if not storage.exists(path):
         raise TableNotFoundError(f"source {source} does not exist")
+    require_input_files(storage, path, "source", source)
     if storage.scheme == "file":
         mode = os.R_OK | os.X_OK if storage.isdir(path) else os.R_OK
         if not os.access(path, mode):

@@ -226,6 +226,7 @@ def install(
 ) -> InstallResult:
     """Validate every statement of ``file`` and append them to the table's statements atomically."""
     from lakectl.storage.fs import storage_for
+    from lakectl.storage.inputs import require_input_file
 
     store = ctx.table(table_ref)
     store.require_log()
@@ -234,6 +235,7 @@ def install(
     storage, path = storage_for(file)
     if not storage.exists(path):
         raise TableNotFoundError(f"updates file {file} does not exist")
+    require_input_file(storage, path, "updates file", file)
     limits = StatementLimits.of(state.metadata)
     check_file_size(storage.du(path), file, limits)
     try:

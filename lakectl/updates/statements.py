@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lakectl.errors import BadInputError
+from lakectl.storage.inputs import require_local_input_file
 from lakectl.table.schema import Schema
 from lakectl.updates.times import format_millis, parse_time
 from lakectl.updates.validate import (
@@ -66,6 +67,9 @@ class ParsedUpdates:
         return self.statements[0].table if self.statements else None
 
 
+BYTE_ORDER_MARK = "\ufeff"
+
+
 def parse_updates_text(
     text: str,
     source: str = "<updates>",
@@ -77,8 +81,10 @@ def parse_updates_text(
     ``timezone`` (IANA name) applies to directive times written without an offset. With
     ``schema``, every statement is also checked against the table's columns and types here, where
     errors can point at the exact line and column of the original text. Raises
-    :class:`BadInputError` naming ``source``, line and column of the first problem.
+    :class:`BadInputError` naming ``source``, line and column of the first problem. A UTF-8 byte
+    order mark at the start (as some Windows editors write) is skipped.
     """
+    text = text.removeprefix(BYTE_ORDER_MARK)
     statements: list[Statement] = []
     warnings: list[str] = []
     effective_ms = 0
@@ -115,8 +121,10 @@ def parse_updates_text(
 def parse_updates_file(
     path: str | Path, timezone: str | None = None, schema: Schema | None = None
 ) -> ParsedUpdates:
-    """Read a local ``.updates`` file (UTF-8) and parse it; messages name the file."""
+    """Read a local ``.updates`` file (UTF-8) and parse it; messages name the file. A device,
+    FIFO or folder is refused before anything is read."""
     file = Path(path)
+    require_local_input_file(str(file), "updates file")
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
