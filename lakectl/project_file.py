@@ -23,6 +23,7 @@ set everything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -147,13 +148,14 @@ def filter_project_file(path: Path, data: dict[str, Any]) -> tuple[dict[str, Any
     return kept, warnings
 
 
-def _project_storage(storage: dict[str, Any], ignored: Any) -> dict[str, Any]:
+def _project_storage(
+    storage: dict[str, Any], ignored: Callable[[str, str], None]
+) -> dict[str, Any]:
     own_credentials = any(a in storage and b in storage for a, b in _CREDENTIAL_PAIRS)
     out = {}
     for key, value in storage.items():
-        if key in PROJECT_STORAGE_KEYS or key in _CREDENTIAL_KEYS:
-            out[key] = value
-        elif key in _ENDPOINT_KEYS and own_credentials:
+        kept = key in PROJECT_STORAGE_KEYS or key in _CREDENTIAL_KEYS
+        if kept or (key in _ENDPOINT_KEYS and own_credentials):
             out[key] = value
         elif key in _ENDPOINT_KEYS:
             ignored(

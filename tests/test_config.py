@@ -80,7 +80,9 @@ def test_env_beats_project_file(clean_env, monkeypatch):
 
 
 def test_flags_beat_env_and_file(clean_env, monkeypatch):
-    (clean_env / "lakectl.toml").write_text('warehouse = "/from/file"\nremote = "sc://127.0.0.1:1"\n')
+    (clean_env / "lakectl.toml").write_text(
+        'warehouse = "/from/file"\nremote = "sc://127.0.0.1:1"\n'
+    )
     monkeypatch.setenv("LAKECTL_WAREHOUSE", "/from/env")
     monkeypatch.setenv("LAKECTL_MASTER", "local[3]")
     config = load_config(warehouse="/from/flag", remote="sc://flag:2")

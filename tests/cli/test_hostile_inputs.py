@@ -130,3 +130,17 @@ def test_a_byte_order_mark_before_the_statements_is_accepted(project, lakectl_cl
     assert done.json["installed"] == 1
     listed = lakectl_cli("updates", "t", "--json").json
     assert [(e["sql"], e["line"]) for e in listed] == [("DELETE FROM t WHERE id = 1", 2)]
+
+
+@pytest.mark.spark
+def test_a_byte_order_mark_in_a_csv_source_is_not_part_of_the_first_column(
+    project, lakectl_cli, spark
+):
+    source = project / "excel.csv"
+    source.write_bytes("\ufeffid,name\r\n1,a\r\n2,b\r\n".encode("utf-8"))
+    done = lakectl_cli("load", "fresh", str(source), "--primary-key", "id", "--json")
+    assert done.code == 0, done.out + done.err
+    shown = lakectl_cli("show", "fresh", "--json").json
+    assert [c["name"] for c in shown["schema"]] == ["id", "name"]
+    rows = lakectl_cli("snapshot", "fresh", "--order-by", "id", "--format", "csv").out
+    assert rows.splitlines() == ["id,name", "1,a", "2,b"]

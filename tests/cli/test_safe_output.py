@@ -80,7 +80,9 @@ def test_csv_keeps_line_breaks_inside_quoted_fields(fmt, capsys) -> None:
     import csv
 
     output.table(None, ["a", "b"], [["two\nlines", "tab\there"]], fmt)
-    rows = list(csv.reader(io.StringIO(capsys.readouterr().out), delimiter="," if fmt == "csv" else "\t"))
+    rows = list(
+        csv.reader(io.StringIO(capsys.readouterr().out), delimiter="," if fmt == "csv" else "\t")
+    )
     assert rows == [["a", "b"], ["two\nlines", "tab\there"]]
 
 
