@@ -210,3 +210,14 @@ def test_the_cli_warns_and_goes_on(project, lakectl_cli):
     )
     assert "javaagent" not in done.out
     assert "spark.sql.shuffle.partitions" in done.out
+
+
+def test_a_huge_planted_key_gives_a_bounded_escaped_warning(project, lakectl_cli):
+    key = "spark.\x1b]52;c;ZQ==\x07" + "k" * 100_000
+    (project / "lakectl.toml").write_text(
+        f'[spark.conf]\n"{key}" = "1"\n'.replace("\x1b", "\\u001b").replace("\x07", "\\u0007")
+    )
+    done = lakectl_cli("config", "--json")
+    assert done.code == 0, done.err
+    assert len(done.err) < 2_000 and "more characters)" in done.err
+    assert "\x1b" not in done.err and "\x07" not in done.err

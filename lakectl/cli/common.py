@@ -139,7 +139,7 @@ def load_cli_config(settings: Settings):  # -> Config
         conf=settings.confs,
     )
     for warning in config.warnings:
-        output.note(f"warning: {warning}")
+        output.warning(warning)
     return config
 
 
@@ -175,7 +175,7 @@ def parse_time_option(value: str | None, option: str, timezone: str | None = Non
     except LakectlError as exc:
         raise UsageError(f"{option}: {exc.message}", hint=exc.hint) from exc
     if parsed.warning:
-        output.note(f"warning: {option}: {parsed.warning}")
+        output.warning(f"{option}: {parsed.warning}")
     return parsed.millis
 
 

@@ -228,6 +228,12 @@ def note(text: str) -> None:
     stderr.print(safe_text(text), markup=False, highlight=False, style="dim")
 
 
+def warning(text: str) -> None:
+    """``warning: TEXT`` on stderr, capped like an error message (a warning may quote a
+    configuration file or a statement)."""
+    note(f"warning: {capped(text)}")
+
+
 @contextmanager
 def progress(enabled: bool) -> Iterator[Any]:
     """A status line on stderr for long work, shown only on a terminal."""

@@ -75,7 +75,7 @@ def apply_updates(
         )
     result = api_table(make_context(settings), table).apply_updates(file, timezone)
     for warning in result.warnings:
-        output.note(f"warning: {warning}")
+        output.warning(warning)
     render(settings, result, _print_install)
 
 
