@@ -210,7 +210,13 @@ def bar_chart(
             right=frozenset({1, 2}),
         )
         return
-    t = Table(title=title, title_justify="left", show_lines=False, header_style="bold", box=None)
+    t = Table(
+        title=Text(safe_text(title)),
+        title_justify="left",
+        show_lines=False,
+        header_style="bold",
+        box=None,
+    )
     for name in ("value", "rows", "share", ""):
         t.add_column(name, justify="right" if name in ("rows", "share") else "left")
     for label, count, share in rows:

@@ -130,3 +130,10 @@ def test_the_cli_caps_an_echoed_table_name(tmp_path, monkeypatch, lakectl_cli) -
     message = json.loads(line)["error"]["message"]
     assert message.startswith("invalid table name 'ttt") and "more characters)" in message
     assert len(done.err) < 1_500
+
+
+def test_bar_chart_labels_are_escaped_and_never_markup(terminal: io.StringIO) -> None:
+    output.bar_chart("skew of [b]x[/b]", [(f"a{CLIPBOARD} [b]y[/b]", 3, 0.5)], marked={"z"})
+    shown = terminal.getvalue()
+    assert "\\u001b]52;c;" in shown and "\x07" not in shown
+    assert "[b]y[/b]" in shown and "[b]x[/b]" in shown
