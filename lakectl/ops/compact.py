@@ -42,11 +42,12 @@ from lakectl.table.layout import (
 )
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.orc_files import read_footer
+from lakectl.table.paths import Shape, table_path
 from lakectl.table.retention import cleaned_dirs
 from lakectl.table.store import TableStore, now_millis
 
 OPERATION = Operation.COMPACT
-STATES = ("planned", "working", "ready for cleaning", "cleaned", "failed")
+STATES = ("planned", "working", "ready for cleaning", "cleaned", "failed", "damaged")
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,10 @@ def _run(
             if rel in visible:  # the planner never picks a committed output; guard anyway
                 raise CommitConflictError(f"{rel} is already committed; run compact again")
             # Leftover of a crashed compaction: invisible, so safe to replace.
-            store.storage.delete(store.path(rel), recursive=True)
+            path = table_path(
+                store.storage, store.root, rel, Shape.DATA_DIR, source="the compaction plan"
+            )
+            store.storage.delete(path, recursive=True)
     ctx.progress(f"compacting {len(chosen)} partition(s)")
     target_size = target_file_size(meta, options.target_file_size)
     added, counts = rewrite_partitions(
@@ -248,7 +252,7 @@ def _shadowed(d: Any, p: PartitionCompaction, added: set[str]) -> bool:
 def _bytes(store: TableStore, rels: list[str]) -> int:
     total = 0
     for rel in rels:
-        path = store.path(rel)
+        path = table_path(store.storage, store.root, rel, Shape.DATA_DIR, source="a compaction")
         if store.storage.exists(path):
             total += store.storage.du(path)
     return total
@@ -324,9 +328,16 @@ def compactions(
     for record in log_state.records:
         if record.operation != OPERATION:
             continue
+        source = store.log_entry_url(record.seq)
         for item in record.info.get("compactions", []):
             inputs = tuple(item.get("inputs", ()))
-            left = any(d not in gone and store.storage.exists(store.path(d)) for d in inputs)
+            left = any(
+                d not in gone
+                and store.storage.exists(
+                    table_path(store.storage, store.root, d, Shape.DATA_DIR, source=source)
+                )
+                for d in inputs
+            )
             out.append(
                 _entry(
                     item,
@@ -340,7 +351,8 @@ def compactions(
             )
     now = now_millis()
     committed_runs = {r.info.get("run_id") for r in log_state.records if r.operation == OPERATION}
-    for run in compaction_runs.read_statuses(store):
+    status_files = compaction_runs.read_status_files(store)
+    for run in status_files.runs:
         if run.state == "committed" or run.id in committed_runs:  # crashed right after commit
             continue
         state = run.shown_state(now)
@@ -356,6 +368,7 @@ def compactions(
                     error=run.error or ("its process is gone" if state == "failed" else None),
                 )
             )
+    damaged = [_damaged_entry(d) for d in status_files.damaged]
     if "planned" in states:
         result, _, _ = _plan(store, CompactOptions(kind="auto"))
         for p in result.chosen:
@@ -365,7 +378,27 @@ def compactions(
         for e in out
         if wanted("" if e.partition == "(table)" else e.partition)
         and (not states or e.state in states)
-    ]
+    ] + [e for e in damaged if not states or e.state in states]
+
+
+def _damaged_entry(damaged: compaction_runs.DamagedStatus) -> CompactionEntry:
+    """A status file lakectl cannot use, listed so that nobody mistakes it for no compaction."""
+    return CompactionEntry(
+        seq=None,
+        partition="-",
+        type="-",
+        state="damaged",
+        requested="",
+        started_at=None,
+        ended_at=None,
+        inputs=(),
+        outputs=(),
+        bytes_in=0,
+        bytes_out=0,
+        reason=f"status file {damaged.name}: {damaged.reason}",
+        run_id=None,
+        error=f"{damaged.url}: {damaged.reason}",
+    )
 
 
 def _entry(item: dict[str, Any], state: str, **kw: Any) -> CompactionEntry:

@@ -44,12 +44,11 @@ from lakectl.table.checkpoint import (
 )
 from lakectl.table.log import CommitRecord, Operation, TableState, conflict_error, find_conflict
 from lakectl.table.metadata import DEFAULT_PROPERTIES, TableMetadata
+from lakectl.table.paths import META_DIR, STAGING_DIR, check_record_names
 
-META_DIR = "_lakectl"
 LOG_DIR = f"{META_DIR}/log"
 CHECKPOINT_DIR = f"{META_DIR}/checkpoints"
 TXN_DIR = f"{META_DIR}/txns"
-STAGING_DIR = f"{META_DIR}/staging"
 UPDATES_FILE = ".updates"
 _WIDTH = 20
 
@@ -193,11 +192,18 @@ class TableStore:
 
     def _load_checkpoint(self, seq: int) -> tuple[CommitRecord, ...] | None:
         """The checkpoint's records, or None when it cannot be used (the log still can)."""
+        path = self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH))
         try:
-            raw = self.storage.read_bytes(self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH)))
+            raw = self.storage.read_bytes(path)
         except (FileNotFoundError, OSError, StorageError):
             return None
-        return decode_checkpoint(raw, seq)
+        records = decode_checkpoint(raw, seq)
+        try:
+            for record in records or ():
+                check_record_names(record, source=self.storage.url(path))
+        except FormatError:
+            return None  # damaged like any unreadable checkpoint: the log is read instead
+        return records
 
     def _read_records_after(self, seq: int) -> list[CommitRecord]:
         # A listing, not probes: while ``clean`` expires entries the log may have gaps.
@@ -209,13 +215,15 @@ class TableStore:
             path = self.path(LOG_DIR, _log_name(seq))
             raw = self.storage.read_text(path)
             try:
-                records.append(CommitRecord.from_json(json.loads(raw)))
+                record = CommitRecord.from_json(json.loads(raw))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise FormatError(
                     f"log record {path} is damaged ({type(exc).__name__}: "
                     f"{str(exc)[:200]}); the table cannot be read",
                     hint="restore the file from a backup; lakectl never rewrites a log record",
                 ) from exc
+            check_record_names(record, source=self.storage.url(path))
+            records.append(record)
         return sorted(records, key=lambda r: r.seq)
 
     # --- checkpoints ----------------------------------------------------------------------
@@ -230,6 +238,10 @@ class TableStore:
             return False
         remember_checkpoint(raw, state.last_seq, state.records)
         return True
+
+    def log_entry_url(self, seq: int) -> str:
+        """The URL of log entry ``seq``, for messages about what it holds."""
+        return self.storage.url(self.path(LOG_DIR, _log_name(seq)))
 
     def checkpoint_url(self, seq: int) -> str:
         return self.storage.url(self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH)))
