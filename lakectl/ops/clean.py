@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lakectl.errors import StorageError, UsageError
+from lakectl.errors import FormatError, StorageError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.planning.clean_plan import (
@@ -259,9 +259,16 @@ def _write_start_checkpoint(store: TableStore, expiry: LogExpiry) -> None:
     nothing is deleted or recorded when it does not."""
     failpoint("clean.before_checkpoint")
     state = store.read_state().prefix(expiry.start)
-    if state.last_seq == expiry.start:
-        store.write_checkpoint(state)
+    created = state.last_seq == expiry.start and store.write_checkpoint(state)
     if not store.checkpoint_usable(expiry.start):
+        if not created and expiry.start in store.checkpoint_seqs():
+            raise FormatError(
+                f"the checkpoint at log entry {expiry.start} "
+                f"({store.checkpoint_url(expiry.start)}) is damaged, and history would start "
+                "there: no log entry was expired and nothing was deleted",
+                hint="remove the damaged checkpoint file (readers skip it already), then run "
+                "clean again: it writes the checkpoint anew",
+            )
         raise StorageError(
             f"the checkpoint at log entry {expiry.start} ({store.checkpoint_url(expiry.start)}) "
             "does not read back as written: no log entry was expired and nothing was deleted",

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lakectl.errors import CommitConflictError, UsageError
+from lakectl.errors import CommitConflictError, FormatError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import committed_dirs, plan_lakectl
@@ -42,7 +42,7 @@ from lakectl.table.layout import (
 )
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.orc_files import read_footer
-from lakectl.table.paths import Shape, table_path
+from lakectl.table.paths import Shape, check_name, table_path
 from lakectl.table.retention import cleaned_dirs
 from lakectl.table.store import TableStore, now_millis
 
@@ -329,37 +329,40 @@ def compactions(
         if record.operation != OPERATION:
             continue
         source = store.log_entry_url(record.seq)
-        for item in record.info.get("compactions", []):
-            inputs = tuple(item.get("inputs", ()))
+        items = record.info.get("compactions", [])
+        for item in items if isinstance(items, list) else [items]:
+            entry = _checked_entry(
+                item,
+                source,
+                "cleaned",
+                seq=record.seq,
+                requested=str(record.info.get("requested", "")),
+                started_at=record.info.get("started_at"),
+                ended_at=record.committed_at,
+                run_id=record.info.get("run_id"),
+            )
             left = any(
                 d not in gone
                 and store.storage.exists(
                     table_path(store.storage, store.root, d, Shape.DATA_DIR, source=source)
                 )
-                for d in inputs
+                for d in entry.inputs
             )
-            out.append(
-                _entry(
-                    item,
-                    "ready for cleaning" if left else "cleaned",
-                    seq=record.seq,
-                    requested=str(record.info.get("requested", "")),
-                    started_at=record.info.get("started_at"),
-                    ended_at=record.committed_at,
-                    run_id=record.info.get("run_id"),
-                )
-            )
+            out.append(replace(entry, state="ready for cleaning") if left else entry)
     now = now_millis()
     committed_runs = {r.info.get("run_id") for r in log_state.records if r.operation == OPERATION}
     status_files = compaction_runs.read_status_files(store)
+    damaged: list[compaction_runs.DamagedStatus] = []
     for run in status_files.runs:
         if run.state == "committed" or run.id in committed_runs:  # crashed right after commit
             continue
         state = run.shown_state(now)
-        for item in run.compactions:
-            out.append(
-                _entry(
+        source = store.storage.url(store.path(compaction_runs.status_file(run.id, source="")))
+        try:
+            out += [
+                _checked_entry(
                     item,
+                    source,
                     state,
                     requested=run.requested,
                     started_at=run.started_at,
@@ -367,8 +370,13 @@ def compactions(
                     run_id=run.id,
                     error=run.error or ("its process is gone" if state == "failed" else None),
                 )
-            )
-    damaged = [_damaged_entry(d) for d in status_files.damaged]
+                for item in run.compactions
+            ]
+        except FormatError as exc:
+            name = source.rsplit("/", 1)[-1]
+            reason = exc.message.removeprefix(f"{source}: ").split("; the table")[0]
+            damaged.append(compaction_runs.DamagedStatus(name, source, reason, True))
+    damaged = [_damaged_entry(d) for d in status_files.damaged + damaged]
     if "planned" in states:
         result, _, _ = _plan(store, CompactOptions(kind="auto"))
         for p in result.chosen:
@@ -399,6 +407,28 @@ def _damaged_entry(damaged: compaction_runs.DamagedStatus) -> CompactionEntry:
         run_id=None,
         error=f"{damaged.url}: {damaged.reason}",
     )
+
+
+def _checked_entry(item: object, source: str, state: str, **kw: Any) -> CompactionEntry:
+    """:func:`_entry` for a compaction that ``source`` (a log entry or status file) lists; a
+    :class:`FormatError` naming it when the compaction is malformed or names paths lakectl does
+    not write."""
+    try:
+        if not isinstance(item, dict):
+            raise TypeError(f"a {type(item).__name__}, not an object")
+        check_name(item.get("partition") or "", Shape.PARTITION, source=source)
+        for key in ("inputs", "outputs"):
+            names = item.get(key, [])
+            if not isinstance(names, list):
+                raise TypeError(f"its {key} are a {type(names).__name__}, not a list")
+            for name in names:
+                check_name(name, Shape.DATA_DIR, source=source)
+        return _entry(item, state, **kw)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise FormatError(
+            f"{source}: a compaction it lists is malformed ({str(exc)[:200]})",
+            hint="restore the file from a backup, or remove it if it is a status file",
+        ) from exc
 
 
 def _entry(item: dict[str, Any], state: str, **kw: Any) -> CompactionEntry:
