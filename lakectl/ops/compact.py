@@ -352,7 +352,7 @@ def compactions(
     now = now_millis()
     committed_runs = {r.info.get("run_id") for r in log_state.records if r.operation == OPERATION}
     status_files = compaction_runs.read_status_files(store)
-    damaged: list[compaction_runs.DamagedStatus] = []
+    bad_runs: list[compaction_runs.DamagedStatus] = []
     for run in status_files.runs:
         if run.state == "committed" or run.id in committed_runs:  # crashed right after commit
             continue
@@ -375,8 +375,8 @@ def compactions(
         except FormatError as exc:
             name = source.rsplit("/", 1)[-1]
             reason = exc.message.removeprefix(f"{source}: ").split("; the table")[0]
-            damaged.append(compaction_runs.DamagedStatus(name, source, reason, True))
-    damaged = [_damaged_entry(d) for d in status_files.damaged + damaged]
+            bad_runs.append(compaction_runs.DamagedStatus(name, source, reason, True))
+    damaged = [_damaged_entry(d) for d in status_files.damaged + bad_runs]
     if "planned" in states:
         result, _, _ = _plan(store, CompactOptions(kind="auto"))
         for p in result.chosen:
