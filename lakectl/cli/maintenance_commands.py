@@ -254,6 +254,10 @@ def clean(table: str, retain: str | None, dry_run: bool, force: bool, settings: 
     holds them (clean writes one if needed): history then starts at that checkpoint, and time
     travel to an older state is an error naming where history starts. Runs without Spark.
 
+    Only paths of the shapes lakectl writes, inside the table, are deleted: a log record or
+    compaction status file naming anything else stops clean with exit 76 before it changes
+    anything, and symbolic links inside the table are never followed.
+
     \b
     Example:
       lakectl clean sales --dry-run

@@ -200,7 +200,12 @@ def _run(
                 raise CommitConflictError(f"{rel} is already committed; run compact again")
             # Leftover of a crashed compaction: invisible, so safe to replace.
             path = table_path(
-                store.storage, store.root, rel, Shape.DATA_DIR, source="the compaction plan"
+                store.storage,
+                store.root,
+                rel,
+                Shape.DATA_DIR,
+                source="the compaction plan",
+                deleting=True,
             )
             store.storage.delete(path, recursive=True)
     ctx.progress(f"compacting {len(chosen)} partition(s)")

@@ -175,7 +175,12 @@ def list_bucket(
             if rel in visible:
                 raise UsageError(f"{rel} is already committed; run list-bucket again")
             path = table_path(
-                store.storage, store.root, rel, Shape.DATA_DIR, source="the list-bucket plan"
+                store.storage,
+                store.root,
+                rel,
+                Shape.DATA_DIR,
+                source="the list-bucket plan",
+                deleting=True,
             )
             store.storage.delete(path, recursive=True)
             # Invisible and named after this write id: nobody else uses it.

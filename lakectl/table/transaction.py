@@ -74,7 +74,9 @@ class WriteTransaction:
                 path = (
                     self._staging
                     if rel is None
-                    else table_path(storage, root, rel, Shape.DATA_DIR, source=source)
+                    else table_path(
+                        storage, root, rel, Shape.DATA_DIR, source=source, deleting=True
+                    )
                 )
                 if path is not None:
                     storage.delete(path, recursive=True)
