@@ -30,7 +30,7 @@ from enum import StrEnum
 
 from lakectl.errors import FormatError
 from lakectl.storage.fs import Storage
-from lakectl.table.layout import LIST_BUCKETING_DEFAULT_DIR, parse_acid_dir
+from lakectl.table.layout import LIST_BUCKETING_DEFAULT_DIR
 from lakectl.table.log import CommitRecord
 
 META_DIR = "_lakectl"
@@ -39,13 +39,14 @@ STAGING_DIR = f"{META_DIR}/staging"
 
 # Longer names are not ones lakectl writes (object stores cap keys at 1,024 bytes).
 MAX_NAME_CHARS = 1024
-_PARTITION_SEGMENT = re.compile(r"^[^/=\\\x00-\x1f\x7f]+=[^/\\\x00-\x1f\x7f]*$")
+
+# The shapes as regular expressions over the whole name (``fullmatch``). A segment ``col=value``
+# holds no ``/``, backslash or control character and always an ``=``, so ``.``, ``..``, empty
+# segments, absolute paths and URLs never match; numbers are ASCII digits only.
+_SEGMENT = r"[^/=\\\x00-\x1f\x7f]+=[^/\\\x00-\x1f\x7f]*"
+_ACID_DIR = r"(?:base_[0-9]+(?:_v[0-9]+)?|(?:delete_)?delta_[0-9]+_[0-9]+(?:_[0-9]+)?(?:_v[0-9]+)?)"
+_LB_SEGMENT = rf"(?:{_SEGMENT}|{LIST_BUCKETING_DEFAULT_DIR})"
 _RUN_ID = r"[0-9]{1,19}-[0-9a-f]{6}"
-_RUN_ID_RE = re.compile(rf"^{_RUN_ID}$")
-_STATUS_FILE = re.compile(rf"^{RUNS_DIR}/{_RUN_ID}\.json$")
-_STAGING = re.compile(
-    rf"^{STAGING_DIR}/(?:w[0-9]{{7,19}}-[0-9]{{1,19}}-[0-9]{{1,19}}|compact-{_RUN_ID})$"
-)
 
 
 class Shape(StrEnum):
@@ -59,34 +60,26 @@ class Shape(StrEnum):
     STAGING = "staging entry"
 
 
-def _segments(name: str) -> list[str]:
-    return name.split("/")
-
-
-def _is_partition(name: str) -> bool:
-    return name == "" or all(_PARTITION_SEGMENT.match(s) for s in _segments(name))
-
-
-def _is_data_dir(name: str) -> bool:
-    parent, _, last = name.rpartition("/")
-    return last.isascii() and parse_acid_dir(last) is not None and _is_partition(parent)
-
-
-def _is_list_bucketing(name: str) -> bool:
-    return all(
-        s == LIST_BUCKETING_DEFAULT_DIR or _PARTITION_SEGMENT.match(s) is not None
-        for s in _segments(name)
-    )
-
-
-_MATCHERS = {
-    Shape.PARTITION: _is_partition,
-    Shape.DATA_DIR: _is_data_dir,
-    Shape.LIST_BUCKETING: _is_list_bucketing,
-    Shape.RUN_ID: lambda n: _RUN_ID_RE.match(n) is not None,
-    Shape.STATUS_FILE: lambda n: _STATUS_FILE.match(n) is not None,
-    Shape.STAGING: lambda n: _STAGING.match(n) is not None,
+_SHAPES = {
+    Shape.PARTITION: re.compile(rf"(?:{_SEGMENT}(?:/{_SEGMENT})*)?"),
+    Shape.DATA_DIR: re.compile(rf"(?:{_SEGMENT}/)*{_ACID_DIR}"),
+    Shape.LIST_BUCKETING: re.compile(rf"{_LB_SEGMENT}(?:/{_LB_SEGMENT})*"),
+    Shape.RUN_ID: re.compile(_RUN_ID),
+    Shape.STATUS_FILE: re.compile(rf"{RUNS_DIR}/{_RUN_ID}\.json"),
+    Shape.STAGING: re.compile(
+        rf"{STAGING_DIR}/(?:w[0-9]{{7,19}}-[0-9]{{1,19}}-[0-9]{{1,19}}|compact-{_RUN_ID})"
+    ),
 }
+_DATA_DIR = _SHAPES[Shape.DATA_DIR]
+_PARTITION = _SHAPES[Shape.PARTITION]
+
+
+def _has_shape(name: object, wanted: tuple[Shape, ...]) -> bool:
+    return (
+        isinstance(name, str)
+        and len(name) <= MAX_NAME_CHARS
+        and any(_SHAPES[s].fullmatch(name) for s in wanted)
+    )
 
 
 def _flaw(name: object) -> str | None:
@@ -103,8 +96,7 @@ def _flaw(name: object) -> str | None:
         return "a backslash"
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in name):
         return "a control character"
-    segments = _segments(name)
-    if name and any(s in ("", ".", "..") for s in segments):
+    if name and any(s in ("", ".", "..") for s in name.split("/")):
         return "an empty, '.' or '..' segment"
     return None
 
@@ -119,10 +111,10 @@ def name_flaw(name: object, shapes: Shape | Iterable[Shape]) -> str | None:
     """Why ``name`` has none of ``shapes`` (``'../x' is not a data directory lakectl writes
     (an empty, '.' or '..' segment)``); ``None`` when it has one."""
     wanted = (shapes,) if isinstance(shapes, Shape) else tuple(shapes)
-    flaw = _flaw(name)
-    if flaw is None and isinstance(name, str) and any(_MATCHERS[s](name) for s in wanted):
+    if _has_shape(name, wanted):
         return None
     what = " or ".join(s.value for s in wanted)
+    flaw = _flaw(name)
     return f"{shown(name)} is not a {what} lakectl writes{f' ({flaw})' if flaw else ''}"
 
 
@@ -176,13 +168,15 @@ def table_path(
 def check_record_names(record: CommitRecord, *, source: str) -> None:
     """Check the directory names of a log record (``partitions``, ``added``, ``obsolete``) as
     it is read from ``source``, its log entry or checkpoint."""
-    for field, shape in (
-        ("partitions", Shape.PARTITION),
-        ("added", Shape.DATA_DIR),
-        ("obsolete", Shape.DATA_DIR),
+    data_dir, partition = _DATA_DIR.fullmatch, _PARTITION.fullmatch
+    for field, shape, match in (
+        ("partitions", Shape.PARTITION, partition),
+        ("added", Shape.DATA_DIR, data_dir),
+        ("obsolete", Shape.DATA_DIR, data_dir),
     ):
         for name in getattr(record, field):
-            check_name(name, shape, source=f"{source} ({field} of log record {record.seq})")
+            if not (isinstance(name, str) and len(name) <= MAX_NAME_CHARS and match(name)):
+                check_name(name, shape, source=f"{source} ({field} of log record {record.seq})")
 
 
 def _inside(root: str, path: str) -> bool:
