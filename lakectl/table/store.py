@@ -215,15 +215,14 @@ class TableStore:
             path = self.path(LOG_DIR, _log_name(seq))
             raw = self.storage.read_text(path)
             try:
-                record = CommitRecord.from_json(json.loads(raw))
+                records.append(CommitRecord.from_json(json.loads(raw)))
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise FormatError(
                     f"log record {path} is damaged ({type(exc).__name__}: "
                     f"{str(exc)[:200]}); the table cannot be read",
                     hint="restore the file from a backup; lakectl never rewrites a log record",
                 ) from exc
-            check_record_names(record, source=self.storage.url(path))
-            records.append(record)
+            check_record_names(records[-1], source=self.storage.url(path))
         return sorted(records, key=lambda r: r.seq)
 
     # --- checkpoints ----------------------------------------------------------------------
