@@ -140,13 +140,14 @@ class Storage:
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8")
 
-    def list_entries(self, path: str) -> list[dict[str, Any]]:
+    def list_entries(self, path: str, *, links: bool = False) -> list[dict[str, Any]]:
         """Entries directly under ``path`` (name, type, size); empty when it does not exist.
 
         Only files and directories: symbolic links (to files or to directories), FIFOs,
         sockets and devices are left out, from the listing's own details (no extra calls).
         A table's files are read and deleted from listings, so a link planted inside a table
-        never leads a reader or ``clean`` to a file elsewhere.
+        never leads a reader or ``clean`` to a file elsewhere. ``links=True`` keeps them (as
+        files), for directories the user names, such as a load's source.
         """
         try:
             with self._errors("listing", path):
@@ -156,7 +157,7 @@ class Storage:
         out = []
         for entry in entries:
             name = entry["name"].rstrip("/")
-            if name == path.rstrip("/") or not _plain(entry):
+            if name == path.rstrip("/") or not (links or _plain(entry)):
                 continue
             out.append(
                 {
@@ -181,8 +182,8 @@ class Storage:
         """
         if self.scheme == "file":
             try:
-                with os.scandir(path) as entries:  # symbolic links left out, as list_entries
-                    names = [e.name for e in entries if e.name > after and not e.is_symlink()]
+                with os.scandir(path) as entries:  # links and special files left out
+                    names = [e.name for e in entries if e.name > after and _plain_local(e)]
             except (FileNotFoundError, NotADirectoryError):
                 return []
             return sorted(names)
@@ -393,6 +394,11 @@ class Storage:
 def _plain(entry: dict[str, Any]) -> bool:
     """Is a listing entry a plain file or directory (not a link, FIFO, socket or device)?"""
     return entry.get("type") in ("file", "directory") and not entry.get("islink")
+
+
+def _plain_local(entry: os.DirEntry[str]) -> bool:
+    """:func:`_plain` for a local directory entry (its type comes with the listing)."""
+    return entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)
 
 
 def storage_for(url: str, options: dict[str, Any] | None = None) -> tuple[Storage, str]:

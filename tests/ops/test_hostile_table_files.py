@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_lakectl as lakectl
 
 from lakectl.table.compaction_runs import new_run
+from tests.conftest import run_lakectl as lakectl
 
 DAMAGED_TABLE = 76
 LOG = "_lakectl/log"

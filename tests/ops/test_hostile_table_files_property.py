@@ -22,10 +22,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from conftest import SHARED
-from conftest import run_lakectl as lakectl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tests.conftest import SHARED
+from tests.conftest import run_lakectl as lakectl
 
 DATA_FILE = SHARED / "interop/fixtures/acid_version_validation/acid_version_hive_3/00000_0"
 DELTA = "delta_0000001_0000001_0000"
