@@ -31,7 +31,7 @@ from lakectl.table.layout import (
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import read_footer
-from lakectl.table.paths import Shape, table_path
+from lakectl.table.paths import STAGING_DIR, Shape, table_path
 from lakectl.table.properties import parse_size, property_value
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
@@ -147,7 +147,13 @@ def rewrite_partitions(
         valid,
         key,
     )
-    staging = store.path("_lakectl", "staging", f"compact-{run_id}")
+    staging = table_path(
+        store.storage,
+        store.root,
+        f"{STAGING_DIR}/compact-{run_id}",
+        Shape.STAGING,
+        source="a new compaction",
+    )
     target = acid_write.WriteTarget(store.storage, store.root, staging, meta)
     event_cols = ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"]
     cols = [*event_cols, "row", *[f"`{c}`" for c in meta.partition_by]]
