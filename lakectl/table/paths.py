@@ -12,8 +12,9 @@ only checked, :func:`check_name`): the name must have one of the shapes lakectl 
 * list-bucketing directories inside a data directory (``x=6/y=a``,
   ``HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME``);
 * a compaction id (``1767225600000-4f2a9c``), its status file
-  ``_lakectl/compactions/<id>.json``, and staging entries ``_lakectl/staging/w0000007-<pid>-<ms>``
-  or ``_lakectl/staging/compact-<id>``;
+  ``_lakectl/compactions/<id>.json``, and staging entries
+  ``_lakectl/staging/w0000007-<pid>-<ms>``, ``_lakectl/staging/compact-<id>`` or
+  ``_lakectl/staging/compact-list-bucket-<write id>``;
 
 and never ``..``, an absolute path, another scheme or bucket, a backslash, a control character
 or an empty segment. Anything else is a :class:`~lakectl.errors.FormatError` naming the file the
@@ -67,7 +68,8 @@ _SHAPES = {
     Shape.RUN_ID: re.compile(_RUN_ID),
     Shape.STATUS_FILE: re.compile(rf"{RUNS_DIR}/{_RUN_ID}\.json"),
     Shape.STAGING: re.compile(
-        rf"{STAGING_DIR}/(?:w[0-9]{{7,19}}-[0-9]{{1,19}}-[0-9]{{1,19}}|compact-{_RUN_ID})"
+        rf"{STAGING_DIR}/(?:w[0-9]{{7,19}}-[0-9]{{1,19}}-[0-9]{{1,19}}"
+        rf"|compact-(?:{_RUN_ID}|list-bucket-[0-9]{{1,19}}))"
     ),
 }
 _DATA_DIR = _SHAPES[Shape.DATA_DIR]

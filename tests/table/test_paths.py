@@ -62,7 +62,11 @@ def test_ids_status_files_and_staging_entries_lakectl_writes_are_accepted(tmp_pa
     assert status_file(run.id, source="s") == f"_lakectl/compactions/{run.id}.json"
     storage, root = storage_for(str(tmp_path / "t"))
     staging = os.path.relpath(TableStore(storage, root).staging_path(12345678), root)
-    for rel in (staging, f"_lakectl/staging/compact-{run.id}"):
+    for rel in (
+        staging,
+        f"_lakectl/staging/compact-{run.id}",
+        "_lakectl/staging/compact-list-bucket-12",  # lakectl list-bucket's rewrite
+    ):
         assert check_name(rel, Shape.STAGING, source="s") == rel
 
 
