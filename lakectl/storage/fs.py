@@ -130,6 +130,10 @@ class Storage:
         with self._errors("checking", path):
             return bool(self.fs.isdir(path))
 
+    def is_link(self, path: str) -> bool:
+        """Is ``path`` a symbolic link? (Only local files can be; one ``lstat``.)"""
+        return self.scheme == "file" and os.path.islink(path)
+
     def read_bytes(self, path: str) -> bytes:
         try:
             with self._errors("reading", path), self.fs.open(path, "rb") as handle:

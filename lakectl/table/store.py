@@ -213,6 +213,12 @@ class TableStore:
         records = []
         for seq in seqs:
             path = self.path(LOG_DIR, _log_name(seq))
+            if self.storage.is_link(path):
+                raise FormatError(
+                    f"log record {path} is a symbolic link; lakectl never follows links inside "
+                    "a table, and the table cannot be read",
+                    hint="replace the link by the log record it stands for (from a backup)",
+                )
             raw = self.storage.read_text(path)
             try:
                 records.append(CommitRecord.from_json(json.loads(raw)))

@@ -167,3 +167,18 @@ def test_a_checkpoint_naming_such_a_path_is_skipped_for_the_log(lake):
     history = lakectl("history", table, "--json")
     assert history.code == 0, history.err
     assert lakectl("checkpoint", table, "--json").json["usable"] is False
+
+
+def test_a_linked_log_record_is_not_read(lake):
+    """Listed, a linked log entry is left out like any link; probed for (after a checkpoint),
+    it is refused with exit 76 before it is read."""
+    table = lake / "lake" / "t"
+    (table / LOG / "00000000000000000001.json").symlink_to(lake / "victim" / "important.json")
+    history = lakectl("history", table, "--json")
+    assert history.code == 0, history.err
+    assert [v["operation"] for v in history.json] == ["create"]
+    assert lakectl("checkpoint", table, "--json").json["seq"] == 0
+    for command in (["history"], ["snapshot", "--engine", "arrow"]):
+        done = lakectl(command[0], table, *command[1:])
+        assert done.code == DAMAGED_TABLE, done.err
+        assert "00000000000000000001.json is a symbolic link" in done.err
