@@ -151,7 +151,7 @@ def _print_compaction(result: CompactResult) -> None:
     "--state",
     "states",
     multiple=True,
-    type=click.Choice(["planned", "working", "ready for cleaning", "cleaned", "failed"]),
+    type=click.Choice(["planned", "working", "ready for cleaning", "cleaned", "failed", "damaged"]),
     help="Only compactions in this state (repeatable). `planned` (what `compact --auto` would "
     "do now) is listed only when asked for; it reads ORC footers.",
 )
@@ -175,7 +175,8 @@ def compactions(
 
     States: planned (what `compact --auto` would do now; only with --state planned), working,
     ready for cleaning (committed; replaced directories still on storage), cleaned, failed
-    (raised, or its process died).
+    (raised, or its process died), damaged (a status file lakectl cannot use: unreadable, or
+    naming paths that are not its own; `clean` refuses to run while one names such paths).
 
     \b
     Example:
@@ -218,6 +219,9 @@ def _print_compactions(entries: list[CompactionEntry], table_format: str) -> Non
         rows,
         table_format,
     )
+    for e in entries if table_format == "table" else ():
+        if e.state == "damaged":
+            output.line(f"damaged: {e.error}")
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -249,6 +253,10 @@ def clean(table: str, retain: str | None, dry_run: bool, force: bool, settings: 
     entries before the state current at the start of the window are expired once a checkpoint
     holds them (clean writes one if needed): history then starts at that checkpoint, and time
     travel to an older state is an error naming where history starts. Runs without Spark.
+
+    Only paths of the shapes lakectl writes, inside the table, are deleted: a log record or
+    compaction status file naming anything else stops clean with exit 76 before it changes
+    anything, and symbolic links inside the table are never followed.
 
     \b
     Example:

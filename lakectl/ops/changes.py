@@ -15,6 +15,7 @@ from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.listing import list_table
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
+from lakectl.table.paths import Shape, table_path
 from lakectl.table.retention import availability, require_readable, with_following_compactions
 from lakectl.table.store import TableStore
 
@@ -100,10 +101,15 @@ def _range_plans(
     if missing:
         raise TimeTravelError(
             f"the files of this range of versions are gone ({len(missing)} directories, e.g. "
-            f"{store.storage.url(store.path(missing[0]))})",
+            f"{store.storage.url(_log_dir_path(store, missing[0]))})",
             hint="ask for a later range; `lakectl history` lists the versions",
         )
     return plans
+
+
+def _log_dir_path(store: TableStore, relative: str) -> str:
+    """The path of a directory the log names (checked when the log was read)."""
+    return table_path(store.storage, store.root, relative, Shape.DATA_DIR, source="the log")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lakectl.errors import StorageError, UsageError
+from lakectl.errors import FormatError, StorageError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.planning.clean_plan import (
@@ -35,14 +35,17 @@ from lakectl.planning.clean_plan import (
     plan_clean,
 )
 from lakectl.planning.log_expiry_plan import LogExpiry, horizon_seq, plan_log_expiry
-from lakectl.table.compaction_runs import process_alive, read_statuses
+from lakectl.table.compaction_runs import process_alive, read_status_files
 from lakectl.table.listing import list_table
 from lakectl.table.log import CommitRecord, Operation, TableState
+from lakectl.table.paths import Shape, table_path
 from lakectl.table.properties import parse_duration, property_value
 from lakectl.table.retention import DELETED_KEY, LOG_START_KEY, availability, cleaned_dirs
 from lakectl.table.store import STAGING_DIR, TableStore, now_millis
 
 OPERATION = Operation.CLEAN
+# What clean deletes: data directories, staging entries and compaction status files.
+CLEANABLE = (Shape.DATA_DIR, Shape.STAGING, Shape.STATUS_FILE)
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,10 @@ def plan(store: TableStore, options: CleanOptions, now: int | None = None) -> tu
         )
     present, staging = _gather(store, list(meta.partition_by))
     writers = _writers(store)
+    status_files = read_status_files(store)
+    unsafe = [d for d in status_files.damaged if d.unsafe]
+    if unsafe:
+        raise unsafe[0].error()
     runs = [
         CompactionRun(
             s.id,
@@ -146,7 +153,7 @@ def plan(store: TableStore, options: CleanOptions, now: int | None = None) -> tu
             process_alive(s.host, s.pid),
             s.outputs,
         )
-        for s in read_statuses(store)
+        for s in status_files.runs
     ]
     state = store.read_state()
     decided = plan_clean(
@@ -192,6 +199,21 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
     if options.dry_run or not decided.changes_anything:
         result.seconds = time.time() - started
         return result
+    # Every path is checked before anything changes (the plan's come from the listing already).
+    doomed = [
+        (
+            item.path,
+            table_path(
+                store.storage,
+                store.root,
+                item.path,
+                CLEANABLE,
+                source=f"the clean plan ({item.kind}: {item.reason})",
+                deleting=True,
+            ),
+        )
+        for item in decided.delete
+    ]
     for write_id in decided.abort_write_ids:
         store.mark_aborted(write_id, "clean: " + _note_for(decided, write_id))
     uncommitted = sorted(i.path for i in decided.delete if i.kind not in (OBSOLETE, STATUS))
@@ -221,9 +243,9 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
         result.committed_seq = store.commit(record).seq
     failpoint("clean.before_delete")
     done = []
-    for item in decided.delete:
-        store.storage.delete(store.path(item.path), recursive=True)
-        done.append(item.path)
+    for relative, path in doomed:
+        store.storage.delete(path, recursive=True)
+        done.append(relative)
         failpoint("clean.after_first_delete")
     result.deleted = tuple(done)
     if expiry is not None:
@@ -237,9 +259,16 @@ def _write_start_checkpoint(store: TableStore, expiry: LogExpiry) -> None:
     nothing is deleted or recorded when it does not."""
     failpoint("clean.before_checkpoint")
     state = store.read_state().prefix(expiry.start)
-    if state.last_seq == expiry.start:
-        store.write_checkpoint(state)
+    created = state.last_seq == expiry.start and store.write_checkpoint(state)
     if not store.checkpoint_usable(expiry.start):
+        if not created and expiry.start in store.checkpoint_seqs():
+            raise FormatError(
+                f"the checkpoint at log entry {expiry.start} "
+                f"({store.checkpoint_url(expiry.start)}) is damaged, and history would start "
+                "there: no log entry was expired and nothing was deleted",
+                hint="remove the damaged checkpoint file (readers skip it already), then run "
+                "clean again: it writes the checkpoint anew",
+            )
         raise StorageError(
             f"the checkpoint at log entry {expiry.start} ({store.checkpoint_url(expiry.start)}) "
             "does not read back as written: no log entry was expired and nothing was deleted",

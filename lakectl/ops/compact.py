@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lakectl.errors import CommitConflictError, UsageError
+from lakectl.errors import CommitConflictError, FormatError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import committed_dirs, plan_lakectl
@@ -42,11 +42,12 @@ from lakectl.table.layout import (
 )
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.orc_files import read_footer
+from lakectl.table.paths import Shape, check_name, table_path
 from lakectl.table.retention import cleaned_dirs
 from lakectl.table.store import TableStore, now_millis
 
 OPERATION = Operation.COMPACT
-STATES = ("planned", "working", "ready for cleaning", "cleaned", "failed")
+STATES = ("planned", "working", "ready for cleaning", "cleaned", "failed", "damaged")
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,15 @@ def _run(
             if rel in visible:  # the planner never picks a committed output; guard anyway
                 raise CommitConflictError(f"{rel} is already committed; run compact again")
             # Leftover of a crashed compaction: invisible, so safe to replace.
-            store.storage.delete(store.path(rel), recursive=True)
+            path = table_path(
+                store.storage,
+                store.root,
+                rel,
+                Shape.DATA_DIR,
+                source="the compaction plan",
+                deleting=True,
+            )
+            store.storage.delete(path, recursive=True)
     ctx.progress(f"compacting {len(chosen)} partition(s)")
     target_size = target_file_size(meta, options.target_file_size)
     added, counts = rewrite_partitions(
@@ -248,7 +257,7 @@ def _shadowed(d: Any, p: PartitionCompaction, added: set[str]) -> bool:
 def _bytes(store: TableStore, rels: list[str]) -> int:
     total = 0
     for rel in rels:
-        path = store.path(rel)
+        path = table_path(store.storage, store.root, rel, Shape.DATA_DIR, source="a compaction")
         if store.storage.exists(path):
             total += store.storage.du(path)
     return total
@@ -324,30 +333,41 @@ def compactions(
     for record in log_state.records:
         if record.operation != OPERATION:
             continue
-        for item in record.info.get("compactions", []):
-            inputs = tuple(item.get("inputs", ()))
-            left = any(d not in gone and store.storage.exists(store.path(d)) for d in inputs)
-            out.append(
-                _entry(
-                    item,
-                    "ready for cleaning" if left else "cleaned",
-                    seq=record.seq,
-                    requested=str(record.info.get("requested", "")),
-                    started_at=record.info.get("started_at"),
-                    ended_at=record.committed_at,
-                    run_id=record.info.get("run_id"),
-                )
+        source = store.log_entry_url(record.seq)
+        items = record.info.get("compactions", [])
+        for item in items if isinstance(items, list) else [items]:
+            entry = _checked_entry(
+                item,
+                source,
+                "cleaned",
+                seq=record.seq,
+                requested=str(record.info.get("requested", "")),
+                started_at=record.info.get("started_at"),
+                ended_at=record.committed_at,
+                run_id=record.info.get("run_id"),
             )
+            left = any(
+                d not in gone
+                and store.storage.exists(
+                    table_path(store.storage, store.root, d, Shape.DATA_DIR, source=source)
+                )
+                for d in entry.inputs
+            )
+            out.append(replace(entry, state="ready for cleaning") if left else entry)
     now = now_millis()
     committed_runs = {r.info.get("run_id") for r in log_state.records if r.operation == OPERATION}
-    for run in compaction_runs.read_statuses(store):
+    status_files = compaction_runs.read_status_files(store)
+    bad_runs: list[compaction_runs.DamagedStatus] = []
+    for run in status_files.runs:
         if run.state == "committed" or run.id in committed_runs:  # crashed right after commit
             continue
         state = run.shown_state(now)
-        for item in run.compactions:
-            out.append(
-                _entry(
+        source = store.storage.url(store.path(compaction_runs.status_file(run.id, source="")))
+        try:
+            out += [
+                _checked_entry(
                     item,
+                    source,
                     state,
                     requested=run.requested,
                     started_at=run.started_at,
@@ -355,7 +375,13 @@ def compactions(
                     run_id=run.id,
                     error=run.error or ("its process is gone" if state == "failed" else None),
                 )
-            )
+                for item in run.compactions
+            ]
+        except FormatError as exc:
+            name = source.rsplit("/", 1)[-1]
+            reason = exc.message.removeprefix(f"{source}: ").split("; the table")[0]
+            bad_runs.append(compaction_runs.DamagedStatus(name, source, reason, True))
+    damaged = [_damaged_entry(d) for d in status_files.damaged + bad_runs]
     if "planned" in states:
         result, _, _ = _plan(store, CompactOptions(kind="auto"))
         for p in result.chosen:
@@ -365,7 +391,49 @@ def compactions(
         for e in out
         if wanted("" if e.partition == "(table)" else e.partition)
         and (not states or e.state in states)
-    ]
+    ] + [e for e in damaged if not states or e.state in states]
+
+
+def _damaged_entry(damaged: compaction_runs.DamagedStatus) -> CompactionEntry:
+    """A status file lakectl cannot use, listed so that nobody mistakes it for no compaction."""
+    return CompactionEntry(
+        seq=None,
+        partition="-",
+        type="-",
+        state="damaged",
+        requested="",
+        started_at=None,
+        ended_at=None,
+        inputs=(),
+        outputs=(),
+        bytes_in=0,
+        bytes_out=0,
+        reason=f"status file {damaged.name}: {damaged.reason}",
+        run_id=None,
+        error=f"{damaged.url}: {damaged.reason}",
+    )
+
+
+def _checked_entry(item: object, source: str, state: str, **kw: Any) -> CompactionEntry:
+    """:func:`_entry` for a compaction that ``source`` (a log entry or status file) lists; a
+    :class:`FormatError` naming it when the compaction is malformed or names paths lakectl does
+    not write."""
+    try:
+        if not isinstance(item, dict):
+            raise TypeError(f"a {type(item).__name__}, not an object")
+        check_name(item.get("partition") or "", Shape.PARTITION, source=source)
+        for key in ("inputs", "outputs"):
+            names = item.get(key, [])
+            if not isinstance(names, list):
+                raise TypeError(f"its {key} are a {type(names).__name__}, not a list")
+            for name in names:
+                check_name(name, Shape.DATA_DIR, source=source)
+        return _entry(item, state, **kw)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise FormatError(
+            f"{source}: a compaction it lists is malformed ({str(exc)[:200]})",
+            hint="restore the file from a backup, or remove it if it is a status file",
+        ) from exc
 
 
 def _entry(item: dict[str, Any], state: str, **kw: Any) -> CompactionEntry:

@@ -37,6 +37,7 @@ from lakectl.planning.list_bucket_plan import (
     validate_partition,
 )
 from lakectl.table.log import CommitRecord
+from lakectl.table.paths import Shape, table_path
 from lakectl.table.transaction import WriteTransaction
 
 
@@ -173,7 +174,15 @@ def list_bucket(
             rel = p.output_path(p.output_base or "")
             if rel in visible:
                 raise UsageError(f"{rel} is already committed; run list-bucket again")
-            store.storage.delete(store.path(rel), recursive=True)
+            path = table_path(
+                store.storage,
+                store.root,
+                rel,
+                Shape.DATA_DIR,
+                source="the list-bucket plan",
+                deleting=True,
+            )
+            store.storage.delete(path, recursive=True)
             # Invisible and named after this write id: nobody else uses it.
             txn.added.append(rel)
         ctx.progress(f"rewriting {len(chosen)} partition(s)")

@@ -31,6 +31,7 @@ from lakectl.table.layout import (
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import read_footer
+from lakectl.table.paths import STAGING_DIR, Shape, table_path
 from lakectl.table.properties import parse_size, property_value
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
@@ -102,10 +103,15 @@ def rows_under(store: TableStore, rels: list[str]) -> int:
     """Rows in the bucket files under these directories (list-bucketing subdirectories too)."""
     total = 0
     for rel in rels:
-        for path in store.storage.fs.find(store.path(rel)):
+        for path in store.storage.fs.find(_dir_path(store, rel)):
             if path.rsplit("/", 1)[-1].startswith("bucket_"):
                 total += read_footer(store.storage, path).rows
     return total
+
+
+def _dir_path(store: TableStore, rel: str) -> str:
+    """The path of a data directory a rewrite plans or wrote."""
+    return table_path(store.storage, store.root, rel, Shape.DATA_DIR, source="the rewrite plan")
 
 
 def rewrite_partitions(
@@ -141,7 +147,13 @@ def rewrite_partitions(
         valid,
         key,
     )
-    staging = store.path("_lakectl", "staging", f"compact-{run_id}")
+    staging = table_path(
+        store.storage,
+        store.root,
+        f"{STAGING_DIR}/compact-{run_id}",
+        Shape.STAGING,
+        source="a new compaction",
+    )
     target = acid_write.WriteTarget(store.storage, store.root, staging, meta)
     event_cols = ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"]
     cols = [*event_cols, "row", *[f"`{c}`" for c in meta.partition_by]]
@@ -208,7 +220,7 @@ def rewrite_partitions(
             for p in majors:
                 rel = p.output_path(p.output_base or "")
                 if rel not in added:
-                    store.storage.makedirs(store.path(rel))
+                    store.storage.makedirs(_dir_path(store, rel))
                     added.add(rel)
             counts["rows_written"] = (
                 merged.rows
@@ -253,11 +265,12 @@ def rewrite_partitions(
                 )
         failpoint("compact.before_markers")
         for rel in added:
+            directory = _dir_path(store, rel)
             store.storage.write_bytes(
-                store.storage.join(store.path(rel), ACID_VERSION_FILE), ACID_VERSION.encode()
+                store.storage.join(directory, ACID_VERSION_FILE), ACID_VERSION.encode()
             )
             store.storage.write_bytes(
-                store.storage.join(store.path(rel), COMPACTOR_METADATA_FILE),
+                store.storage.join(directory, COMPACTOR_METADATA_FILE),
                 COMPACTOR_MARKER.encode(),
             )
     finally:

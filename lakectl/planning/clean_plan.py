@@ -41,9 +41,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakectl.planning.log_expiry_plan import LogExpiry
-from lakectl.table.compaction_runs import HEARTBEAT_TIMEOUT_MS, RUNS_DIR
+from lakectl.table.compaction_runs import HEARTBEAT_TIMEOUT_MS, status_file
 from lakectl.table.layout import parse_acid_dir
 from lakectl.table.log import DATA_OPS, TableState
+from lakectl.table.paths import STAGING_DIR, Shape, name_flaw
 from lakectl.table.retention import (
     Availability,
     availability,
@@ -273,8 +274,8 @@ def plan_clean(
 
     live_run_ids = {run.id for run in live_runs}
     for name, size in sorted((staging or {}).items()):
-        rel = f"_lakectl/staging/{name}"
-        owner = _staging_owner(name)
+        rel = f"{STAGING_DIR}/{name}"
+        owner = _staging_owner(rel)
         if owner is None:
             keep.append(CleanItem(rel, STAGING, "not made by lakectl", size))
         elif isinstance(owner, int):
@@ -291,7 +292,7 @@ def plan_clean(
 
     committed_runs = {r.info.get("run_id") for r in state.records if r.info.get("run_id")}
     for run in compactions:
-        rel = f"{RUNS_DIR}/{run.id}.json"
+        rel = status_file(run.id, source=f"the status file of compaction {run.id!r:.80}")
         if run.state == "committed" or run.id in committed_runs:
             delete.append(CleanItem(rel, STATUS, "committed: the log keeps its record"))
         elif run.id not in live_run_ids and run.started_at <= horizon:
@@ -311,10 +312,14 @@ def plan_clean(
     )
 
 
-def _staging_owner(name: str) -> int | str | None:
-    """``w0000007-<pid>-<ms>`` -> write id 7; ``compact-<id>`` -> compaction id; else None."""
-    if name.startswith("w") and name[1:8].isdigit():
-        return int(name[1:8])
+def _staging_owner(rel: str) -> int | str | None:
+    """``.../w0000007-<pid>-<ms>`` -> write id 7; ``.../compact-<id>`` -> compaction id; None
+    for any name lakectl does not give a staging entry."""
+    if name_flaw(rel, Shape.STAGING) is not None:
+        return None
+    name = rel.rsplit("/", 1)[-1]
+    if name.startswith("w"):
+        return int(name[1:].split("-", 1)[0])
     if name.startswith("compact-"):
         return name[len("compact-") :]
     return None

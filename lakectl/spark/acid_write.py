@@ -29,6 +29,7 @@ from lakectl.table.layout import (
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import add_acid_metadata
 from lakectl.table.orc_tail import parse_acid_stats
+from lakectl.table.paths import Shape, check_name, table_path
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -303,7 +304,12 @@ def _move_into_place(
         bucket_id = int(parts[-2].split("=", 1)[1])
         name, subdir = place(partition, values)
         rel_dir = f"{partition}/{name}" if partition else name
-        final_dir = storage.join(target.root, rel_dir)
+        final_dir = table_path(
+            storage, target.root, rel_dir, Shape.DATA_DIR, source="the directories written"
+        )
+        if subdir:
+            layout = "the list-bucketing layout in the log"
+            subdir = check_name(subdir, Shape.LIST_BUCKETING, source=layout)
         file_dir = storage.join(final_dir, subdir) if subdir else final_dir
         final = storage.join(file_dir, bucket_file_name(bucket_id))
         storage.move(path, final)

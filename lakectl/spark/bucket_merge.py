@@ -39,6 +39,7 @@ from lakectl.table.layout import (
     parse_bucket_file,
 )
 from lakectl.table.orc_files import add_acid_metadata
+from lakectl.table.paths import Shape, table_path
 from lakectl.table.properties import ORC_DICTIONARY_THRESHOLD, pyarrow_orc_codec
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
@@ -113,7 +114,7 @@ def bucket_groups(
                     tuple(base),
                     tuple(delta),
                     deletes,
-                    storage.join(root, rel_dir),
+                    table_path(storage, root, rel_dir, Shape.DATA_DIR, source="the merge plan"),
                     size[0],
                 )
             )

@@ -67,7 +67,8 @@ def source_files(storage: Storage, path: str) -> list[tuple[str, int]]:
     if not storage.isdir(path):
         info = storage.fs.info(path)
         return [(path, int(info.get("size") or 0))]
-    entries = [e for e in storage.list_entries(path) if not e["name"].startswith(("_", "."))]
+    listed = storage.list_entries(path, links=True)
+    entries = [e for e in listed if not e["name"].startswith(("_", "."))]
     nested = [e["name"] for e in entries if e["type"] == "directory"]
     if nested:
         raise UsageError(

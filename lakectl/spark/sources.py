@@ -37,7 +37,9 @@ def guess_format(source: str, storage_options: dict[str, Any] | None = None) -> 
     storage, path = storage_for(source, storage_options)
     candidates = [path]
     if storage.isdir(path):
-        candidates = [e["name"] for e in storage.list_entries(path) if e["type"] == "file"]
+        candidates = [
+            e["name"] for e in storage.list_entries(path, links=True) if e["type"] == "file"
+        ]
     for name in candidates:
         ext = os.path.splitext(name)[1].lower()
         if ext in _EXTENSIONS:
@@ -129,7 +131,8 @@ def _read_avro(spark: SparkSession, storage, path: str) -> DataFrame:
 
     files = [path]
     if storage.isdir(path):
-        files = [e["path"] for e in storage.list_entries(path) if e["name"].endswith(".avro")]
+        entries = storage.list_entries(path, links=True)
+        files = [e["path"] for e in entries if e["name"].endswith(".avro")]
     records: list[dict] = []
     schema: dict | None = None
     for file in files:

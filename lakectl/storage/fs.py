@@ -130,6 +130,10 @@ class Storage:
         with self._errors("checking", path):
             return bool(self.fs.isdir(path))
 
+    def is_link(self, path: str) -> bool:
+        """Is ``path`` a symbolic link? (Only local files can be; one ``lstat``.)"""
+        return self.scheme == "file" and os.path.islink(path)
+
     def read_bytes(self, path: str) -> bytes:
         try:
             with self._errors("reading", path), self.fs.open(path, "rb") as handle:
@@ -140,8 +144,15 @@ class Storage:
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8")
 
-    def list_entries(self, path: str) -> list[dict[str, Any]]:
-        """Entries directly under ``path`` (name, type, size); empty when it does not exist."""
+    def list_entries(self, path: str, *, links: bool = False) -> list[dict[str, Any]]:
+        """Entries directly under ``path`` (name, type, size); empty when it does not exist.
+
+        Only files and directories: symbolic links (to files or to directories), FIFOs,
+        sockets and devices are left out, from the listing's own details (no extra calls).
+        A table's files are read and deleted from listings, so a link planted inside a table
+        never leads a reader or ``clean`` to a file elsewhere. ``links=True`` keeps them (as
+        files), for directories the user names, such as a load's source.
+        """
         try:
             with self._errors("listing", path):
                 entries = self.fs.ls(path, detail=True)
@@ -150,7 +161,7 @@ class Storage:
         out = []
         for entry in entries:
             name = entry["name"].rstrip("/")
-            if name == path.rstrip("/"):
+            if name == path.rstrip("/") or not (links or _plain(entry)):
                 continue
             out.append(
                 {
@@ -175,10 +186,11 @@ class Storage:
         """
         if self.scheme == "file":
             try:
-                names = os.listdir(path)
+                with os.scandir(path) as entries:  # links and special files left out
+                    names = [e.name for e in entries if e.name > after and _plain_local(e)]
             except (FileNotFoundError, NotADirectoryError):
                 return []
-            return sorted(n for n in names if n > after)
+            return sorted(names)
         if self.scheme in S3_SCHEMES:
             return self._list_names_after_s3(path, after)
         return [n for n in self.list_names(path) if n > after]
@@ -381,6 +393,16 @@ class Storage:
     def delete(self, path: str, recursive: bool = False) -> None:
         with contextlib.suppress(FileNotFoundError), self._errors("deleting", path):
             self.fs.rm(path, recursive=recursive)
+
+
+def _plain(entry: dict[str, Any]) -> bool:
+    """Is a listing entry a plain file or directory (not a link, FIFO, socket or device)?"""
+    return entry.get("type") in ("file", "directory") and not entry.get("islink")
+
+
+def _plain_local(entry: os.DirEntry[str]) -> bool:
+    """:func:`_plain` for a local directory entry (its type comes with the listing)."""
+    return entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)
 
 
 def storage_for(url: str, options: dict[str, Any] | None = None) -> tuple[Storage, str]:

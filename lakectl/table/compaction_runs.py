@@ -19,9 +19,10 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from lakectl.table.store import META_DIR, TableStore, now_millis
+from lakectl.errors import FormatError
+from lakectl.table.paths import RUNS_DIR, Shape, check_name, name_flaw, shown
+from lakectl.table.store import TableStore, now_millis
 
-RUNS_DIR = f"{META_DIR}/compactions"
 HEARTBEAT_SECONDS = 30.0
 # A working run whose process cannot be checked counts as failed after this much silence.
 HEARTBEAT_TIMEOUT_MS = 10 * 60_000
@@ -90,23 +91,92 @@ def new_run(requested: str, compactions: list[dict[str, Any]]) -> RunStatus:
     )
 
 
+def status_file(run_id: object, *, source: str) -> str:
+    """``_lakectl/compactions/<id>.json`` (relative to the table) for a compaction id of the
+    shape :func:`new_run` gives; a :class:`FormatError` naming ``source`` for any other."""
+    return check_name(f"{RUNS_DIR}/{run_id}.json", Shape.STATUS_FILE, source=source)
+
+
 def write_status(store: TableStore, status: RunStatus) -> None:
     store.storage.write_bytes(
-        store.path(RUNS_DIR, f"{status.id}.json"),
+        store.path(status_file(status.id, source="a new compaction")),
         json.dumps(asdict(status), indent=1, sort_keys=True).encode(),
     )
 
 
-def read_statuses(store: TableStore) -> list[RunStatus]:
-    """Every status file, oldest first (unreadable ones, e.g. half-written, are skipped)."""
-    out = []
+@dataclass(frozen=True)
+class DamagedStatus:
+    """A status file lakectl cannot use. ``unsafe``: it names paths (an id that is not its own
+    file name, outputs that are not data directories) rather than being merely unreadable."""
+
+    name: str
+    url: str
+    reason: str
+    unsafe: bool
+
+    def error(self) -> FormatError:
+        """The error ``clean`` stops with for an unsafe status file."""
+        return FormatError(
+            f"compaction status file {self.url} is damaged ({self.reason}); nothing was deleted",
+            hint="remove the file if no compaction of yours is running; lakectl writes a "
+            "status file only under its own compaction id",
+        )
+
+
+@dataclass(frozen=True)
+class StatusFiles:
+    """The usable status files, oldest first, and the damaged ones."""
+
+    runs: list[RunStatus]
+    damaged: list[DamagedStatus]
+
+
+def read_status_files(store: TableStore) -> StatusFiles:
+    """Every status file: usable ones oldest first, and damaged ones (half-written, or an id
+    that is not the file's own name or not a compaction id, or outputs that are not data
+    directories)."""
+    runs, damaged = [], []
     for name in store.storage.list_names(store.path(RUNS_DIR)):
         if not name.endswith(".json"):
             continue
-        with contextlib.suppress(ValueError, TypeError, FileNotFoundError):
+        url = store.storage.url(store.path(RUNS_DIR, name))
+        try:
             raw = json.loads(store.storage.read_text(store.path(RUNS_DIR, name)))
-            out.append(RunStatus.from_json(raw))
-    return sorted(out, key=lambda s: (s.started_at, s.id))
+            status = RunStatus.from_json(raw)
+        except FileNotFoundError:
+            continue  # deleted while listed
+        except (ValueError, TypeError, AttributeError, RecursionError) as exc:
+            damaged.append(DamagedStatus(name, url, f"unreadable: {type(exc).__name__}", False))
+            continue
+        try:
+            reason = _status_flaw(name, status)
+        except (TypeError, AttributeError):
+            reason = "its compactions are not a list of objects"
+        if reason is not None:
+            damaged.append(DamagedStatus(name, url, reason, True))
+            continue
+        runs.append(status)
+    return StatusFiles(sorted(runs, key=lambda s: (s.started_at, s.id)), damaged)
+
+
+def _status_flaw(name: str, status: RunStatus) -> str | None:
+    """Why a status file names paths it should not; ``None`` when it is sound."""
+    flaw = name_flaw(status.id, Shape.RUN_ID)
+    if flaw is not None:
+        return f"its id {flaw}"
+    if name != f"{status.id}.json":
+        return f"its id {shown(status.id)} is not its file name"
+    for output in status.outputs:
+        flaw = name_flaw(output, Shape.DATA_DIR)
+        if flaw is not None:
+            return f"an output {flaw}"
+    return None
+
+
+def read_statuses(store: TableStore) -> list[RunStatus]:
+    """Every usable status file, oldest first (damaged ones are left out: see
+    :func:`read_status_files`)."""
+    return read_status_files(store).runs
 
 
 @contextlib.contextmanager

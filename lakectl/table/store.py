@@ -44,12 +44,11 @@ from lakectl.table.checkpoint import (
 )
 from lakectl.table.log import CommitRecord, Operation, TableState, conflict_error, find_conflict
 from lakectl.table.metadata import DEFAULT_PROPERTIES, TableMetadata
+from lakectl.table.paths import META_DIR, STAGING_DIR, check_record_names
 
-META_DIR = "_lakectl"
 LOG_DIR = f"{META_DIR}/log"
 CHECKPOINT_DIR = f"{META_DIR}/checkpoints"
 TXN_DIR = f"{META_DIR}/txns"
-STAGING_DIR = f"{META_DIR}/staging"
 UPDATES_FILE = ".updates"
 _WIDTH = 20
 
@@ -193,11 +192,18 @@ class TableStore:
 
     def _load_checkpoint(self, seq: int) -> tuple[CommitRecord, ...] | None:
         """The checkpoint's records, or None when it cannot be used (the log still can)."""
+        path = self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH))
         try:
-            raw = self.storage.read_bytes(self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH)))
+            raw = self.storage.read_bytes(path)
         except (FileNotFoundError, OSError, StorageError):
             return None
-        return decode_checkpoint(raw, seq)
+        records = decode_checkpoint(raw, seq)
+        try:
+            for record in records or ():
+                check_record_names(record, source=self.storage.url(path))
+        except FormatError:
+            return None  # damaged like any unreadable checkpoint: the log is read instead
+        return records
 
     def _read_records_after(self, seq: int) -> list[CommitRecord]:
         # A listing, not probes: while ``clean`` expires entries the log may have gaps.
@@ -207,6 +213,12 @@ class TableStore:
         records = []
         for seq in seqs:
             path = self.path(LOG_DIR, _log_name(seq))
+            if self.storage.is_link(path):
+                raise FormatError(
+                    f"log record {path} is a symbolic link; lakectl never follows links inside "
+                    "a table, and the table cannot be read",
+                    hint="replace the link by the log record it stands for (from a backup)",
+                )
             raw = self.storage.read_text(path)
             try:
                 records.append(CommitRecord.from_json(json.loads(raw)))
@@ -216,6 +228,7 @@ class TableStore:
                     f"{str(exc)[:200]}); the table cannot be read",
                     hint="restore the file from a backup; lakectl never rewrites a log record",
                 ) from exc
+            check_record_names(records[-1], source=self.storage.url(path))
         return sorted(records, key=lambda r: r.seq)
 
     # --- checkpoints ----------------------------------------------------------------------
@@ -230,6 +243,10 @@ class TableStore:
             return False
         remember_checkpoint(raw, state.last_seq, state.records)
         return True
+
+    def log_entry_url(self, seq: int) -> str:
+        """The URL of log entry ``seq``, for messages about what it holds."""
+        return self.storage.url(self.path(LOG_DIR, _log_name(seq)))
 
     def checkpoint_url(self, seq: int) -> str:
         return self.storage.url(self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH)))

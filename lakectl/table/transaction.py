@@ -13,6 +13,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from lakectl.table.log import CommitRecord
+from lakectl.table.paths import Shape, table_path
 
 if TYPE_CHECKING:
     from lakectl.table.store import TableStore
@@ -66,7 +67,16 @@ class WriteTransaction:
         # ``clean`` finishes whatever is left, as it does for a writer that died.
         with contextlib.suppress(Exception):
             self.store.mark_aborted(self.write_id, reason[:500])
-        for path in [self.store.path(rel) for rel in self.added] + [self._staging]:
-            if path is not None:
-                with contextlib.suppress(Exception):
-                    self.store.storage.delete(path, recursive=True)
+        source = f"the directories of write id {self.write_id}"
+        storage, root = self.store.storage, self.store.root
+        for rel in [*self.added, None]:
+            with contextlib.suppress(Exception):
+                path = (
+                    self._staging
+                    if rel is None
+                    else table_path(
+                        storage, root, rel, Shape.DATA_DIR, source=source, deleting=True
+                    )
+                )
+                if path is not None:
+                    storage.delete(path, recursive=True)

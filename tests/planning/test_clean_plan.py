@@ -166,9 +166,16 @@ def test_writers_judged_gone_are_aborted_and_their_files_deleted():
 
 def test_compaction_leftovers_are_deleted_unless_a_live_compaction_or_open_write_id_owns_them():
     live = CompactionRun(
-        "abc", "working", NOW - 1000, NOW - 1000, None, ("p=a/base_0000002_v0000009",)
+        "1700000000000-abc123",
+        "working",
+        NOW - 1000,
+        NOW - 1000,
+        None,
+        ("p=a/base_0000002_v0000009",),
     )
-    dead = CompactionRun("old", "working", NOW - DAY_MS, NOW - DAY_MS, None, ("p=a/base_0000001",))
+    dead = CompactionRun(
+        "1700000000000-0001d0", "working", NOW - DAY_MS, NOW - DAY_MS, None, ("p=a/base_0000001",)
+    )
     present = {
         **ALL_DIRS,
         "p=a/base_0000002_v0000009": 1,  # a live compaction is writing it
@@ -176,29 +183,31 @@ def test_compaction_leftovers_are_deleted_unless_a_live_compaction_or_open_write
         "p=a/delta_0000001_0000003": 1,  # nobody's
         "p=a/delta_0000006_0000007": 1,  # write id 7 is open
     }
-    staging = {"compact-abc": 3, "compact-old": 3, "notes.txt": 1}
+    staging = {"compact-1700000000000-abc123": 3, "compact-1700000000000-0001d0": 3, "notes.txt": 1}
     plan = _plan(
         _log(), 0, present=present, staging=staging, writers=WRITERS, compactions=[live, dead]
     )
     assert _paths(plan.delete, LEFTOVER) == {"p=a/base_0000001", "p=a/delta_0000001_0000003"}
     assert _paths(plan.keep, LEFTOVER) == {"p=a/base_0000002_v0000009", "p=a/delta_0000006_0000007"}
-    assert _paths(plan.delete, STAGING) == {"_lakectl/staging/compact-old"}
+    assert _paths(plan.delete, STAGING) == {"_lakectl/staging/compact-1700000000000-0001d0"}
     assert _paths(plan.keep, STAGING) == {
-        "_lakectl/staging/compact-abc",
+        "_lakectl/staging/compact-1700000000000-abc123",
         "_lakectl/staging/notes.txt",
     }
     assert OBSOLETE not in {i.kind for i in plan.delete}  # horizon 0: every state is kept
     # Status files: the dead run's goes (started before the horizon), the live one's stays.
-    assert _paths(plan.delete, STATUS) == {"_lakectl/compactions/old.json"}
+    assert _paths(plan.delete, STATUS) == {"_lakectl/compactions/1700000000000-0001d0.json"}
 
 
 def test_status_files_of_committed_compactions_go():
-    done = CompactionRun("r1", "committed", NOW - 10, NOW - 10)
-    crashed_after_commit = CompactionRun("r2", "working", NOW - 10, NOW - 10, False)
+    done = CompactionRun("1700000000001-aaaaaa", "committed", NOW - 10, NOW - 10)
+    crashed_after_commit = CompactionRun(
+        "1700000000002-bbbbbb", "working", NOW - 10, NOW - 10, False
+    )
     log = _log()
-    records = (*log.records[:-1], replace(log.records[-1], info={"run_id": "r2"}))
+    records = (*log.records[:-1], replace(log.records[-1], info={"run_id": "1700000000002-bbbbbb"}))
     plan = _plan(TableState(records), 0, compactions=[done, crashed_after_commit])
     assert _paths(plan.delete, STATUS) == {
-        "_lakectl/compactions/r1.json",
-        "_lakectl/compactions/r2.json",
+        "_lakectl/compactions/1700000000001-aaaaaa.json",
+        "_lakectl/compactions/1700000000002-bbbbbb.json",
     }

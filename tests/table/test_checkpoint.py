@@ -79,7 +79,12 @@ def _records(n: int) -> list[CommitRecord]:
     for seq in range(1, n):
         out.append(
             CommitRecord(
-                seq, Operation.APPEND, 10 + seq, write_id=seq, read_seq=seq - 1, added=(f"d{seq}",)
+                seq,
+                Operation.APPEND,
+                10 + seq,
+                write_id=seq,
+                read_seq=seq - 1,
+                added=(f"delta_{seq:07d}_{seq:07d}_0000",),
             )
         )
     out.append(CommitRecord(n, Operation.SET_PROPERTIES, 99, metadata=meta, read_seq=n - 1))
@@ -215,7 +220,7 @@ def test_time_travel_before_a_checkpoint(tmp_path: Path) -> None:
                 Operation.APPEND,
                 write_id=write_id,
                 read_seq=state.last_seq,
-                added=(f"d{write_id}",),
+                added=(f"delta_{write_id:07d}_{write_id:07d}_0000",),
             )
         )
     assert _checkpoints(store) == [5, 10]
