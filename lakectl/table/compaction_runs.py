@@ -19,12 +19,23 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from lakectl.table.store import META_DIR, TableStore, now_millis
+from lakectl.table.json_input import (
+    JsonInputError,
+    SizeLimit,
+    field_int,
+    field_list,
+    field_str,
+    read_json_object,
+    warn,
+)
+from lakectl.table.log import compaction_item
+from lakectl.table.store import MAX_PID, META_DIR, TableStore, now_millis
 
 RUNS_DIR = f"{META_DIR}/compactions"
 HEARTBEAT_SECONDS = 30.0
 # A working run whose process cannot be checked counts as failed after this much silence.
 HEARTBEAT_TIMEOUT_MS = 10 * 60_000
+STATES = ("working", "failed", "committed")
 
 
 def process_alive(host: str | None, pid: int | None) -> bool | None:
@@ -71,8 +82,24 @@ class RunStatus:
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> RunStatus:
-        known = set(RunStatus.__dataclass_fields__)
-        return RunStatus(**{k: v for k, v in data.items() if k in known})
+        """The status a file holds; ``ValueError`` naming the first field of the wrong type or
+        out of range (the file is table content, not trusted)."""
+        state = field_str(data, "state")
+        if state not in STATES:
+            raise ValueError(f"field 'state' is {state[:40]!r}, not one of {', '.join(STATES)}")
+        return RunStatus(
+            id=field_str(data, "id"),
+            state=state,
+            started_at=field_int(data, "started_at"),
+            heartbeat_at=field_int(data, "heartbeat_at"),
+            host=field_str(data, "host", ""),
+            pid=field_int(data, "pid", 0, low=0, high=MAX_PID),
+            requested=field_str(data, "requested", ""),
+            ended_at=field_int(data, "ended_at", None),
+            log_seq=field_int(data, "log_seq", None, low=0),
+            error=field_str(data, "error", None),
+            compactions=field_list(data, "compactions", compaction_item, []),
+        )
 
 
 def new_run(requested: str, compactions: list[dict[str, Any]]) -> RunStatus:
@@ -98,14 +125,21 @@ def write_status(store: TableStore, status: RunStatus) -> None:
 
 
 def read_statuses(store: TableStore) -> list[RunStatus]:
-    """Every status file, oldest first (unreadable ones, e.g. half-written, are skipped)."""
+    """Every status file, oldest first. Unreadable ones (half-written, or damaged: too large,
+    too deep, fields of the wrong type) are skipped with a :class:`TableWarning`."""
     out = []
     for name in store.storage.list_names(store.path(RUNS_DIR)):
         if not name.endswith(".json"):
             continue
-        with contextlib.suppress(ValueError, TypeError, FileNotFoundError):
-            raw = json.loads(store.storage.read_text(store.path(RUNS_DIR, name)))
-            out.append(RunStatus.from_json(raw))
+        path = store.path(RUNS_DIR, name)
+        try:
+            data = read_json_object(store.storage, path, limit=SizeLimit.COMPACTION_STATUS)
+            out.append(RunStatus.from_json(data))
+        except FileNotFoundError:
+            continue  # removed since the listing
+        except (JsonInputError, ValueError) as exc:
+            why = exc.why if isinstance(exc, JsonInputError) else str(exc)[:200]
+            warn(f"compaction status {store.storage.url(path)} is damaged ({why}); ignored")
     return sorted(out, key=lambda s: (s.started_at, s.id))
 
 
