@@ -238,7 +238,7 @@ class TableStore:
             warn(f"checkpoint {self.storage.url(path)} was skipped: it cannot be read ({exc})")
             return None
         try:
-            return load_checkpoint(raw, seq, self.storage.url(path))
+            return load_checkpoint(raw, seq, f"checkpoint {self.storage.url(path)}")
         except FormatError as exc:
             warn(f"{exc.message}; it was skipped and the log records were read instead")
             return None
