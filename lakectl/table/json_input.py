@@ -42,8 +42,10 @@ class SizeLimit(IntEnum):
     WRITE_SUMMARY = 2**20
 
 
-MAX_DEPTH = 64
-"""The deepest nesting of arrays and objects accepted; lakectl's own files nest less than 10."""
+MAX_DEPTH = 400
+"""The deepest nesting of arrays and objects accepted. Log records nest about 6 levels; room is
+left for statements stored as expression trees (at most ``updates.max.expression.depth`` deep),
+and the parser's own recursion stays far below the interpreter's limit of 1,000 frames."""
 
 MAX_INT = 2**63 - 1
 MIN_INT = -(2**63)
