@@ -212,8 +212,9 @@ def test_a_damaged_log_record_is_exit_76_with_one_json_error(
 ) -> None:
     store = _append_table(tmp_path, appends=1, interval=0)
     _log_file(store, 2).write_text(DEEP_OBJECT)
-    for command in ("history", "show", "clean", "compactions"):
-        result = lakectl_cli(command, store.root, "--json")
+    commands = [["history"], ["show"], ["clean"], ["compactions"], ["updates"], ["changes"]]
+    for command in [*commands, ["snapshot", "--engine", "arrow"]]:
+        result = lakectl_cli(command[0], store.root, *command[1:], "--json")
         assert result.code == 76, (command, result.err)
         body = json.loads(result.out)
         assert list(body) == ["error"] and body["error"]["type"] == "format"
@@ -366,19 +367,25 @@ def test_any_damaged_checkpoint_falls_back_to_the_records(tmp_path: Path, conten
     assert len(seen) == 1 and "was skipped" in seen[0] and checkpoint_name(2) in seen[0]
 
 
+@pytest.mark.parametrize("damage", ["edited", "deep"])
 def test_a_skipped_checkpoint_is_a_warning_on_stderr_and_the_table_reads(
-    tmp_path: Path, lakectl_cli: Callable[..., CliRun]
+    tmp_path: Path, lakectl_cli: Callable[..., CliRun], damage: str
 ) -> None:
     store = _append_table(tmp_path, appends=1)
-    _edit_checkpoint(
-        _checkpoint_file(store, 2), lambda body: body["records"][2].pop("added"), reseal=False
-    )
-    result = lakectl_cli("history", store.root, "--json")
-    assert result.code == 0, result.err
-    assert result.err.count("warning: ") == 1
-    assert "was skipped and the log records were read instead" in result.err
-    history = json.loads(result.out)
-    assert history  # the command's own output is unchanged JSON
+    expected = lakectl_cli("history", store.root, "--json")
+    if damage == "deep":
+        _checkpoint_file(store, 2).write_text(DEEP_ARRAY)
+    else:
+        _edit_checkpoint(
+            _checkpoint_file(store, 2), lambda body: body["records"][2].pop("added"), reseal=False
+        )
+    for command in ("history", "show", "updates"):
+        result = lakectl_cli(command, store.root, "--json")
+        assert result.code == 0, result.err
+        assert result.err.count("warning: ") == 1
+        assert f"warning: checkpoint {store.checkpoint_url(2)} is damaged" in result.err
+        assert "was skipped and the log records were read instead" in result.err
+    assert lakectl_cli("history", store.root, "--json").out == expected.out
 
 
 def test_a_checkpoint_written_by_encode_round_trips_with_a_forged_count_refused() -> None:
