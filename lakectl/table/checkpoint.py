@@ -77,18 +77,19 @@ def encode_checkpoint(records: Sequence[CommitRecord]) -> bytes:
         "metadata": metadata,
         "records": rows,
         "record_count": len(rows),
-        "records_sha256": _records_digest(metadata, rows),
+        "records_sha256": "",
     }
-    return _canonical(body).encode("utf-8")
+    return _sealed(json.dumps(body, separators=(",", ":"), sort_keys=True).encode("utf-8"))
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+_DIGEST_KEY = b'"records_sha256":'
 
 
-def _records_digest(metadata: list[Any], rows: list[Any]) -> str:
-    """The SHA-256 of the canonical JSON of a checkpoint's metadata and records."""
-    return hashlib.sha256(_canonical([metadata, rows]).encode("utf-8")).hexdigest()
+def _sealed(raw: bytes) -> bytes:
+    """``raw`` with its empty digest filled in: the SHA-256 of the file as it was."""
+    at = raw.rindex(_DIGEST_KEY + b'""')  # the last key but "seq" in sorted order
+    digest = hashlib.sha256(raw).hexdigest().encode("ascii")
+    return raw[:at] + _DIGEST_KEY + b'"' + digest + b'"' + raw[at + len(_DIGEST_KEY) + 2 :]
 
 
 # Decoded checkpoints by content digest: a process that commits or reads many times (a stream,
@@ -146,7 +147,7 @@ def _parse(raw: bytes, seq: int, where: str) -> tuple[CommitRecord, ...]:
             raise ValueError(f"it names log entry {body['seq']}, not {seq}")
         metadata_rows = field_list(body, "metadata", _object, REQUIRED)
         rows = field_list(body, "records", _object, REQUIRED)
-        _verify_digest(body, metadata_rows, rows)
+        _verify_digest(raw, body, rows)
         metadata = [TableMetadata.from_json(m) for m in metadata_rows]
         records = []
         for row in rows:
@@ -173,15 +174,18 @@ def _object(value: object, what: str) -> dict[str, Any]:
     return value
 
 
-def _verify_digest(body: dict[str, Any], metadata: list[Any], rows: list[Any]) -> None:
-    """Raise when the checkpoint's record count or digest does not match its records."""
+def _verify_digest(raw: bytes, body: dict[str, Any], rows: list[Any]) -> None:
+    """Raise when the checkpoint's record count or digest does not match its contents. The
+    digest is the SHA-256 of the file with the digest's own value empty."""
     if "records_sha256" not in body and "record_count" not in body:
         return  # written before checkpoints carried them
     count = field_int(body, "record_count", low=0)
     if count != len(rows):
         raise ValueError(f"it says it holds {count} records but holds {len(rows)}")
-    expected = field_str(body, "records_sha256")
-    if _records_digest(metadata, rows) != expected:
+    expected = field_str(body, "records_sha256").encode("utf-8")
+    sealed = _DIGEST_KEY + b'"' + expected + b'"'
+    at = raw.rfind(sealed)
+    if at < 0 or _sealed(raw[:at] + _DIGEST_KEY + b'""' + raw[at + len(sealed) :]) != raw:
         raise ValueError("its records do not match its SHA-256 digest (they were changed)")
 
 

@@ -16,11 +16,12 @@ are issued as :class:`TableWarning` through Python's :mod:`warnings`: the CLI pr
 from __future__ import annotations
 
 import json
+import operator
 import re
 import warnings
 from collections.abc import Callable
 from enum import IntEnum
-from itertools import accumulate
+from itertools import accumulate, count
 from typing import Any, TypeVar
 
 from lakectl.errors import FormatError
@@ -50,9 +51,11 @@ and the parser's own recursion stays far below the interpreter's limit of 1,000 
 MAX_INT = 2**63 - 1
 MIN_INT = -(2**63)
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# Brackets as 2 (opening) and 0 (closing), every other byte deleted: the running sum minus the
+# number of brackets so far is the depth (UTF-8 never uses these bytes inside a character).
+_BRACKETS = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+_OTHER_BYTES = bytes(b for b in range(256) if b not in b"[]{}")
 
 
 class TableWarning(UserWarning):
@@ -76,13 +79,18 @@ class JsonInputError(FormatError):
         self.why = why
 
 
-def nesting_depth(text: str) -> int:
+def nesting_depth(text: str | bytes) -> int:
     """The deepest nesting of ``[``/``{`` in JSON ``text``, outside strings (no recursion).
 
     Text that is not valid JSON may count deeper than a parser would go; never shallower.
     """
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    return max(accumulate(_STEP[c] for c in brackets), default=0)
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    return _bracket_depth(_STRING.sub(b"", raw))
+
+
+def _bracket_depth(raw: bytes) -> int:
+    steps = raw.translate(_BRACKETS, _OTHER_BYTES)
+    return max(map(operator.sub, accumulate(steps), count(1)), default=0)
 
 
 def parse_json(raw: bytes | str, where: str, *, limit: int) -> Any:
@@ -96,7 +104,11 @@ def parse_json(raw: bytes | str, where: str, *, limit: int) -> Any:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as exc:
         raise _damaged(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    depth = nesting_depth(text)
+    # Counting the brackets inside strings too bounds the depth from above, at a fraction of the
+    # cost of finding the strings: only a file above the limit by that count is scanned exactly.
+    depth = _bracket_depth(raw) if isinstance(raw, bytes) else nesting_depth(raw)
+    if depth > MAX_DEPTH and isinstance(raw, bytes):
+        depth = nesting_depth(raw)
     if depth > MAX_DEPTH:
         raise _damaged(where, f"nested {depth} levels deep (at most {MAX_DEPTH} are read)")
     try:

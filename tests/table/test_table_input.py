@@ -271,12 +271,13 @@ def _edit_checkpoint(path: Path, edit: Callable[[dict[str, Any]], None], *, rese
     """Change a checkpoint's body; ``reseal`` recomputes its digest as a careful forger would."""
     body = json.loads(path.read_bytes())
     edit(body)
-    if reseal:
-        canonical = json.dumps(
-            [body["metadata"], body["records"]], separators=(",", ":"), sort_keys=True
-        )
-        body["records_sha256"] = hashlib.sha256(canonical.encode()).hexdigest()
-    path.write_text(json.dumps(body))
+    if not reseal:
+        path.write_text(json.dumps(body))
+        return
+    body["records_sha256"] = ""
+    blank = json.dumps(body, separators=(",", ":"), sort_keys=True)
+    digest = hashlib.sha256(blank.encode()).hexdigest()
+    path.write_text(blank.replace('"records_sha256":""', f'"records_sha256":"{digest}"'))
 
 
 def test_new_checkpoints_carry_their_record_count_and_digest(tmp_path: Path) -> None:
