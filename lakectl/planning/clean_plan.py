@@ -313,7 +313,7 @@ def plan_clean(
 
 def _staging_owner(name: str) -> int | str | None:
     """``w0000007-<pid>-<ms>`` -> write id 7; ``compact-<id>`` -> compaction id; else None."""
-    if name.startswith("w") and name[1:8].isdigit():
+    if name.startswith("w") and name[1:8].isascii() and name[1:8].isdigit():
         return int(name[1:8])
     if name.startswith("compact-"):
         return name[len("compact-") :]

@@ -43,7 +43,7 @@ def checkpoint_name(seq: int, width: int = 20) -> str:
 def parse_checkpoint_name(name: str) -> int | None:
     """The seq a checkpoint file name stands for; None for anything else (temporary files)."""
     stem = name[: -len(_SUFFIX)] if name.endswith(_SUFFIX) else ""
-    return int(stem) if stem.isdigit() else None
+    return int(stem) if stem.isascii() and stem.isdigit() else None
 
 
 def encode_checkpoint(records: Sequence[CommitRecord]) -> bytes:

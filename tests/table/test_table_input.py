@@ -31,7 +31,14 @@ from lakectl.table.json_input import (
     parse_json,
 )
 from lakectl.table.log import CommitRecord, Operation, TableState
-from lakectl.table.store import CHECKPOINT_DIR, LOG_DIR, TXN_DIR, IncompleteLogError, TableStore
+from lakectl.table.store import (
+    CHECKPOINT_DIR,
+    LOG_DIR,
+    STAGING_DIR,
+    TXN_DIR,
+    IncompleteLogError,
+    TableStore,
+)
 from tests.conftest import CliRun
 
 DEEP_OBJECT = '{"a":' * 100_000
@@ -516,3 +523,15 @@ def test_clean_and_compactions_survive_damaged_status_files(
     assert done.code == 0, done.err
     assert json.loads(done.out)["deleted"] == planned
     assert (runs / "bad.json").read_text() == content
+
+
+def test_names_with_other_unicode_digits_are_not_lakectl_files(tmp_path: Path) -> None:
+    store = _append_table(tmp_path, appends=1)
+    expected = _log_on_disk(store)
+    Path(store.path(CHECKPOINT_DIR, "²" * 20 + ".json")).write_text("{}")
+    staging = Path(store.path(STAGING_DIR, "w²²²²²²²-1-1"))
+    staging.mkdir(parents=True)
+    assert _as_json(_fresh(store).read_state()) == expected
+    decided, _ = plan_clean(_fresh(store), CleanOptions(retain="0s", dry_run=True))
+    kept = [i for i in decided.keep if i.path.endswith(staging.name)]
+    assert [i.reason for i in kept] == ["not made by lakectl"]
