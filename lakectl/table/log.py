@@ -15,6 +15,7 @@ from typing import Any
 
 from lakectl.errors import CommitConflictError, TimeTravelError
 from lakectl.table.json_input import (
+    REQUIRED,
     as_int,
     as_str,
     field_dict,
@@ -160,6 +161,12 @@ class CommitRecord:
 _OPERATIONS = frozenset(op.value for op in Operation)
 
 
+def _list(value: object, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{what} must be an array")
+    return value
+
+
 def _str_list(value: object, what: str) -> list[str]:
     return [as_str(v, what) for v in _list(value, what)]
 
@@ -186,22 +193,45 @@ def _finite_number(value: object, what: str) -> float:
     return value  # type: ignore[return-value]
 
 
-# The fields of ``info`` that the table's own readers and planners rely on (others belong to one
-# command, which checks them where it reads them): clean's deleted directories and log start
-# (lakectl.table.retention), a compaction's highest folded write id and its run id.
+def _statement_ref(value: object, what: str) -> list[Any]:
+    """A ``[write id or null, index]`` pair naming an installed statement."""
+    pair = _list(value, what)
+    if len(pair) != 2 or (pair[0] is not None and type(pair[0]) is not int):
+        raise ValueError(f"{what} must be a [write id, index] pair")
+    as_int(pair[1], what, 0)
+    return pair
+
+
+def _layouts(value: object, what: str) -> dict[str, Any]:
+    """Base directories written split by skewed values, with their mapping (or null)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be an object")
+    for layout in value.values():
+        if layout is not None and layout != {}:
+            field_list(layout, "columns", as_str, REQUIRED)
+            for values in field_list(layout, "values", _list, REQUIRED):
+                for item in values:
+                    if isinstance(item, dict | list):
+                        raise ValueError(f"{what}: a skewed value must be a scalar")
+    return value
+
+
+# The fields of ``info`` that the table's readers and planners rely on (the statements' own
+# contents are checked one by one where they are read, lakectl.ops.updates): clean's deleted
+# directories and log start (lakectl.table.retention), a compaction's highest folded write id,
+# run id, partitions and list-bucketing layouts, and the statements a record installs, retires
+# or makes active again.
 _INFO_FIELDS: dict[str, Callable[[object, str], object]] = {
     "deleted": _str_list,
     "log_start": lambda v, what: as_int(v, what, 0),
     "max_write_id": lambda v, what: as_int(v, what, 0),
     "run_id": as_str,
     "compactions": lambda v, what: [compaction_item(c, what) for c in _list(v, what)],
+    "list_bucketing": _layouts,
+    "statements": _list,
+    "retired": lambda v, what: [_statement_ref(p, what) for p in _list(v, what)],
+    "reactivated": lambda v, what: [_statement_ref(p, what) for p in _list(v, what)],
 }
-
-
-def _list(value: object, what: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise ValueError(f"{what} must be an array")
-    return value
 
 
 @dataclass(frozen=True)
