@@ -540,3 +540,18 @@ def test_names_with_other_unicode_digits_are_not_lakectl_files(tmp_path: Path) -
     decided, _ = plan_clean(_fresh(store), CleanOptions(retain="0s", dry_run=True))
     kept = [i for i in decided.keep if i.path.endswith(staging.name)]
     assert [i.reason for i in kept] == ["not made by lakectl"]
+
+
+@pytest.mark.parametrize("pid", [1e21, "abc", [1]])
+def test_clean_and_compactions_survive_a_damaged_allocation(
+    tmp_path: Path, lakectl_cli: Callable[..., CliRun], pid: Any
+) -> None:
+    store = _append_table(tmp_path, appends=1, interval=0)
+    write_id = store.allocate_write_id("append")
+    path = Path(store.path(TXN_DIR, f"{write_id:020d}.json"))
+    path.write_text(json.dumps({**json.loads(path.read_text()), "pid": pid, "started_at": 0}))
+    assert lakectl_cli("compactions", store.root, "--json").code == 0
+    result = lakectl_cli("clean", store.root, "--retain", "0s", "--force", "--json")
+    assert result.code == 0, result.err
+    assert f"warning: write id allocation {store.storage.url(str(path))} is damaged" in result.err
+    assert not Path(store.path(TXN_DIR, f"{write_id:020d}.aborted")).exists()
