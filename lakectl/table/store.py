@@ -163,16 +163,27 @@ class TableStore:
         return self._remember(TableState(tuple(self._read_records(seqs))), -1)
 
     def _require_contiguous(self, seqs: list[int]) -> None:
-        """Raise when entries are missing between ``seqs[0]`` and ``seqs[-1]`` (a listing)."""
+        """Raise when entries are missing between ``seqs[0]`` and ``seqs[-1]`` (a listing), or,
+        when they were probed, right after ``seqs[-1]`` (one more probe: the entry after the
+        first missing one exists)."""
         gap = next((i for i, s in enumerate(seqs) if s != seqs[0] + i), None)
         if gap is not None:
-            missing = seqs[0] + gap
-            raise IncompleteLogError(
-                f"the log of {self.name or self.url} is damaged: entry {missing} "
-                f"({self.storage.url(self.path(LOG_DIR, _log_name(missing)))}) is missing "
-                f"between entries {missing - 1} and {seqs[gap]}; the table cannot be read",
-                hint="restore the missing log entries from a backup",
-            )
+            raise self._gap_error(seqs[0] + gap, seqs[gap])
+        if self.storage.scheme in S3_SCHEMES:
+            return  # a listing: nothing after the last entry it found
+        free = seqs[-1] + 1
+        if self.storage.exists(self.path(LOG_DIR, _log_name(free + 1))) and not (
+            self.storage.exists(self.path(LOG_DIR, _log_name(free)))  # a writer just filled it
+        ):
+            raise self._gap_error(free, free + 1)
+
+    def _gap_error(self, missing: int, found: int) -> IncompleteLogError:
+        return IncompleteLogError(
+            f"the log of {self.name or self.url} is damaged: entry {missing} "
+            f"({self.storage.url(self.path(LOG_DIR, _log_name(missing)))}) is missing "
+            f"between entries {missing - 1} and {found}; the table cannot be read",
+            hint="restore the missing log entries from a backup",
+        )
 
     def _remember(self, state: TableState, checkpoint_seq: int) -> TableState:
         self.last_read = StateRead(state, checkpoint_seq)

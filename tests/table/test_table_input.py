@@ -555,3 +555,11 @@ def test_clean_and_compactions_survive_a_damaged_allocation(
     assert result.code == 0, result.err
     assert f"warning: write id allocation {store.storage.url(str(path))} is damaged" in result.err
     assert not Path(store.path(TXN_DIR, f"{write_id:020d}.aborted")).exists()
+
+
+def test_a_missing_entry_after_the_checkpoint_is_a_damaged_log(tmp_path: Path) -> None:
+    store = _append_table(tmp_path, appends=4)  # checkpoints at 2 and 4; entries up to 5
+    _log_file(store, 5).rename(_log_file(store, 6))  # entry 5 missing, 6 present
+    with pytest.raises(IncompleteLogError) as caught:
+        _fresh(store).read_state()
+    assert "entry 5 (" in caught.value.message and f"{5:020d}.json) is missing" in str(caught.value)
