@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import posixpath
 import socket
 import time
 import uuid
@@ -139,11 +140,7 @@ class TableStore:
             if base is None:
                 continue
             records = self._read_records(later)
-            if _canonical(base[-1]) != _canonical(records[0]):
-                warn(
-                    f"checkpoint {self.checkpoint_url(seq)} was skipped: its last record differs "
-                    f"from log entry {seq}; the table was read from older records"
-                )
+            if not self._agrees_with_log(seq, base, records[0]):
                 continue
             return self._remember(TableState(base + tuple(records[1:])), seq)
         seqs = self._log_seqs()
@@ -260,15 +257,22 @@ class TableStore:
         if not self.storage.exists(self.path(LOG_DIR, _log_name(seq))):
             return None
         base = self._load_checkpoint(seq)
-        if base is None:
-            return None
-        if _canonical(base[-1]) != _canonical(self._read_records([seq])[0]):
-            warn(
-                f"checkpoint {self.checkpoint_url(seq)} was skipped: its last record differs "
-                f"from log entry {seq}"
-            )
+        if base is None or not self._agrees_with_log(seq, base, self._read_records([seq])[0]):
             return None
         return base
+
+    def _agrees_with_log(
+        self, seq: int, base: tuple[CommitRecord, ...], entry: CommitRecord
+    ) -> bool:
+        """Whether the checkpoint ``base`` ends with log entry ``seq`` as the log holds it
+        (``entry``); a :class:`TableWarning` when it does not."""
+        if _canonical(base[-1]) == _canonical(entry):
+            return True
+        warn(
+            f"checkpoint {self.checkpoint_url(seq)} was skipped: its last record differs from "
+            f"log entry {seq}; the log records were read instead"
+        )
+        return False
 
     def _read_records_after(self, seq: int) -> list[CommitRecord]:
         # A listing, not probes: while ``clean`` expires entries the log may have gaps.
@@ -474,9 +478,11 @@ class TableStore:
             return {}
         except (JsonInputError, ValueError) as exc:
             why = exc.why if isinstance(exc, JsonInputError) else str(exc)[:200]
+            marker = posixpath.basename(path).split(".")[0] + ".aborted"
             warn(
                 f"write id allocation {self.storage.url(path)} is damaged ({why}); its write id "
-                "counts as allocated by a writer that may still run"
+                "counts as allocated by a writer that may still run (compaction waits for it; "
+                f"when no writer is running, create {marker} beside it to mark it aborted)"
             )
             return {}
 
