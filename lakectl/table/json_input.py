@@ -98,22 +98,23 @@ def parse_json(raw: bytes | str, where: str, *, limit: int) -> Any:
 
     Raises :class:`JsonInputError` naming ``where``; never ``RecursionError``.
     """
-    if len(raw) > limit:
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    if len(data) > limit:
         raise _damaged(where, f"larger than {limit:,} bytes")
     try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _damaged(where, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     # Counting the brackets inside strings too bounds the depth from above, at a fraction of the
     # cost of finding the strings: only a file above the limit by that count is scanned exactly.
-    depth = _bracket_depth(raw) if isinstance(raw, bytes) else nesting_depth(raw)
-    if depth > MAX_DEPTH and isinstance(raw, bytes):
-        depth = nesting_depth(raw)
+    depth = _bracket_depth(data)
+    if depth > MAX_DEPTH:
+        depth = nesting_depth(data)
     if depth > MAX_DEPTH:
         raise _damaged(where, f"nested {depth} levels deep (at most {MAX_DEPTH} are read)")
     try:
         return json.loads(text, parse_constant=_refuse_constant)
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: only on an already deep stack
         raise _damaged(where, f"not valid JSON ({str(exc)[:200]})") from exc
 
 
