@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     stack unless ``--debug`` asks for it."""
     args = list(argv if argv is not None else sys.argv[1:])
     debug = output.debug_requested(args)
-    with output.debug_mode(debug):
+    with output.debug_mode(debug), output.table_warnings():
         try:
             cli.main(args=args, prog_name="lakectl", standalone_mode=False)
             return 0

@@ -15,6 +15,7 @@ import os
 import sys
 import traceback
 import unicodedata
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lakectl.errors import LakectlError
+from lakectl.table.json_input import TableWarning
 
 stdout = Console(soft_wrap=True)
 stderr = Console(stderr=True, soft_wrap=True)
@@ -238,6 +240,26 @@ def warning(text: str) -> None:
     """``warning: TEXT`` on stderr, capped like an error message (a warning may quote a
     configuration file or a statement)."""
     note(f"warning: {capped(text)}")
+
+
+@contextmanager
+def table_warnings() -> Iterator[None]:
+    """While a command runs, print each :class:`TableWarning` (damage in a table's files that
+    lakectl worked around, e.g. a skipped checkpoint) once on stderr as ``warning: ...``."""
+    shown: set[str] = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", TableWarning)
+        other = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
+            if not issubclass(category, TableWarning):
+                other(message, category, *args, **kw)
+            elif str(message) not in shown:
+                shown.add(str(message))
+                note(f"warning: {message}")
+
+        warnings.showwarning = show
+        yield
 
 
 @contextmanager

@@ -35,8 +35,9 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from lakectl.errors import BadInputError, StorageError, UsageError
+from lakectl.errors import BadInputError, FormatError, StorageError, UsageError
 from lakectl.storage.fs import Storage
+from lakectl.table.json_input import SizeLimit, field_int, read_json_object
 
 from .fsspec_orc import register_source
 
@@ -446,10 +447,12 @@ def write_files(df: DataFrame, storage: Storage, path: str, fmt: str) -> int:
         writer = writer.option("header", header)
     writer.save()
     try:
-        summary = json.loads(storage.read_text(storage.join(path, "_SUCCESS")))
-    except (FileNotFoundError, ValueError) as exc:
+        summary = read_json_object(
+            storage, storage.join(path, "_SUCCESS"), limit=SizeLimit.WRITE_SUMMARY
+        )
+        return int(field_int(summary, "rows", low=0))
+    except (FileNotFoundError, FormatError, ValueError) as exc:
         raise StorageError(f"{storage.url(path)}: the write left no readable _SUCCESS") from exc
-    return int(summary["rows"])
 
 
 def _csv_field(value: str) -> str:

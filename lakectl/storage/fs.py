@@ -233,6 +233,14 @@ class Storage:
         with self._errors("writing", path), self.fs.open(path, "wb") as handle:
             handle.write(data)
 
+    def read_head(self, path: str, size: int) -> bytes:
+        """The first ``size`` bytes of a file (fewer if it is shorter): a bounded read."""
+        try:
+            with self._errors("reading", path), self.fs.open(path, "rb") as handle:
+                return bytes(handle.read(size))
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"{self.url(path)} does not exist") from exc
+
     def read_tail(self, path: str, size: int) -> tuple[bytes, int]:
         """The last ``size`` bytes of a file (fewer if it is shorter) and the file's size."""
         with self._errors("reading", path), self.fs.open(path, "rb") as handle:

@@ -10,6 +10,7 @@ never changed, and never required: a missing, unreadable or inconsistent checkpo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import zlib
 from collections import OrderedDict
@@ -17,6 +18,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from lakectl.errors import FormatError
+from lakectl.table.json_input import (
+    REQUIRED,
+    SizeLimit,
+    field_int,
+    field_list,
+    field_str,
+    parse_json,
+)
 from lakectl.table.log import CommitRecord
 from lakectl.table.metadata import TableMetadata
 
@@ -33,7 +43,7 @@ def checkpoint_name(seq: int, width: int = 20) -> str:
 def parse_checkpoint_name(name: str) -> int | None:
     """The seq a checkpoint file name stands for; None for anything else (temporary files)."""
     stem = name[: -len(_SUFFIX)] if name.endswith(_SUFFIX) else ""
-    return int(stem) if stem.isdigit() else None
+    return int(stem) if stem.isascii() and stem.isdigit() else None
 
 
 def encode_checkpoint(records: Sequence[CommitRecord]) -> bytes:
@@ -66,8 +76,20 @@ def encode_checkpoint(records: Sequence[CommitRecord]) -> bytes:
         "seq": records[-1].seq,
         "metadata": metadata,
         "records": rows,
+        "record_count": len(rows),
+        "records_sha256": "",
     }
-    return json.dumps(body, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    return _sealed(json.dumps(body, separators=(",", ":"), sort_keys=True).encode("utf-8"))
+
+
+_DIGEST_KEY = b'"records_sha256":'
+
+
+def _sealed(raw: bytes) -> bytes:
+    """``raw`` with its empty digest filled in: the SHA-256 of the file as it was."""
+    at = raw.rindex(_DIGEST_KEY + b'""')  # the last key but "seq" in sorted order
+    digest = hashlib.sha256(raw).hexdigest().encode("ascii")
+    return raw[:at] + _DIGEST_KEY + b'"' + digest + b'"' + raw[at + len(_DIGEST_KEY) + 2 :]
 
 
 # Decoded checkpoints by content digest: a process that commits or reads many times (a stream,
@@ -77,21 +99,33 @@ _DECODED_KEEP = 4
 
 
 def decode_checkpoint(raw: bytes, seq: int) -> tuple[CommitRecord, ...] | None:
-    """The records of the checkpoint at ``seq``; None when it is damaged or inconsistent.
+    """The records of the checkpoint at ``seq``; None when it is damaged or inconsistent (see
+    :func:`load_checkpoint`)."""
+    try:
+        return load_checkpoint(raw, seq, f"checkpoint {seq}")
+    except FormatError:
+        return None
 
-    A checkpoint is accepted only when it parses completely (a truncated file, as a killed
-    writer on a store without atomic creates could leave, does not), names ``seq``, and holds
-    records in strictly increasing seq order from entry 0 to ``seq``.
+
+def load_checkpoint(raw: bytes, seq: int, where: str) -> tuple[CommitRecord, ...]:
+    """The records of the checkpoint at ``seq`` (the file ``where``), or a :class:`FormatError`
+    saying why it cannot be used.
+
+    A checkpoint is accepted only when it parses completely within the size and depth limits (a
+    truncated file, as a killed writer on a store without atomic creates could leave, does not),
+    every field has its type, it names ``seq``, holds records in strictly increasing seq order
+    from entry 0 to ``seq``, and its record count and SHA-256 match its records. Checkpoints
+    written before they carried a count and digest have neither; the store then relies on its
+    other check, that the last record equals the log entry at ``seq``.
     """
     digest = (seq, len(raw), zlib.crc32(raw))
     if digest in _DECODED:
         _DECODED.move_to_end(digest)
         return _DECODED[digest]
-    records = _parse(raw, seq)
-    if records is not None:
-        _DECODED[digest] = records
-        while len(_DECODED) > _DECODED_KEEP:
-            _DECODED.popitem(last=False)
+    records = _parse(raw, seq, where)
+    _DECODED[digest] = records
+    while len(_DECODED) > _DECODED_KEEP:
+        _DECODED.popitem(last=False)
     return records
 
 
@@ -102,23 +136,57 @@ def remember_checkpoint(raw: bytes, seq: int, records: Sequence[CommitRecord]) -
         _DECODED.popitem(last=False)
 
 
-def _parse(raw: bytes, seq: int) -> tuple[CommitRecord, ...] | None:
+def _parse(raw: bytes, seq: int, where: str) -> tuple[CommitRecord, ...]:
+    body = parse_json(raw, where, limit=SizeLimit.CHECKPOINT)
     try:
-        body = json.loads(raw.decode("utf-8"))
-        if body.get("format") != CHECKPOINT_FORMAT or body.get("seq") != seq:
-            return None
-        metadata = [TableMetadata.from_json(m) for m in body["metadata"]]
+        if not isinstance(body, dict):
+            raise ValueError("it is not a JSON object")
+        if body.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"format {str(body.get('format'))[:20]} is not {CHECKPOINT_FORMAT}")
+        if field_int(body, "seq") != seq:
+            raise ValueError(f"it names log entry {body['seq']}, not {seq}")
+        metadata_rows = field_list(body, "metadata", _object, REQUIRED)
+        rows = field_list(body, "records", _object, REQUIRED)
+        _verify_digest(raw, body, rows)
+        metadata = [TableMetadata.from_json(m) for m in metadata_rows]
         records = []
-        for row in body["records"]:
-            ref = row.pop("metadata_ref", None)
+        for row in rows:
+            ref = field_int(row, "metadata_ref", None, low=0, high=len(metadata) - 1)
             record = CommitRecord.from_json(row)
             records.append(record if ref is None else replace(record, metadata=metadata[ref]))
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError, UnicodeDecodeError):
-        return None
+    except ValueError as exc:
+        raise FormatError(
+            f"{where} is damaged: {str(exc)[:300]}",
+            hint="lakectl reads the log records instead; remove the file, or restore it",
+        ) from exc
     seqs = [r.seq for r in records]
     if not seqs or seqs[0] != 0 or seqs[-1] != seq or seqs != sorted(set(seqs)):
-        return None
+        raise FormatError(
+            f"{where} does not hold the records 0 to {seq} in order",
+            hint="lakectl reads the log records instead; remove the file, or restore it",
+        )
     return tuple(records)
+
+
+def _object(value: object, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be an object")
+    return value
+
+
+def _verify_digest(raw: bytes, body: dict[str, Any], rows: list[Any]) -> None:
+    """Raise when the checkpoint's record count or digest does not match its contents. The
+    digest is the SHA-256 of the file with the digest's own value empty."""
+    if "records_sha256" not in body and "record_count" not in body:
+        return  # written before checkpoints carried them
+    count = field_int(body, "record_count", low=0)
+    if count != len(rows):
+        raise ValueError(f"it says it holds {count} records but holds {len(rows)}")
+    expected = field_str(body, "records_sha256").encode("utf-8")
+    sealed = _DIGEST_KEY + b'"' + expected + b'"'
+    at = raw.rfind(sealed)
+    if at < 0 or _sealed(raw[:at] + _DIGEST_KEY + b'""' + raw[at + len(sealed) :]) != raw:
+        raise ValueError("its records do not match its SHA-256 digest (they were changed)")
 
 
 def checkpoint_due(seq: int, last_checkpoint_seq: int | None, interval: int) -> bool:

@@ -20,12 +20,23 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from lakectl.errors import FormatError
+from lakectl.table.json_input import (
+    JsonInputError,
+    SizeLimit,
+    field_int,
+    field_list,
+    field_str,
+    read_json_object,
+    warn,
+)
+from lakectl.table.log import compaction_item
 from lakectl.table.paths import RUNS_DIR, Shape, check_name, name_flaw, shown
-from lakectl.table.store import TableStore, now_millis
+from lakectl.table.store import MAX_PID, TableStore, now_millis
 
 HEARTBEAT_SECONDS = 30.0
 # A working run whose process cannot be checked counts as failed after this much silence.
 HEARTBEAT_TIMEOUT_MS = 10 * 60_000
+STATES = ("working", "failed", "committed")
 
 
 def process_alive(host: str | None, pid: int | None) -> bool | None:
@@ -72,8 +83,24 @@ class RunStatus:
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> RunStatus:
-        known = set(RunStatus.__dataclass_fields__)
-        return RunStatus(**{k: v for k, v in data.items() if k in known})
+        """The status a file holds; ``ValueError`` naming the first field of the wrong type or
+        out of range (the file is table content, not trusted)."""
+        state = field_str(data, "state")
+        if state not in STATES:
+            raise ValueError(f"field 'state' is {state[:40]!r}, not one of {', '.join(STATES)}")
+        return RunStatus(
+            id=field_str(data, "id"),
+            state=state,
+            started_at=field_int(data, "started_at"),
+            heartbeat_at=field_int(data, "heartbeat_at"),
+            host=field_str(data, "host", ""),
+            pid=field_int(data, "pid", 0, low=0, high=MAX_PID),
+            requested=field_str(data, "requested", ""),
+            ended_at=field_int(data, "ended_at", None),
+            log_seq=field_int(data, "log_seq", None, low=0),
+            error=field_str(data, "error", None),
+            compactions=field_list(data, "compactions", compaction_item, []),
+        )
 
 
 def new_run(requested: str, compactions: list[dict[str, Any]]) -> RunStatus:
@@ -139,14 +166,17 @@ def read_status_files(store: TableStore) -> StatusFiles:
     for name in store.storage.list_names(store.path(RUNS_DIR)):
         if not name.endswith(".json"):
             continue
-        url = store.storage.url(store.path(RUNS_DIR, name))
+        path = store.path(RUNS_DIR, name)
+        url = store.storage.url(path)
         try:
-            raw = json.loads(store.storage.read_text(store.path(RUNS_DIR, name)))
-            status = RunStatus.from_json(raw)
+            data = read_json_object(store.storage, path, limit=SizeLimit.COMPACTION_STATUS)
+            status = RunStatus.from_json(data)
         except FileNotFoundError:
             continue  # deleted while listed
-        except (ValueError, TypeError, AttributeError, RecursionError) as exc:
-            damaged.append(DamagedStatus(name, url, f"unreadable: {type(exc).__name__}", False))
+        except (JsonInputError, ValueError) as exc:
+            why = exc.why if isinstance(exc, JsonInputError) else str(exc)[:200]
+            warn(f"compaction status {url} is damaged ({why}); ignored")
+            damaged.append(DamagedStatus(name, url, f"unreadable: {why}", False))
             continue
         try:
             reason = _status_flaw(name, status)

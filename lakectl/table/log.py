@@ -7,12 +7,23 @@ conflicts). A record is committed exactly when its file ``_lakectl/log/<seq>.jso
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from lakectl.errors import CommitConflictError, TimeTravelError
+from lakectl.table.json_input import (
+    REQUIRED,
+    as_int,
+    as_str,
+    field_dict,
+    field_int,
+    field_list,
+    field_str,
+    field_str_dict,
+)
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.validity import ValidWriteIds
 
@@ -121,21 +132,106 @@ class CommitRecord:
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> CommitRecord:
+        """The record a log entry or checkpoint row holds; ``ValueError`` naming the first
+        field of the wrong type or out of range (the file is table content, not trusted)."""
+        operation = field_str(data, "operation")
+        if operation not in _OPERATIONS:
+            raise ValueError(f"field 'operation' is {operation[:40]!r}, not a known operation")
         meta = data.get("metadata")
+        info = field_dict(data, "info", {})
+        for key, check in _INFO_FIELDS.items():
+            if info.get(key) is not None:
+                check(info[key], f"info[{key!r}]")
         return CommitRecord(
-            seq=int(data["seq"]),
-            operation=str(data["operation"]),
-            committed_at=int(data["committed_at"]),
-            write_id=data.get("write_id"),
-            read_seq=data.get("read_seq"),
-            effective_at=data.get("effective_at"),
-            partitions=tuple(data.get("partitions", ())),
-            added=tuple(data.get("added", ())),
-            obsolete=tuple(data.get("obsolete", ())),
-            counts={k: int(v) for k, v in data.get("counts", {}).items()},
-            metadata=TableMetadata.from_json(meta) if meta else None,
-            info=dict(data.get("info", {})),
+            seq=field_int(data, "seq", low=0),
+            operation=operation,
+            committed_at=field_int(data, "committed_at"),
+            write_id=field_int(data, "write_id", None, low=0),
+            read_seq=field_int(data, "read_seq", None, low=-1),
+            effective_at=field_int(data, "effective_at", None),
+            partitions=tuple(field_list(data, "partitions", as_str)),
+            added=tuple(field_list(data, "added", as_str)),
+            obsolete=tuple(field_list(data, "obsolete", as_str)),
+            counts=field_str_dict(data, "counts", as_int, {}),
+            metadata=TableMetadata.from_json(meta) if meta is not None else None,
+            info=dict(info),
         )
+
+
+_OPERATIONS = frozenset(op.value for op in Operation)
+
+
+def _list(value: object, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{what} must be an array")
+    return value
+
+
+def _str_list(value: object, what: str) -> list[str]:
+    return [as_str(v, what) for v in _list(value, what)]
+
+
+def compaction_item(value: object, what: str) -> dict[str, Any]:
+    """One partition's compaction, as a compaction record's ``info`` and a compaction status
+    file list them, with its fields checked (``ValueError`` otherwise)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be an object")
+    field_str(value, "partition", None)
+    field_str(value, "type", None)
+    field_str(value, "reason", None)
+    for key in ("inputs", "outputs", "waiting"):
+        field_list(value, key, as_str)
+    field_int(value, "bytes_in", None, low=0)
+    field_int(value, "bytes_out", None, low=0)
+    field_str_dict(value, "stats", _finite_number, {})
+    return value
+
+
+def _finite_number(value: object, what: str) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value):  # type: ignore[arg-type]
+        raise ValueError(f"{what} must be a number")
+    return value  # type: ignore[return-value]
+
+
+def _statement_ref(value: object, what: str) -> list[Any]:
+    """A ``[write id or null, index]`` pair naming an installed statement."""
+    pair = _list(value, what)
+    if len(pair) != 2 or (pair[0] is not None and type(pair[0]) is not int):
+        raise ValueError(f"{what} must be a [write id, index] pair")
+    as_int(pair[1], what, 0)
+    return pair
+
+
+def _layouts(value: object, what: str) -> dict[str, Any]:
+    """Base directories written split by skewed values, with their mapping (or null)."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be an object")
+    for layout in value.values():
+        if layout is not None and layout != {}:
+            field_list(layout, "columns", as_str, REQUIRED)
+            for values in field_list(layout, "values", _list, REQUIRED):
+                for item in values:
+                    if isinstance(item, dict | list):
+                        raise ValueError(f"{what}: a skewed value must be a scalar")
+    return value
+
+
+# The fields of ``info`` that the table's readers and planners rely on (the statements' own
+# contents are checked one by one where they are read, lakectl.ops.updates): clean's deleted
+# directories and log start (lakectl.table.retention), a compaction's highest folded write id,
+# run id, partitions and list-bucketing layouts, and the statements a record installs, retires
+# or makes active again.
+_INFO_FIELDS: dict[str, Callable[[object, str], object]] = {
+    "deleted": _str_list,
+    "log_start": lambda v, what: as_int(v, what, 0),
+    "max_write_id": lambda v, what: as_int(v, what, 0),
+    "run_id": as_str,
+    "compactions": lambda v, what: [compaction_item(c, what) for c in _list(v, what)],
+    "list_bucketing": _layouts,
+    "statements": _list,
+    "retired": lambda v, what: [_statement_ref(p, what) for p in _list(v, what)],
+    "reactivated": lambda v, what: [_statement_ref(p, what) for p in _list(v, what)],
+}
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lakectl.errors import UsageError
+from lakectl.table.json_input import (
+    REQUIRED,
+    as_str,
+    field_dict,
+    field_int,
+    field_list,
+    field_str_dict,
+)
 from lakectl.table.schema import Schema
 
 FORMAT_VERSION = 1
@@ -92,11 +100,23 @@ class TableMetadata:
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> TableMetadata:
-        return TableMetadata(
-            schema=Schema.from_json(data["schema"]),
-            primary_key=tuple(data.get("primary_key", ())),
-            partition_by=tuple(data.get("partition_by", ())),
-            buckets=int(data.get("buckets", 0)),
-            properties=dict(data.get("properties", {})),
-            defaults=dict(data.get("defaults", {})),
-        )
+        """The metadata a log record holds; ``ValueError`` naming a field of the wrong type, an
+        unknown column or an out-of-range value (the record is table content, not trusted)."""
+        schema = field_list(data, "schema", _column_json, REQUIRED)
+        try:
+            return TableMetadata(
+                schema=Schema.from_json(schema),
+                primary_key=tuple(field_list(data, "primary_key", as_str)),
+                partition_by=tuple(field_list(data, "partition_by", as_str)),
+                buckets=field_int(data, "buckets", 0, low=0, high=4096),
+                properties=field_str_dict(data, "properties", as_str, {}),
+                defaults=field_dict(data, "defaults", {}),
+            )
+        except UsageError as exc:
+            raise ValueError(f"metadata: {exc.message}") from exc
+
+
+def _column_json(value: object, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be an object")
+    return value

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from lakectl.errors import UsageError
+from lakectl.table.json_input import field_bool, field_str
 
 _SIMPLE_TYPES = {
     "tinyint": "tinyint",
@@ -83,13 +84,18 @@ class Column:
 
     @staticmethod
     def from_json(data: dict[str, object]) -> Column:
-        default = data.get("default")
-        return Column(
-            str(data["name"]),
-            str(data["type"]),
-            bool(data.get("nullable", True)),
-            None if default is None else str(default),
+        """The column a log record holds. Its name and type must be ones lakectl writes (they
+        reach Spark DDL): :class:`UsageError` otherwise, ``ValueError`` for a wrong type."""
+        column = Column(
+            field_str(data, "name"),
+            field_str(data, "type"),
+            field_bool(data, "nullable", True),
+            field_str(data, "default", None),
         )
+        check_column_name(column.name)
+        if normalize_type(column.type) != column.type:
+            raise UsageError(f"column {column.name!r} has the type {column.type[:40]!r}")
+        return column
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import posixpath
 import socket
 import time
 import uuid
@@ -37,10 +38,18 @@ from lakectl.table.checkpoint import (
     INTERVAL_PROPERTY,
     checkpoint_due,
     checkpoint_name,
-    decode_checkpoint,
     encode_checkpoint,
+    load_checkpoint,
     parse_checkpoint_name,
     remember_checkpoint,
+)
+from lakectl.table.json_input import (
+    JsonInputError,
+    SizeLimit,
+    field_int,
+    field_str,
+    read_json_object,
+    warn,
 )
 from lakectl.table.log import CommitRecord, Operation, TableState, conflict_error, find_conflict
 from lakectl.table.metadata import DEFAULT_PROPERTIES, TableMetadata
@@ -51,6 +60,8 @@ CHECKPOINT_DIR = f"{META_DIR}/checkpoints"
 TXN_DIR = f"{META_DIR}/txns"
 UPDATES_FILE = ".updates"
 _WIDTH = 20
+MAX_PID = 2**31 - 1
+"""The largest process id an allocation or status file may name (the range ``kill`` takes)."""
 
 
 def now_millis() -> int:
@@ -123,32 +134,63 @@ class TableStore:
             later = self._log_seqs_from(seq)
             if not later or later[0] != seq:
                 continue  # never trust a checkpoint for a commit the log does not hold
+            self._require_contiguous(later)
             base = self._load_checkpoint(seq)
-            if base is not None:
-                return self._remember(TableState(base + tuple(self._read_records(later[1:]))), seq)
+            if base is None:
+                continue
+            records = self._read_records(later)
+            if not self._agrees_with_log(seq, base, records[0]):
+                continue
+            return self._remember(TableState(base + tuple(records[1:])), seq)
         seqs = self._log_seqs()
         missing = next((i for i, s in enumerate(seqs) if s != i), None)
         if missing is not None:
             raise IncompleteLogError(
                 f"the log of {self.name or self.url} starts again at entry {seqs[missing]} "
-                f"after entry {missing - 1}: `lakectl clean` expired the entries in between, and "
-                f"no usable checkpoint holds them (the checkpoint at entry {seqs[missing]} in "
-                f"{self.storage.url(self.path(CHECKPOINT_DIR))} is missing or damaged); the "
+                f"after entry {missing - 1}: `lakectl clean` expired the entries in between, or "
+                f"they were removed, and no usable checkpoint holds them (the checkpoint at entry "
+                f"{seqs[missing]} in {self.storage.url(self.path(CHECKPOINT_DIR))} is missing or "
+                f"damaged; the first missing entry is "
+                f"{self.storage.url(self.path(LOG_DIR, _log_name(missing)))}); the "
                 "table cannot be read",
                 hint="restore the checkpoint file from a backup; lakectl cannot rebuild the "
                 "expired entries",
             )
         return self._remember(TableState(tuple(self._read_records(seqs))), -1)
 
+    def _require_contiguous(self, seqs: list[int]) -> None:
+        """Raise when entries are missing between ``seqs[0]`` and ``seqs[-1]`` (a listing), or,
+        when they were probed, right after ``seqs[-1]`` (one more probe: the entry after the
+        first missing one exists)."""
+        gap = next((i for i, s in enumerate(seqs) if s != seqs[0] + i), None)
+        if gap is not None:
+            raise self._gap_error(seqs[0] + gap, seqs[gap])
+        if self.storage.scheme in S3_SCHEMES:
+            return  # a listing: nothing after the last entry it found
+        free = seqs[-1] + 1
+        if self.storage.exists(self.path(LOG_DIR, _log_name(free + 1))) and not (
+            self.storage.exists(self.path(LOG_DIR, _log_name(free)))  # a writer just filled it
+        ):
+            raise self._gap_error(free, free + 1)
+
+    def _gap_error(self, missing: int, found: int) -> IncompleteLogError:
+        return IncompleteLogError(
+            f"the log of {self.name or self.url} is damaged: entry {missing} "
+            f"({self.storage.url(self.path(LOG_DIR, _log_name(missing)))}) is missing "
+            f"between entries {missing - 1} and {found}; the table cannot be read",
+            hint="restore the missing log entries from a backup",
+        )
+
     def _remember(self, state: TableState, checkpoint_seq: int) -> TableState:
         self.last_read = StateRead(state, checkpoint_seq)
         return state
 
     def _log_seqs(self, after: int = -1) -> list[int]:
-        """The seqs of the log records after ``after``, listing only names that sort later."""
+        """The seqs of the log records after ``after``, listing only names that sort later
+        (names of another shape than lakectl writes are not log entries)."""
         start = _log_name(after) if after >= 0 else ""
         names = self.storage.list_names_after(self.path(LOG_DIR), start)
-        return sorted(int(n[:-5]) for n in names if n.endswith(".json") and n[:-5].isdigit())
+        return sorted(s for s in map(_log_seq, names) if s is not None)
 
     def _log_seqs_from(self, first: int) -> list[int]:
         """The seqs of the log entries from ``first`` on, at a cost bounded by their number.
@@ -173,8 +215,9 @@ class TableStore:
         return sorted(self._checkpoint_seqs())
 
     def checkpoint_usable(self, seq: int) -> bool:
-        """Whether the checkpoint at ``seq`` exists and holds every record up to ``seq``."""
-        return self._load_checkpoint(seq) is not None
+        """Whether a reader would use the checkpoint at ``seq``: it exists, is consistent, and
+        its last record equals log entry ``seq``."""
+        return self._usable_checkpoint(seq) is not None
 
     def delete_log_entry(self, seq: int) -> None:
         """Delete log entry ``seq`` (only ``clean``, for entries a checkpoint holds)."""
@@ -191,25 +234,55 @@ class TableStore:
         return [s for s in map(parse_checkpoint_name, names) if s is not None]
 
     def _load_checkpoint(self, seq: int) -> tuple[CommitRecord, ...] | None:
-        """The checkpoint's records, or None when it cannot be used (the log still can)."""
+        """The checkpoint's records, or None when it cannot be used (the log still can); a
+        damaged one is reported with a :class:`TableWarning`."""
         path = self.path(CHECKPOINT_DIR, checkpoint_name(seq, _WIDTH))
         try:
-            raw = self.storage.read_bytes(path)
-        except (FileNotFoundError, OSError, StorageError):
+            raw = self.storage.read_head(path, SizeLimit.CHECKPOINT + 1)
+        except FileNotFoundError:
             return None
-        records = decode_checkpoint(raw, seq)
+        except (OSError, StorageError) as exc:
+            warn(f"checkpoint {self.storage.url(path)} was skipped: it cannot be read ({exc})")
+            return None
         try:
+            records = load_checkpoint(raw, seq, f"checkpoint {self.storage.url(path)}")
             for record in records or ():
                 check_record_names(record, source=self.storage.url(path))
-        except FormatError:
-            return None  # damaged like any unreadable checkpoint: the log is read instead
-        return records
+            return records
+        except FormatError as exc:
+            warn(f"{exc.message}; it was skipped and the log records were read instead")
+            return None
+
+    def _usable_checkpoint(self, seq: int) -> tuple[CommitRecord, ...] | None:
+        """The checkpoint at ``seq`` when a reader would use it: readable, consistent, and its
+        last record equal to log entry ``seq`` (which must exist)."""
+        if not self.storage.exists(self.path(LOG_DIR, _log_name(seq))):
+            return None
+        base = self._load_checkpoint(seq)
+        if base is None or not self._agrees_with_log(seq, base, self._read_records([seq])[0]):
+            return None
+        return base
+
+    def _agrees_with_log(
+        self, seq: int, base: tuple[CommitRecord, ...], entry: CommitRecord
+    ) -> bool:
+        """Whether the checkpoint ``base`` ends with log entry ``seq`` as the log holds it
+        (``entry``); a :class:`TableWarning` when it does not."""
+        if _canonical(base[-1]) == _canonical(entry):
+            return True
+        warn(
+            f"checkpoint {self.checkpoint_url(seq)} was skipped: its last record differs from "
+            f"log entry {seq}; the log records were read instead"
+        )
+        return False
 
     def _read_records_after(self, seq: int) -> list[CommitRecord]:
         # A listing, not probes: while ``clean`` expires entries the log may have gaps.
         return self._read_records(self._log_seqs(after=seq))
 
     def _read_records(self, seqs: list[int]) -> list[CommitRecord]:
+        """The records of log entries ``seqs``; a damaged one, or one whose seq is not its
+        name's, is a :class:`FormatError` naming the file."""
         records = []
         for seq in seqs:
             path = self.path(LOG_DIR, _log_name(seq))
@@ -219,17 +292,26 @@ class TableStore:
                     "a table, and the table cannot be read",
                     hint="replace the link by the log record it stands for (from a backup)",
                 )
-            raw = self.storage.read_text(path)
             try:
-                records.append(CommitRecord.from_json(json.loads(raw)))
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                data = read_json_object(self.storage, path, limit=SizeLimit.LOG_RECORD)
+                record = CommitRecord.from_json(data)
+            except (JsonInputError, ValueError) as exc:
+                why = exc.why if isinstance(exc, JsonInputError) else str(exc)[:200]
                 raise FormatError(
-                    f"log record {path} is damaged ({type(exc).__name__}: "
-                    f"{str(exc)[:200]}); the table cannot be read",
+                    f"log record {self.storage.url(path)} is damaged ({why}); the table "
+                    "cannot be read",
                     hint="restore the file from a backup; lakectl never rewrites a log record",
                 ) from exc
-            check_record_names(records[-1], source=self.storage.url(path))
-        return sorted(records, key=lambda r: r.seq)
+            if record.seq != seq:
+                raise FormatError(
+                    f"log record {self.storage.url(path)} is damaged: it holds entry "
+                    f"{record.seq}, not {seq} (the log has two entries for one seq or one in "
+                    "the wrong file); the table cannot be read",
+                    hint="restore the file from a backup; lakectl never rewrites a log record",
+                )
+            check_record_names(record, source=self.storage.url(path))
+            records.append(record)
+        return records
 
     # --- checkpoints ----------------------------------------------------------------------
     def write_checkpoint(self, state: TableState) -> bool:
@@ -347,11 +429,8 @@ class TableStore:
     # --- write ids --------------------------------------------------------------------------
     def allocate_write_id(self, operation: str) -> int:
         """Reserve the next write id (put-if-absent), as Hive's metastore would."""
-        existing = [
-            int(n.split(".")[0])
-            for n in self.storage.list_names(self.path(TXN_DIR))
-            if n.split(".")[0].isdigit()
-        ]
+        names = self.storage.list_names(self.path(TXN_DIR))
+        existing = [s for s in (_seq_of(n.split(".")[0]) for n in names) if s is not None]
         candidate = max(existing, default=0) + 1
         body = {
             "operation": operation,
@@ -378,18 +457,47 @@ class TableStore:
             )
 
     def allocated_write_ids(self) -> dict[int, dict[str, Any]]:
-        """Every allocated write id with its allocation record and ``aborted`` flag."""
+        """Every allocated write id with its allocation record and ``aborted`` flag.
+
+        The record's fields are checked (``operation`` and ``host`` strings, ``started_at`` and
+        ``pid`` integers); a damaged allocation file is reported with a :class:`TableWarning`
+        and its write id kept as allocated with no details, so no writer is judged gone on its
+        word.
+        """
         out: dict[int, dict[str, Any]] = {}
         for name in self.storage.list_names(self.path(TXN_DIR)):
             stem, _, ext = name.partition(".")
-            if not stem.isdigit():
+            write_id = _seq_of(stem)
+            if write_id is None:
                 continue
-            entry = out.setdefault(int(stem), {"aborted": False})
+            entry = out.setdefault(write_id, {"aborted": False})
             if ext == "aborted":
                 entry["aborted"] = True
             elif ext == "json":
-                entry.update(json.loads(self.storage.read_text(self.path(TXN_DIR, name))))
+                entry.update(self._allocation(self.path(TXN_DIR, name)))
         return out
+
+    def _allocation(self, path: str) -> dict[str, Any]:
+        """The checked fields of one allocation file; empty (with a warning) when damaged."""
+        try:
+            data = read_json_object(self.storage, path, limit=SizeLimit.TXN)
+            return {
+                "operation": field_str(data, "operation", None),
+                "started_at": field_int(data, "started_at", None),
+                "host": field_str(data, "host", None),
+                "pid": field_int(data, "pid", None, low=1, high=MAX_PID),
+            }
+        except FileNotFoundError:
+            return {}
+        except (JsonInputError, ValueError) as exc:
+            why = exc.why if isinstance(exc, JsonInputError) else str(exc)[:200]
+            marker = posixpath.basename(path).split(".")[0] + ".aborted"
+            warn(
+                f"write id allocation {self.storage.url(path)} is damaged ({why}); its write id "
+                "counts as allocated by a writer that may still run (compaction waits for it; "
+                f"when no writer is running, create {marker} beside it to mark it aborted)"
+            )
+            return {}
 
     def staging_path(self, write_id: int) -> str:
         return self.path(STAGING_DIR, f"w{write_id:07d}-{os.getpid()}-{now_millis()}")
@@ -409,6 +517,21 @@ def _interval(meta: TableMetadata | None) -> int:
         except LakectlError:
             pass
     return int(DEFAULT_PROPERTIES[INTERVAL_PROPERTY])
+
+
+def _seq_of(stem: str) -> int | None:
+    """The number a file name's stem stands for: only the zero-padded width lakectl writes."""
+    return int(stem) if len(stem) == _WIDTH and stem.isascii() and stem.isdigit() else None
+
+
+def _log_seq(name: str) -> int | None:
+    """The seq of a log entry file name; None for anything else."""
+    return _seq_of(name[:-5]) if name.endswith(".json") else None
+
+
+def _canonical(record: CommitRecord) -> str:
+    """A record as canonical JSON: two records are the same commit exactly when these match."""
+    return json.dumps(record.to_json(), sort_keys=True, separators=(",", ":"))
 
 
 def _seq_name(seq: int) -> str:

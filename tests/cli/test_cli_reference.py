@@ -19,3 +19,18 @@ def test_cli_reference_covers_every_command() -> None:
     page = render_cli_reference()
     for name in ("create", "load", "snapshot", "compact", "clean", "list-bucket", "server start"):
         assert f"## lakectl {name}\n" in page
+
+
+def test_every_exit_code_is_in_the_reference() -> None:
+    from lakectl import errors
+    from lakectl.cli.reference import EXIT_CODES
+
+    kinds = [
+        c
+        for c in vars(errors).values()
+        if isinstance(c, type)
+        and issubclass(c, errors.LakectlError)
+        and c is not errors.LakectlError
+    ]
+    missing = [c.__name__ for c in kinds if f"| {c.exit_code} | `{c.kind}` |" not in EXIT_CODES]
+    assert not missing, f"exit codes missing from the reference's exit-code section: {missing}"

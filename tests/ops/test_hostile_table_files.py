@@ -86,14 +86,22 @@ def test_clean_json_error_is_one_object(lake):
 
 
 @pytest.mark.parametrize(
-    ("file_name", "run_id", "why"),
+    ("file_name", "run_id", "why", "clean_code"),
     [
-        ("x.json", "../../../victim/important", "is not a compaction id lakectl writes"),
-        ("x.json", "1700000000000-abcdef", "is not its file name"),  # another run's file
-        ("1700000000000-abcdef.json", ["1700000000000-abcdef"], "a list, not a string"),
+        # Names a path: clean stops before deleting anything.
+        ("x.json", "../../../victim/important", "is not a compaction id lakectl writes", 76),
+        ("x.json", "1700000000000-abcdef", "is not its file name", 76),  # another run's file
+        # Merely unreadable (an id of the wrong type): ignored with a warning, like a
+        # half-written file; it names nothing clean could delete.
+        (
+            "1700000000000-abcdef.json",
+            ["1700000000000-abcdef"],
+            "must be a string, not an array",
+            0,
+        ),
     ],
 )
-def test_compactions_lists_such_a_status_file_as_damaged(lake, file_name, run_id, why):
+def test_compactions_lists_such_a_status_file_as_damaged(lake, file_name, run_id, why, clean_code):
     table = lake / "lake" / "t"
     _status(table, file_name, run_id, state="working")
     listed = lakectl("compactions", table, "--json")
@@ -106,7 +114,9 @@ def test_compactions_lists_such_a_status_file_as_damaged(lake, file_name, run_id
     assert lakectl("compactions", table, "--state", "failed", "--json").json == []
     shown = lakectl("compactions", table)
     assert "damaged:" in shown.out and file_name in shown.out
-    assert lakectl("clean", table, "--retain", "0s", "--force").code == DAMAGED_TABLE
+    assert DAMAGED_TABLE == 76
+    assert lakectl("clean", table, "--retain", "0s", "--force").code == clean_code
+    assert (table / "_lakectl" / "compactions" / file_name).exists()
 
 
 def test_a_sound_status_file_is_still_cleaned(lake):
