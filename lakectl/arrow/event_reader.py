@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.events import orc_source
 from lakectl.arrow.pushdown import StripeTest
-from lakectl.errors import FormatError, StorageError
+from lakectl.errors import FormatError
 from lakectl.storage.fs import Storage
 from lakectl.table.orc_stats import stripe_statistics
 
@@ -86,25 +86,22 @@ class EventRead:
         scanner streams (but decodes every column of the row: it selects top-level columns)."""
         import pyarrow.orc as orc
 
-        try:
-            with orc_source(storage, path) as source:
-                reader = orc.ORCFile(source)
-                schema = reader.schema.remove_metadata()  # per-file ACID key index, stats
-                plan = self._plans.get(schema)
-                if plan is None:
-                    plan = self._plans[schema] = self._plan(schema, storage.url(path))
-                keep = self._kept(reader, source, plan, test) if test else None
-                stripe_rows = reader.nrows / max(reader.nstripes, 1)
-                if self.stream_rows and stripe_rows > self.stream_rows and all(keep or [True]):
-                    yield from self._streamed(source, plan)
-                    return
-                for stripe in range(reader.nstripes):
-                    if keep is not None and not keep[stripe]:
-                        continue
-                    batch = reader.read_stripe(stripe, columns=plan.paths)
-                    yield plan.flatten(batch)
-        except FileNotFoundError as exc:
-            raise StorageError(f"{storage.url(path)} does not exist") from exc
+        with orc_source(storage, path) as source:
+            reader = orc.ORCFile(source)
+            schema = reader.schema.remove_metadata()  # per-file ACID key index, stats
+            plan = self._plans.get(schema)
+            if plan is None:
+                plan = self._plans[schema] = self._plan(schema, storage.url(path))
+            keep = self._kept(reader, source, plan, test) if test else None
+            stripe_rows = reader.nrows / max(reader.nstripes, 1)
+            if self.stream_rows and stripe_rows > self.stream_rows and all(keep or [True]):
+                yield from self._streamed(source, plan)
+                return
+            for stripe in range(reader.nstripes):
+                if keep is not None and not keep[stripe]:
+                    continue
+                batch = reader.read_stripe(stripe, columns=plan.paths)
+                yield plan.flatten(batch)
 
     def _streamed(self, source: Any, plan: _FilePlan) -> Iterator[FlatEvents]:
         import pyarrow.compute as pc

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from lakectl.storage.fs import Storage
+from lakectl.table.orc_files import reading_orc
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -64,14 +65,16 @@ def valid_write_ids(txn: pa.Array, high_watermark: int, exceptions: Iterable[int
 def orc_source(storage: Storage, path: str) -> Iterator[Any]:
     """What ``pyarrow.orc.ORCFile`` reads ``path`` from: the local file mapped into memory (read
     by Arrow itself, not through Python calls), or the object's bytes fetched with one GET
-    (random reads on an object store cost a request each)."""
+    (random reads on an object store cost a request each). A failure to read or decode the
+    file inside the block names it (:func:`~lakectl.table.orc_files.reading_orc`)."""
     import pyarrow as pa
 
-    if storage.scheme == "file":
-        with pa.memory_map(path) as handle:
-            yield handle
-    else:
-        yield pa.BufferReader(storage.fs.cat_file(path))
+    with reading_orc(storage, path):
+        if storage.scheme == "file":
+            with pa.memory_map(path) as handle:
+                yield handle
+        else:
+            yield pa.BufferReader(storage.cat(path))
 
 
 def conform_batch(

@@ -15,6 +15,7 @@ from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import encode_bucket, parse_original_file
 from lakectl.table.listing import FileEntry
+from lakectl.table.orc_files import reading_orc
 from lakectl.table.schema import Schema
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def original_events(
     for (_, bucket), entries in by_bucket:
         offset = 0
         for plan, entry in entries:
-            with storage.fs.open(entry.path, "rb") as handle:
+            with reading_orc(storage, entry.path), storage.fs.open(entry.path, "rb") as handle:
                 table = orc.ORCFile(handle).read()
             names = {n.lower(): n for n in table.column_names}
             arrays = {}
@@ -102,7 +103,7 @@ def original_stripes(
     for (_, bucket), entries in _by_bucket(storage, [(plan, f) for f in plan.originals]):
         offset = 0
         for _, entry in entries:
-            with storage.fs.open(entry.path, "rb") as handle:
+            with reading_orc(storage, entry.path), storage.fs.open(entry.path, "rb") as handle:
                 reader = orc.ORCFile(handle)
                 found = {n.lower(): n for n in reader.schema.names}
                 missing = [c for c in names if c.lower() not in found]

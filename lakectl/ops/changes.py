@@ -11,7 +11,7 @@ from lakectl.ops.context import Context
 from lakectl.ops.reading import ReadTarget, plan_lakectl, with_written_schemas
 from lakectl.ops.snapshot import SnapshotRequest, check_request, snapshot_frame
 from lakectl.planning.change_plan import ChangeRange, plan_changes, valid_time
-from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.planning.read_plan import PartitionReadPlan, require_whole_files
 from lakectl.table.listing import list_table
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
@@ -104,6 +104,7 @@ def _range_plans(
             f"{store.storage.url(_log_dir_path(store, missing[0]))})",
             hint="ask for a later range; `lakectl history` lists the versions",
         )
+    require_whole_files(plans, store.storage.url)
     return plans
 
 

@@ -11,6 +11,7 @@ directories is ``clean``'s job.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -210,9 +211,16 @@ def _run(
             store.storage.delete(path, recursive=True)
     ctx.progress(f"compacting {len(chosen)} partition(s)")
     target_size = target_file_size(meta, options.target_file_size)
-    added, counts = rewrite_partitions(
-        ctx, store, meta, state, chosen, run_id, target_size=target_size
-    )
+    try:
+        added, counts = rewrite_partitions(
+            ctx, store, meta, state, chosen, run_id, target_size=target_size
+        )
+    except Exception:
+        # A damaged input file or a failed storage stopped the rewrite: the outputs written
+        # so far are not committed (no reader sees them); remove them, so that the failed run
+        # leaves the table's data as it was (its status file says it failed).
+        _remove_outputs(store, chosen)
+        raise
     failpoint("compact.before_commit")
     obsolete = sorted(d.relative for p in chosen for d in p.inputs if _shadowed(d, p, added))
     info = {
@@ -244,6 +252,14 @@ def _run(
         info=info,
     )
     return store.commit(record)
+
+
+def _remove_outputs(store: TableStore, chosen: list[PartitionCompaction]) -> None:
+    """Delete the (uncommitted) output directories of ``chosen``, as far as the storage lets."""
+    for p in chosen:
+        for name in p.outputs:
+            with contextlib.suppress(Exception):
+                store.storage.delete(store.path(p.output_path(name)), recursive=True)
 
 
 def _shadowed(d: Any, p: PartitionCompaction, added: set[str]) -> bool:

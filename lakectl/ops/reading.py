@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from lakectl.errors import FormatError, TableNotFoundError, UsageError
-from lakectl.planning.read_plan import PartitionReadPlan, plan_partition
+from lakectl.planning.read_plan import PartitionReadPlan, plan_partition, require_whole_files
 from lakectl.table.evolution import written_schemas
 from lakectl.table.layout import parse_acid_dir
 from lakectl.table.listing import PartitionListing, list_table
@@ -51,6 +51,7 @@ def plan_lakectl(
     plans = [plan_partition(lst, valid, lambda d: d.relative in visible) for lst in listings]
     for plan in plans:
         object.__setattr__(plan, "originals", ())  # lakectl tables never hold original files
+    require_whole_files(plans, store.storage.url)
     return valid, with_written_schemas(plans, state), listings
 
 
@@ -95,6 +96,7 @@ def open_hive_table(store: TableStore, valid_text: str | None) -> ReadTarget:
     schema = Schema(tuple(data_cols) + tuple(Column(p, "string") for p in part_names))
     meta = TableMetadata(schema=schema, partition_by=tuple(part_names))
     plans = [plan_partition(lst, valid) for lst in listings]
+    require_whole_files(plans, store.storage.url)
     return ReadTarget(store, meta, None, valid, tuple(_hive_written(store, plans, data_cols)))
 
 

@@ -8,9 +8,10 @@ no base.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from lakectl.errors import damaged_file_error
 from lakectl.table.listing import DirListing, FileEntry, PartitionListing
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
@@ -40,6 +41,34 @@ class PartitionReadPlan:
     @property
     def is_empty(self) -> bool:
         return not self.data_dirs and not self.originals
+
+
+# The smallest ORC file there can be: the "ORC" header, a footer naming the root struct type (4
+# bytes), a postscript holding the footer's length (2 bytes) and the postscript's length (1
+# byte). A data file shorter than this (an empty one above all, which ORC's Java reader takes
+# for an empty file and Spark reads as no rows) is damaged.
+MIN_ORC_FILE_BYTES = 10
+
+
+def short_files(plan: PartitionReadPlan) -> list[FileEntry]:
+    """The files ``plan`` reads that are too short to be ORC files (see
+    :data:`MIN_ORC_FILE_BYTES`), from the sizes the listing gave: no file is opened."""
+    dirs = (*plan.data_dirs, *plan.delete_deltas)
+    files = [f for d in dirs for f in d.files] + list(plan.originals)
+    return [f for f in files if f.size < MIN_ORC_FILE_BYTES]
+
+
+def require_whole_files(plans: Iterable[PartitionReadPlan], url: Callable[[str], str]) -> None:
+    """Refuse a read that would open a file too short to be an ORC file, before any engine
+    reads: every engine then fails alike, naming the file (``url`` makes its URL from its
+    storage path), where Spark's reader would read an empty file as no rows."""
+    for plan in plans:
+        for entry in short_files(plan):
+            size = "it is empty" if entry.size == 0 else f"{entry.size} bytes"
+            raise damaged_file_error(
+                url(entry.path),
+                f"{size}; the smallest ORC file has {MIN_ORC_FILE_BYTES} bytes",
+            )
 
 
 def _choose_deltas(

@@ -44,6 +44,7 @@ from lakectl.table.properties import ORC_DICTIONARY_THRESHOLD, pyarrow_orc_codec
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
+from .session import wait_for_running_tasks
 from .types import event_schema_ddl
 
 if TYPE_CHECKING:
@@ -159,7 +160,13 @@ def merge_major(
     )
     n = len(groups)
     ids = spark.range(0, n, 1, numPartitions=min(n, _MAX_TASKS))
-    results = ids.mapInArrow(task, _RESULT_DDL).collect()
+    try:
+        results = ids.mapInArrow(task, _RESULT_DDL).collect()
+    except Exception:
+        # A task failed (a damaged input file, say): the others are being killed and may
+        # still be writing; the caller removes the outputs once they have stopped.
+        wait_for_running_tasks(spark)
+        raise
     written = [r for r in results if r["path"]]
     if any(r["status"] != "ok" for r in results):
         for r in written:

@@ -35,8 +35,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from lakectl.arrow.events import conform_batch
-from lakectl.errors import StorageError
+from lakectl.arrow.events import conform_batch, orc_source
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import escape_partition_value, unescape_partition_value
 from lakectl.table.properties import ORC_DICTIONARY_THRESHOLD, pyarrow_orc_codec
@@ -205,21 +204,17 @@ class _EventReader(DataSourceReader):
         return [OrcFilePartition(path, list(values)) for path, values in self.files]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
         import pyarrow.orc as orc
         from pyspark.sql.pandas.types import to_arrow_schema
 
         assert isinstance(partition, OrcFilePartition)
         target = to_arrow_schema(self.schema, timezone="UTC")  # what Spark checks batches against
-        try:
-            data = self.storage.fs.cat_file(partition.path)  # one GET; ORC reads seek a lot
-        except FileNotFoundError as exc:
-            raise FileNotFoundError(f"{self.storage.url(partition.path)} does not exist") from exc
-        except Exception as exc:
-            raise StorageError(f"reading {self.storage.url(partition.path)} failed") from exc
-        reader = orc.ORCFile(pa.BufferReader(data))
-        for stripe in range(reader.nstripes):
-            yield conform_batch(reader.read_stripe(stripe), target, partition.partition_values)
+        # One GET on an object store (ORC reads seek a lot); a failure names the file.
+        with orc_source(self.storage, partition.path) as source:
+            reader = orc.ORCFile(source)
+            for stripe in range(reader.nstripes):
+                batch = reader.read_stripe(stripe)
+                yield conform_batch(batch, target, partition.partition_values)
 
 
 class _EventWriter(DataSourceArrowWriter):

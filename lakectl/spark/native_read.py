@@ -82,7 +82,6 @@ def native_rows(
     if urls is None:
         return None
     url_of = dict(zip(paths, urls, strict=True))
-    # Empty files hold no events (Spark's scan skips them too); ORC cannot open a 0-byte one.
     groups = [
         SplitGroup(
             tuple(typed or ()),
@@ -90,14 +89,8 @@ def native_rows(
                 SplitFile(url_of[f.path], f.size, base=d is p.base)
                 for d in p.data_dirs
                 for f in d.files
-                if f.size
             ),
-            tuple(
-                SplitFile(url_of[f.path], f.size)
-                for d in p.delete_deltas
-                for f in d.files
-                if f.size
-            ),
+            tuple(SplitFile(url_of[f.path], f.size) for d in p.delete_deltas for f in d.files),
         )
         for p, typed in zip(plans, values, strict=True)
         if p.data_dirs

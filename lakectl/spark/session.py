@@ -302,3 +302,28 @@ def stop_session() -> None:
     if _session is not None:
         _session.stop()
         _session = None
+
+
+def wait_for_running_tasks(spark: SparkSession, timeout: float = 30.0) -> None:
+    """Wait, at most ``timeout`` seconds, until no task of the session's recent jobs runs.
+
+    When a task fails, Spark fails its job at once and kills the job's other tasks, which may
+    go on for a moment (a Python worker is stopped a few seconds later): a caller that removes
+    what the job wrote waits for them first. Without a driver to ask (Spark Connect), returns
+    at once.
+    """
+    import time
+
+    try:
+        tracker = spark.sparkContext.statusTracker()
+    except Exception:  # Spark Connect: no SparkContext
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        jobs = sorted(tracker.getJobIdsForGroup(None))[-8:]
+        infos = [tracker.getJobInfo(job) for job in jobs]
+        stages = [stage for info in infos if info is not None for stage in info.stageIds]
+        running = [tracker.getStageInfo(stage) for stage in stages]
+        if not any(info is not None and info.numActiveTasks > 0 for info in running):
+            return
+        time.sleep(0.1)

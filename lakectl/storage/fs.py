@@ -9,6 +9,7 @@ fully written temporary file (atomic and exclusive); on S3 a conditional PUT (``
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import posixpath
 import time
@@ -140,6 +141,17 @@ class Storage:
                 return bytes(handle.read())
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"{self.url(path)} does not exist") from exc
+
+    def cat(self, path: str) -> bytes:
+        """A whole file's bytes in one request (an object store's GET, without the size
+        lookup :meth:`read_bytes` makes first)."""
+        try:
+            with self._errors("reading", path):
+                return bytes(self.fs.cat_file(path))
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(
+                errno.ENOENT, "No such file or directory", self.url(path)
+            ) from exc
 
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8")

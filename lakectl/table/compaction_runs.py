@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from lakectl.errors import FormatError
+from lakectl.errors import FormatError, LakectlError, engine_error
 from lakectl.table.json_input import (
     JsonInputError,
     SizeLimit,
@@ -239,7 +239,7 @@ def tracked(store: TableStore, status: RunStatus) -> Iterator[list[RunStatus]]:
                 holder[0],
                 state="failed",
                 ended_at=now_millis(),
-                error=f"{type(exc).__name__}: {exc}"[:500],
+                error=_failure(exc)[:500],
             )
             with contextlib.suppress(Exception):
                 write_status(store, holder[0])
@@ -248,3 +248,14 @@ def tracked(store: TableStore, status: RunStatus) -> Iterator[list[RunStatus]]:
         stop.set()
     with lock:
         write_status(store, holder[0])
+
+
+def _failure(exc: BaseException) -> str:
+    """What stopped a run, for its status file: the error a user sees for it (a damaged input
+    file named, say), else the exception's type and message."""
+    known = exc if isinstance(exc, LakectlError) else None
+    if known is None and isinstance(exc, Exception):
+        known = engine_error(exc)
+    if known is not None:
+        return f"{type(known).__name__}: {known.message}"
+    return f"{type(exc).__name__}: {exc}"

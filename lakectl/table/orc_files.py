@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lakectl.errors import FormatError
+from lakectl.errors import FormatError, LakectlError, damaged_file_error, file_storage_error
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import ACID_COLUMNS
 
@@ -61,12 +63,30 @@ def starts_like_orc(storage: Storage, path: str) -> bool:
         return False
 
 
+@contextlib.contextmanager
+def reading_orc(storage: Storage, path: str) -> Iterator[None]:
+    """Say which file failed, and how, when reading the ORC file at ``path`` fails inside the
+    block: a failure of the storage (an ``OSError`` with an errno: permissions, a vanished
+    file, a broken mount) is a :class:`~lakectl.errors.StorageError` naming the file; bytes
+    the ORC reader cannot decode (pyarrow reports them as an ``OSError`` without an errno) are
+    a :class:`~lakectl.errors.FormatError` saying the file is damaged. Other errors pass."""
+    try:
+        yield
+    except LakectlError:
+        raise
+    except OSError as exc:
+        url = storage.url(path)
+        if exc.errno is None:
+            raise damaged_file_error(url, str(exc) or type(exc).__name__) from exc
+        raise file_storage_error("reading", url, exc) from exc
+
+
 def read_footer(storage: Storage, path: str) -> OrcFooter:
     """Schema, row count and user metadata of one ORC file (reads only its tail)."""
     import pyorc
 
     try:
-        with storage.fs.open(path, "rb") as handle:
+        with reading_orc(storage, path), storage.fs.open(path, "rb") as handle:
             reader = pyorc.Reader(handle)
             schema = reader.schema
             if not isinstance(schema, pyorc.Struct):
@@ -80,7 +100,7 @@ def read_footer(storage: Storage, path: str) -> OrcFooter:
                     row_columns = _fields(sub)
             return OrcFooter(len(reader), columns, row_columns, dict(reader.user_metadata))
     except (pyorc.ParseError, ValueError) as exc:
-        raise FormatError(f"{storage.url(path)}: not a readable ORC file: {exc}") from exc
+        raise damaged_file_error(storage.url(path), f"not a readable ORC file: {exc}") from exc
 
 
 def require_acid_file(storage: Storage, path: str) -> OrcFooter:

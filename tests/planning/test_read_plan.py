@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from lakectl.planning.read_plan import plan_partition
+from lakectl.errors import FormatError
+from lakectl.planning.read_plan import (
+    MIN_ORC_FILE_BYTES,
+    plan_partition,
+    require_whole_files,
+    short_files,
+)
 from lakectl.table.layout import parse_acid_dir
 from lakectl.table.listing import DirListing, FileEntry, PartitionListing
 from lakectl.table.validity import ValidWriteIds, parse_valid_write_ids
@@ -233,3 +239,51 @@ def test_plan_reads_every_visible_write_id_exactly_once(hwm):
         low = d.acid.min_write_id if not d.acid.is_base else 1
         covered += [w for w in range(low, d.acid.max_write_id + 1) if w <= hwm]
     assert sorted(covered) == list(range(1, hwm + 1))
+
+
+def _sized(name: str, size: int) -> DirListing:
+    acid = parse_acid_dir(name)
+    assert acid is not None, name
+    entry = FileEntry(f"/t/{name}/bucket_00000", "bucket_00000", size)
+    return DirListing(acid, f"/t/{name}", name, (entry,), True)
+
+
+@pytest.mark.parametrize("size", [0, 1, MIN_ORC_FILE_BYTES - 1])
+def test_a_file_too_short_to_be_orc_is_a_damaged_table(size: int) -> None:
+    listing = PartitionListing(
+        relative="",
+        dirs=[
+            _sized("delta_0000001_0000001_0000", 4000),
+            _sized("delta_0000002_0000002_0000", size),
+        ],
+    )
+    plan = plan_partition(listing, ALL)
+    assert [f.path for f in short_files(plan)] == ["/t/delta_0000002_0000002_0000/bucket_00000"]
+    with pytest.raises(FormatError) as info:
+        require_whole_files([plan], lambda p: "file://" + p)
+    assert info.value.exit_code == 76
+    assert info.value.message.startswith(
+        "ORC file file:///t/delta_0000002_0000002_0000/bucket_00000 is damaged or truncated ("
+    )
+    assert ("it is empty" if size == 0 else f"{size} bytes") in info.value.message
+    assert info.value.hint and "backup" in info.value.hint
+
+
+def test_delete_deltas_are_checked_and_unread_directories_are_not() -> None:
+    empty_delete = _sized("delete_delta_0000002_0000002_0000", 0)
+    plan = plan_partition(
+        PartitionListing(
+            relative="", dirs=[_sized("delta_0000001_0000001_0000", 900), empty_delete]
+        ),
+        ALL,
+    )
+    assert [f.name for f in short_files(plan)] == ["bucket_00000"]
+    # The same empty file in a directory this snapshot does not read (write id 2 is not valid).
+    plan = plan_partition(
+        PartitionListing(
+            relative="", dirs=[_sized("delta_0000001_0000001_0000", 900), empty_delete]
+        ),
+        ValidWriteIds(1),
+    )
+    assert short_files(plan) == []
+    require_whole_files([plan], str)

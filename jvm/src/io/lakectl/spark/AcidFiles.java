@@ -106,31 +106,44 @@ final class AcidFiles {
     if (file.size > 0) {
       options.maxLength(file.size);
     }
-    Reader reader = OrcFile.createReader(new Path(file.url), options);
+    Reader reader;
     try {
-      if (!org.apache.orc.impl.SchemaEvolution.checkAcidSchema(reader.getSchema())) {
-        throw new IOException(
-            file.url + ": not an ACID event file (its schema is " + reader.getSchema() + ")");
-      }
-      return new Events(reader, reader.rows(read.clone()));
+      reader = OrcFile.createReader(new Path(file.url), options);
+    } catch (IOException | RuntimeException e) {
+      throw DamagedFileException.of(file.url, e);
+    }
+    if (!org.apache.orc.impl.SchemaEvolution.checkAcidSchema(reader.getSchema())) {
+      reader.close();
+      throw new IOException(
+          file.url + ": not an ACID event file (its schema is " + reader.getSchema() + ")");
+    }
+    try {
+      return new Events(file.url, reader, reader.rows(read.clone()));
     } catch (IOException | RuntimeException e) {
       reader.close();
-      throw e;
+      throw DamagedFileException.of(file.url, e);
     }
   }
 
   /** An open file's record reader; closing it closes the file. */
   static final class Events implements Closeable {
+    private final String url;
     private final Reader reader;
     private final RecordReader rows;
 
-    Events(Reader reader, RecordReader rows) {
+    Events(String url, Reader reader, RecordReader rows) {
+      this.url = url;
       this.reader = reader;
       this.rows = rows;
     }
 
+    /** The next batch of events; a file whose bytes do not decode is a {@link DamagedFileException}. */
     boolean nextBatch(VectorizedRowBatch batch) throws IOException {
-      return rows.nextBatch(batch);
+      try {
+        return rows.nextBatch(batch);
+      } catch (IOException | RuntimeException e) {
+        throw DamagedFileException.of(url, e);
+      }
     }
 
     @Override
