@@ -259,7 +259,15 @@ def _remove_outputs(store: TableStore, chosen: list[PartitionCompaction]) -> Non
     for p in chosen:
         for name in p.outputs:
             with contextlib.suppress(Exception):
-                store.storage.delete(store.path(p.output_path(name)), recursive=True)
+                path = table_path(
+                    store.storage,
+                    store.root,
+                    p.output_path(name),
+                    Shape.DATA_DIR,
+                    source="the compaction plan",
+                    deleting=True,
+                )
+                store.storage.delete(path, recursive=True)
 
 
 def _shadowed(d: Any, p: PartitionCompaction, added: set[str]) -> bool:
