@@ -92,18 +92,19 @@ def linear_regex(pattern: LikePattern) -> str:
 
     First segment anchored at the start, last at the end, each middle one in an atomic group
     ``(?>.*?S)``: placed at its leftmost occurrence, never moved again."""
+    if pattern.wildcards == 0:
+        return f"(?s)\\A{_segment_regex(pattern.segments[0])}\\z"
     first, *middle, last = pattern.segments
-    if not middle and pattern.wildcards == 0:
-        return f"(?s)\\A{_segment_regex(first)}\\z"
     groups = "".join(f"(?>.*?{_segment_regex(s)})" for s in middle if s)
     return f"(?s)\\A{_segment_regex(first)}{groups}.*{_segment_regex(last)}\\z"
 
 
 def matches(value: str, pattern: LikePattern) -> bool:
     """Whether ``value`` matches (pure Python, linear per segment; the tests' second opinion)."""
+    if pattern.wildcards == 0:
+        only = pattern.segments[0]
+        return len(value) == len(only) and _at(value, 0, only)
     first, *middle, last = pattern.segments
-    if not middle and pattern.wildcards == 0:
-        return len(value) == len(first) and _at(value, 0, first)
     if len(value) < len(first) + len(last) or not _at(value, 0, first):
         return False
     position, end = len(first), len(value) - len(last)

@@ -36,7 +36,7 @@ from sqlglot import exp
 
 from lakectl.errors import BadInputError, UsageError
 from lakectl.table.metadata import TableMetadata
-from lakectl.table.properties import property_value
+from lakectl.table.properties import ceiling, ceiling_env, property_value
 from lakectl.table.schema import Schema
 from lakectl.updates.validate import MAX_DEPTH, CheckedStatement, Location, integer_literal
 
@@ -76,7 +76,9 @@ def _refuse(location: Location | str, what: str, key: str, limit: int) -> BadInp
     where = location if isinstance(location, str) else location.at()
     return BadInputError(
         f"{where}: {what}; the limit is {limit} (table property {key})",
-        hint=f"simplify the statements, or raise the limit with `lakectl set TABLE {key}=...`",
+        hint=f"simplify the statements, or raise the limit with `lakectl set TABLE {key}=...` "
+        f"(up to the ceiling, {ceiling(key)}, which a reader raises for itself only, with the "
+        f"environment variable {ceiling_env(key)})",
     )
 
 
