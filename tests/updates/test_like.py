@@ -25,6 +25,7 @@ from lakectl.updates.statements import parse_updates_text
 VALUE_CHARS = "ab%_\\.*\n\u00e9\U0001f600"
 PATTERN_PIECES = ["a", "b", "%", "_", "\\%", "\\_", "\\\\", ".", "*", "\u00e9", "\U0001f600"]
 
+SCHEMA = parse_schema("s string")
 values = st.text(alphabet=VALUE_CHARS, max_size=12)
 patterns = st.lists(st.sampled_from(PATTERN_PIECES), max_size=8).map("".join)
 
@@ -87,3 +88,25 @@ def test_a_pattern_spark_would_refuse_is_refused_at_install() -> None:
     schema = parse_schema("s string")
     with pytest.raises(BadInputError, match=r"f\.updates:1:28: a LIKE pattern may not end"):
         parse_updates_text("DELETE FROM t WHERE s LIKE 'a\\\\';", "f.updates", None, schema)
+
+
+@settings(max_examples=400, deadline=None)
+@given(pattern=patterns, value=values, ignore_case=st.booleans())
+def test_arrow_matches_what_spark_matches(pattern: str, value: str, ignore_case: bool) -> None:
+    """The Arrow engine's LIKE (pyarrow's match_like, RE2) on the patterns statements accept."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    from lakectl.arrow.where import arrow_filter
+
+    operator = "ILIKE" if ignore_case else "LIKE"
+    quoted = pattern.replace("\\", "\\\\")
+    rows = pa.table({"s": pa.array([value, None], pa.string())})
+    found = []
+    for negate in ("", "NOT "):
+        condition = arrow_filter(f"s {negate}{operator} '{quoted}'", SCHEMA)
+        found.append(ds.dataset(rows).to_table(columns={"m": condition}).column("m").to_pylist())
+    if ignore_case:
+        pattern, value = pattern.lower(), value.lower()
+    expected = spark_translation(pattern).fullmatch(value) is not None
+    assert found == [[expected, None], [not expected, None]]

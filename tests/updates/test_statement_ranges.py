@@ -150,3 +150,19 @@ def test_a_timestamp_at_the_edge_reads_in_both_engines(loaded, spark) -> None:
         result = loaded("snapshot", "t", "--engine", engine)
         assert result.code == 0, result.out
         assert json.dumps(result.json["rows"]).count("0001-01-03") == 1
+
+
+@pytest.mark.spark
+def test_like_statements_read_the_same_in_both_engines(loaded, spark) -> None:
+    text = (
+        "UPDATE t SET s = 'A%b_c' WHERE id = 2;\n"
+        "UPDATE t SET d = 0 WHERE s ILIKE 'a\\\\%%B%';\n"
+        "DELETE FROM t WHERE s LIKE '%b%c' AND s NOT LIKE '%\\\\_%';\n"
+    )
+    assert loaded.install(text).code == 0
+    rows = {}
+    for engine in ("spark", "arrow"):
+        result = loaded("snapshot", "t", "--engine", engine)
+        assert result.code == 0, result.out
+        rows[engine] = sorted((r["id"], r["d"], r["s"]) for r in result.json["rows"])
+    assert rows["spark"] == rows["arrow"] == [(2, "0.00", "A%b_c")]
