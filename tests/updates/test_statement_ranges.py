@@ -166,3 +166,62 @@ def test_like_statements_read_the_same_in_both_engines(loaded, spark) -> None:
         assert result.code == 0, result.out
         rows[engine] = sorted((r["id"], r["d"], r["s"]) for r in result.json["rows"])
     assert rows["spark"] == rows["arrow"] == [(2, "0.00", "A%b_c")]
+
+
+def _edge_statements() -> list[str]:
+    """Arguments at, just inside and just outside every range, for every checked function."""
+    ints = [2147483647, 2147483648, -2147483647, -2147483648]
+    days = [3652058, 3652059, -3652058, -3652059, 2147483647, -2147483648]
+    out = [f"SET x = round(x, {k}), d = round(d, {k})" for k in (-39, -38, 38, 39, *ints)]
+    out += [f"SET dt = date_add(dt, {k})" for k in days] + ["SET dt = date_add(dt, id)"]
+    out += [f"SET dt = date_sub(dt, {k})" for k in days]
+    out += [f"SET dt = dt + {k}" for k in days] + ["SET dt = dt - 1000 * (3000 + 1000)"]
+    out += [f"SET s = substr(s, {k}), id = locate('a', s, {k})" for k in ints]
+    out += [f"SET s = substr(s, 1, {k})" for k in ints]
+    out += [f"SET s = lpad(s, {k}, 'ab')" for k in (0, 8192, 8193)]
+    out += [
+        f"SET ts = '{t}'"
+        for t in (
+            "0001-01-02 23:59:59",
+            "0001-01-03 00:00:00",
+            "0001-01-03 10:00:00+10:00",
+            "0001-01-03 10:00:00+10:01",
+            "9999-12-31 00:00:00",
+            "9999-12-31 00:00:01",
+            "9999-12-30 12:00:00-12:00",
+            "9999-12-30 12:00:00-12:01",
+        )
+    ]
+    out += ["SET dt = '0001-01-01'", "SET dt = '9999-12-31'", "SET ts = CAST(dt AS timestamp)"]
+    return [f"UPDATE t {text};" for text in out]
+
+
+@pytest.mark.spark
+def test_what_installs_at_the_edges_reads(spark) -> None:
+    """Every statement either is refused at install, naming the argument, or reads: the rows
+    become Python values without an error (dates at years 1 and 9999 stored)."""
+    from datetime import date, datetime
+    from decimal import Decimal
+
+    from lakectl.errors import BadInputError
+    from lakectl.spark.statement_compile import apply_statements
+    from lakectl.table.schema import parse_schema
+    from lakectl.updates.statements import parse_updates_text
+
+    schema = parse_schema(SCHEMA)
+    rows = [
+        (1, Decimal("1.25"), 1.5, date(1, 1, 1), datetime(2024, 1, 1), "abc", 1),
+        (2, Decimal("2.50"), 2.5, date(9999, 12, 31), datetime(2024, 1, 1), "x", 2),
+    ]
+    df = spark.createDataFrame(rows, schema.to_ddl())
+    refused, read = 0, 0
+    for text in _edge_statements():
+        try:
+            statements = parse_updates_text(text, "edge.updates", None, schema).statements
+        except BadInputError as exc:
+            assert "edge.updates:1:" in exc.message, text
+            refused += 1
+            continue
+        assert len(apply_statements(df, statements, schema).collect()) == 2, text
+        read += 1
+    assert (refused, read) == (27, 23)
