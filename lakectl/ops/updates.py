@@ -179,7 +179,7 @@ def check_reader_costs(
         one = check_stored_statement(stmt, meta.schema, origin, canonical=origin is not None)
         nodes = check_tree_shape(one, limits)
         costs.add(one)
-        budget.add(one, len(stmt.sql), nodes, costs.like_work)
+        budget.add(one, len(stmt.sql), nodes, costs)
 
 
 def statement_keys(entries: list[InstalledStatement]) -> list[tuple[int | None, int]]:

@@ -168,14 +168,16 @@ class CostCheck:
             for c in schema.columns
         }
         self.like_work = 0  # of the statement last added
+        self.branches = 0  # likewise
 
     def add(self, stmt: CheckedStatement) -> None:
         """Check one statement given those before it; raises :class:`BadInputError`.
 
         Afterwards :attr:`like_work` estimates what its LIKE tests cost a row: the length of the
         value tested (a stored value taken as ``updates.max.string.length`` long) times the
-        pattern's."""
-        self.like_work = 0
+        pattern's; :attr:`branches` counts its CASE and IF branches (Spark compiles a long
+        CASE into code too large to optimize: 7,000 branches cost seconds a read)."""
+        self.like_work = self.branches = 0
         if stmt.where is not None:
             self._check_strings(stmt.where, stmt.location)
         new_lengths: dict[str, _Length] = {}
@@ -225,6 +227,8 @@ class CostCheck:
             return _Length(0, max(width or 0, 0))
         if isinstance(node, exp.Replace):
             return _replace_bound(node, bounds[id(node.this)])
+        if isinstance(node, exp.If):  # also each WHEN of a CASE
+            self.branches += 1
         if isinstance(node, (exp.Like, exp.ILike)):
             self._check_like(node, location)
             value = bounds[id(node.this)]
@@ -312,12 +316,19 @@ def _is_string(type_name: str) -> bool:
 BUDGET_ENV = {
     "text": "LAKECTL_READ_BUDGET_TEXT",
     "nodes": "LAKECTL_READ_BUDGET_NODES",
+    "branches": "LAKECTL_READ_BUDGET_BRANCHES",
     "like_work": "LAKECTL_READ_BUDGET_LIKE",
 }
-_BUDGET_DEFAULTS = {"text": 8 * 1024 * 1024, "nodes": 1_000_000, "like_work": 100_000_000}
+_BUDGET_DEFAULTS = {
+    "text": 8 * 1024 * 1024,
+    "nodes": 1_000_000,
+    "branches": 10_000,
+    "like_work": 100_000_000,
+}
 _BUDGET_WHAT = {
     "text": "characters of statement text",
     "nodes": "expression nodes",
+    "branches": "CASE and IF branches",
     "like_work": "steps of LIKE matching per row (value length times pattern length)",
 }
 
@@ -325,10 +336,12 @@ _BUDGET_WHAT = {
 @dataclass(frozen=True)
 class ReadBudget:
     """What the statements of one read may cost together: characters of text, expression nodes
-    (each is work per row), and LIKE work per row (see :attr:`CostCheck.like_work`)."""
+    (each is work per row), CASE and IF branches, and LIKE work per row (see
+    :class:`CostCheck`)."""
 
     text: int
     nodes: int
+    branches: int
     like_work: int
 
     @classmethod
@@ -351,12 +364,18 @@ class BudgetCheck:
 
     def __init__(self, budget: ReadBudget) -> None:
         self.budget = budget
-        self.spent = {"text": 0, "nodes": 0, "like_work": 0}
+        self.spent = dict.fromkeys(BUDGET_ENV, 0)
 
-    def add(self, stmt: CheckedStatement, text: int, nodes: int, like_work: int) -> None:
-        """Count one statement; raises :class:`BadInputError` naming it when the total goes over
-        the budget."""
-        for field, cost in (("text", text), ("nodes", nodes), ("like_work", like_work)):
+    def add(self, stmt: CheckedStatement, text: int, nodes: int, costs: CostCheck) -> None:
+        """Count one statement (``costs`` has just added it); raises :class:`BadInputError`
+        naming it when a total goes over the budget."""
+        found = {
+            "text": text,
+            "nodes": nodes,
+            "branches": costs.branches,
+            "like_work": costs.like_work,
+        }
+        for field, cost in found.items():
             self.spent[field] += cost
             limit = getattr(self.budget, field)
             if self.spent[field] > limit:

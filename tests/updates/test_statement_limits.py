@@ -265,3 +265,15 @@ def test_like_work_counts_against_the_budget(lake, monkeypatch) -> None:
     read = lake("snapshot", "doctors", "--engine", "arrow")
     assert read.code == 65 and "steps of LIKE matching per row" in read.json["error"]["message"]
     assert "statement 2 installed by version 1" in read.json["error"]["message"]
+
+
+def test_case_branches_count_against_the_budget(lake, monkeypatch) -> None:
+    case = " ".join(f"WHEN number = {i} THEN 'v{i}'" for i in range(6))
+    text = f"UPDATE doctors SET last_name = CASE {case} ELSE last_name END;\n" * 2
+    text += "UPDATE doctors SET first_name = if(number = 1, 'a', 'b');\n"
+    assert lake.install(text).code == 0
+    monkeypatch.setenv("LAKECTL_READ_BUDGET_BRANCHES", "12")  # 6 + 6 + 1
+    read = lake("snapshot", "doctors", "--engine", "arrow")
+    assert read.code == 65
+    message = read.json["error"]["message"]
+    assert "statement 3 installed by version 1" in message and "13 CASE and IF branches" in message
