@@ -847,9 +847,10 @@ def constant_integer(node: exp.Expression) -> int | None:
             stack.extend((child, False) for child in children)
             continue
         if isinstance(current, exp.Literal):
-            if current.is_string or not str(current.this).isdigit() or len(current.this) > 40:
+            text = str(current.this)
+            if current.is_string or not text.isdecimal() or not text.isascii() or len(text) > 40:
                 return None
-            values[id(current)] = int(current.this)
+            values[id(current)] = int(text)
             continue
         if not children:
             return None
@@ -883,7 +884,7 @@ def integer_literal(node: exp.Expression) -> int | None:
         if isinstance(node, exp.Neg):
             sign = -sign
         node = node.this
-    if isinstance(node, exp.Literal) and not node.is_string and str(node.this).isdigit():
+    if isinstance(node, exp.Literal) and not node.is_string and str(node.this).isdecimal():
         return sign * int(node.this)
     return None
 
