@@ -4,7 +4,7 @@ The condition is checked first as every ``--where`` is
 (:func:`~lakectl.updates.validate.check_where`); then the constructs Arrow evaluates with
 Spark's meaning are translated: comparisons of columns and literals (a literal takes the
 column's type, as Spark casts it), ``AND``/``OR``/``NOT``, ``IS [NOT] NULL``, ``IN`` and
-``BETWEEN`` over literals. Anything else is refused with an error naming it, never guessed.
+``BETWEEN`` over literals, ``[I]LIKE`` of a string column and a pattern. Anything else is refused with an error naming it, never guessed.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ class Translator:
         return UsageError(
             f"{self.label}: {node.sql(dialect='spark')!r} "
             f"({node.key.upper()}) is not supported by the Arrow reader",
-            hint="it evaluates comparisons of columns with literals, AND, OR, NOT, IS NULL, IN "
-            "and BETWEEN (statements: SET to a literal or a column of the same type); read "
+            hint="it evaluates comparisons of columns with literals, AND, OR, NOT, IS NULL, IN, "
+            "BETWEEN and LIKE (statements: SET to a literal or a column of the same type); read "
             "with the Spark engine for the rest",
         )
 
@@ -106,12 +106,32 @@ class Translator:
             subject = self.value(node.this, typed)
             tests = [pc.equal(subject, self.value(v, typed)) for v in node.expressions]
             return functools.reduce(operator.or_, tests)
+        if isinstance(node, (exp.Like, exp.ILike)):
+            return self.like(node)
         if isinstance(node, exp.Between):
             typed = self.column_type(node.this)
             subject = self.value(node.this, typed)
             low, high = self.value(node.args["low"], typed), self.value(node.args["high"], typed)
             return pc.greater_equal(subject, low) & pc.less_equal(subject, high)
         raise self.refuse(node)
+
+    def like(self, node: exp.Like | exp.ILike) -> pc.Expression:
+        """``column [I]LIKE 'pattern'`` on a string column. Arrow matches with RE2, in time
+        linear in the value's length; its reading of ``%``, ``_`` and ``\\`` escapes is Spark's
+        for every pattern the checks accept. ILIKE lower-cases both sides, as Spark does."""
+        import pyarrow.compute as pc
+
+        pattern = node.expression
+        if self.column_type(node.this) not in ("string", None) or not (
+            isinstance(pattern, exp.Literal) and pattern.is_string
+        ):
+            raise self.refuse(node)
+        subject = self.value(node.this, None)
+        if isinstance(node, exp.ILike):
+            matched = pc.match_like(pc.utf8_lower(subject), str(pattern.this).lower())
+        else:
+            matched = pc.match_like(subject, str(pattern.this))
+        return pc.invert(matched) if node.args.get("negate") else matched
 
     def column_name(self, node: exp.Expression) -> str:
         assert isinstance(node, exp.Column)

@@ -77,8 +77,8 @@ if TYPE_CHECKING:
     default="spark",
     show_default=True,
     help="spark: read with Spark. arrow: read with pyarrow, without starting a JVM; --where and "
-    "Type 7 statements may use comparisons, AND, OR, NOT, IS NULL, IN and BETWEEN (else the "
-    "read is refused, naming what); --out writes parquet, orc or csv.",
+    "Type 7 statements may use comparisons, AND, OR, NOT, IS NULL, IN, BETWEEN and LIKE "
+    "(else the read is refused, naming what); --out writes parquet, orc or csv.",
 )
 @common_options
 def snapshot(

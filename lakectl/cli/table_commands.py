@@ -204,7 +204,8 @@ def set_cmd(
     compactor.aborted.threshold, clean.retain (a duration), clean.retain.minimum (the shortest
     retention clean accepts without --force), write.target-file-size (e.g. 128MB), orc.compress,
     log.checkpoint.interval (commits between log checkpoints; 0: none written automatically),
-    updates.max.* (what Type 7 statements may cost a reader; see the time-travel guide).
+    updates.max.* (what Type 7 statements may cost a reader, each up to a ceiling that
+    only a reader raises, for itself; see the time-travel guide).
 
     \b
     Example:

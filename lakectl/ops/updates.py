@@ -19,6 +19,9 @@ from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import UPDATES_FILE, TableStore
 from lakectl.table.transaction import WriteTransaction
 from lakectl.updates.limits import (
+    BudgetCheck,
+    CostCheck,
+    ReadBudget,
     StatementLimits,
     check_costs,
     check_file_size,
@@ -165,16 +168,18 @@ def check_reader_costs(
     statements: list[Statement], meta: TableMetadata, origins: list[str] | None = None
 ) -> None:
     """Check ``statements`` (as a reader applies them, in order) against the table's
-    ``updates.max.*`` limits."""
+    ``updates.max.*`` limits (each at most its ceiling) and, together, against the reader's
+    budget (:class:`~lakectl.updates.limits.ReadBudget`)."""
     limits = StatementLimits.of(meta)
     check_statement_count(len(statements), "the table's statements", limits)
-    checked = []
+    costs = CostCheck(meta.schema, limits)
+    budget = BudgetCheck(ReadBudget.of_reader())
     for position, stmt in enumerate(statements):
         origin = origins[position] if origins else None
         one = check_stored_statement(stmt, meta.schema, origin, canonical=origin is not None)
-        check_tree_shape(one, limits)
-        checked.append(one)
-    check_costs(checked, meta.schema, limits)
+        nodes = check_tree_shape(one, limits)
+        costs.add(one)
+        budget.add(one, len(stmt.sql), nodes, costs)
 
 
 def statement_keys(entries: list[InstalledStatement]) -> list[tuple[int | None, int]]:

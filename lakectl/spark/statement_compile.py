@@ -31,6 +31,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from pyspark.errors import AnalysisException
@@ -40,9 +41,11 @@ from sqlglot import exp
 from lakectl.errors import BadInputError
 from lakectl.table.schema import Schema
 from lakectl.updates.keyed import KeyedStatement, keyed_form
+from lakectl.updates.like import linear_regex, parse_like
 from lakectl.updates.prefilter import hashed_columns, string_equality
 from lakectl.updates.validate import (
     RULES,
+    TIMESTAMP_RANGE,
     CheckedStatement,
     cast_target_type,
     check_stored_statement,
@@ -202,6 +205,19 @@ def key_literal(value: int | str, key_type: str) -> str:
 # --- the plan --------------------------------------------------------------------------------
 
 
+# The dates and timestamps a statement may produce, as days or microseconds since 1970
+# (independent of the session's time zone): those validate.TIMESTAMP_RANGE allows, and the
+# dates of years 1 to 9999. Beyond them Python's datetime (which rows become) fails. Statements
+# cannot produce them from constants (refused at install); from data (``date_add(dt, n)``) they
+# give NULL.
+_EPOCH = datetime(1970, 1, 1)
+_READABLE = {
+    "date": ("unix_date", ((datetime.min - _EPOCH).days, (datetime.max - _EPOCH).days)),
+    "timestamp": (
+        "unix_micros",
+        tuple((t - _EPOCH) // timedelta(microseconds=1) for t in TIMESTAMP_RANGE),
+    ),
+}
 # A column that keeps groups of projections apart (see :meth:`_PlanBuilder._stage`).
 _STAGE = "__lakectl_stage"
 # The names of the hashes of string columns (see :mod:`lakectl.updates.prefilter`).
@@ -310,7 +326,15 @@ class _PlanBuilder:
         self.query = f"SELECT {select} FROM {inner}" + (f" WHERE {where}" if where else "")
 
     def _typed(self, value: str, column: str) -> str:
-        return f"try_cast({value} AS {type_name(self.schema[column].type)})"
+        """``value`` as the column's type; a date or timestamp outside what every reader can
+        show (:data:`_READABLE`) becomes NULL, as a cast that fails does."""
+        column_type = self.schema[column].type
+        typed = f"try_cast({value} AS {type_name(column_type)})"
+        readable = _READABLE.get(column_type)
+        if readable is None:
+            return typed
+        function, (low, high) = readable
+        return f"(CASE WHEN {function}({typed}) BETWEEN {low} AND {high} THEN {typed} END)"
 
     def _flush(self) -> None:
         if not self.pending:
@@ -553,8 +577,20 @@ def _operator(symbol: str) -> _Compiler:
 
 
 def _like(symbol: str) -> _Compiler:
+    """``LIKE``/``ILIKE`` (the pattern is a checked literal); with two or more ``%``, as the
+    linear regular expression of :mod:`lakectl.updates.like` (Spark's own translation backtracks:
+    cubic in the value's length for ``%a%a%b``). ``ILIKE`` lower-cases both sides, as Spark
+    does."""
+
     def compile_like(c: _ExpressionCompiler, n: exp.Expression) -> str:
-        result = f"({c.compile(n.this)} {symbol} {c.compile(n.expression)})"
+        value, pattern = c.compile(n.this), str(n.expression.this)
+        if symbol == "ILIKE":
+            value, pattern = f"lower({value})", pattern.lower()
+        parsed = parse_like(pattern)
+        if parsed.wildcards >= 2:
+            result = f"({value} RLIKE {string_literal(linear_regex(parsed))})"
+        else:
+            result = f"({c.compile(n.this)} {symbol} {c.compile(n.expression)})"
         return f"(NOT {result})" if n.args.get("negate") else result
 
     return compile_like

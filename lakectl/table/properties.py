@@ -6,7 +6,9 @@ string into the value operations use and raises a :class:`UsageError` a user can
 
 from __future__ import annotations
 
+import logging
 import math
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -109,11 +111,13 @@ def _codec(text: str) -> str:
 
 @dataclass(frozen=True)
 class PropertySpec:
-    """One settable property: how to parse it and what it does."""
+    """One settable property: how to parse it and what it does; ``ceiling``, the most a reader
+    accepts (see :func:`ceiling`)."""
 
     key: str
     parse: Callable[[str], Any]
     help: str
+    ceiling: int | None = None
 
 
 def _positive_int(text: str) -> int:
@@ -123,40 +127,86 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _depth(text: str) -> int:
-    value = _positive_int(text)
-    if value > 200:  # the statement checker's own ceiling (lakectl.updates.validate.MAX_DEPTH)
-        raise UsageError(f"{text!r} is too deep: at most 200")
-    return value
+# The statement checker's own ceiling of depth (lakectl.updates.validate.MAX_DEPTH): no
+# reader's setting can raise it.
+_MAX_DEPTH = 200
+# The environment variable that sets a reader's own ceiling of a property: its name upper-cased,
+# dots as underscores, after this prefix (LAKECTL_CEILING_UPDATES_MAX_LIKE_WILDCARDS).
+CEILING_ENV_PREFIX = "LAKECTL_CEILING_"
+_warned: set[tuple[str, str]] = set()
 
 
 def _statement_limits() -> tuple[PropertySpec, ...]:
-    """Limits on what Type 7 statements may cost a reader; checked at install and at every read."""
+    """Limits on what Type 7 statements may cost a reader; checked at install and at every read.
+    Anyone who can write to the table can set them, so each has a ceiling that only the reader
+    can raise (:func:`ceiling`)."""
     return (
-        PropertySpec("updates.max.file.size", parse_size, "apply-updates: largest .updates file"),
-        PropertySpec("updates.max.statements", _positive_int, "most active statements"),
+        PropertySpec(
+            "updates.max.file.size",
+            parse_size,
+            "apply-updates: largest .updates file",
+            16 * 1024**2,
+        ),
+        PropertySpec("updates.max.statements", _positive_int, "most active statements", 10_000),
         PropertySpec(
             "updates.max.expression.nodes",
             _positive_int,
             "most columns, literals and operators in one statement",
+            200_000,
         ),
-        PropertySpec("updates.max.expression.depth", _depth, "deepest nesting of a statement"),
+        PropertySpec(
+            "updates.max.expression.depth", _positive_int, "deepest nesting of a statement", 200
+        ),
         PropertySpec(
             "updates.max.string.length",
             _positive_int,
             "longest string literal, lpad/rpad length or constant string a statement builds",
+            65_536,
         ),
         PropertySpec(
             "updates.max.string.growth",
             _positive_int,
             "how many times longer than stored values the statements may make a string",
+            256,
         ),
         PropertySpec(
             "updates.max.like.wildcards",
             _non_negative_int,
-            "most % wildcards in a LIKE pattern (a reader's cost grows as length^(wildcards-1))",
+            "most % wildcards in a LIKE pattern (a reader's cost grows as the value's length "
+            "times the pattern's)",
+            16,
         ),
     )
+
+
+def ceiling_env(key: str) -> str:
+    """The environment variable that sets this reader's ceiling of ``key``."""
+    return CEILING_ENV_PREFIX + key.upper().replace(".", "_").replace("-", "_")
+
+
+def ceiling(key: str) -> int | None:
+    """The most this process accepts for ``key`` (``None``: no ceiling): the reader's own
+    ``LAKECTL_CEILING_...`` when set, else the built-in ceiling. Never taken from a table: a
+    table's setting above it is ignored (:func:`property_value`) and refused by ``lakectl set``.
+    The depth of statements stays at most 200 whatever the setting."""
+    spec = SPECS[key]
+    if spec.ceiling is None:
+        return None
+    env = ceiling_env(key)
+    text = os.environ.get(env, "").strip()
+    if not text:
+        return spec.ceiling
+    try:
+        value = int(spec.parse(text))
+    except UsageError as exc:
+        raise UsageError(f"{env}={text}: {exc.message}", hint=exc.hint) from exc
+    return min(value, _MAX_DEPTH) if key == "updates.max.expression.depth" else value
+
+
+def _above_ceiling(key: str, value: Any) -> int | None:
+    """The ceiling ``value`` is above, or ``None``."""
+    top = ceiling(key)
+    return top if top is not None and value > top else None
 
 
 SPECS: dict[str, PropertySpec] = {
@@ -221,6 +271,14 @@ def validate(key: str, value: str) -> str:
         parsed = spec.parse(value)
     except UsageError as exc:
         raise UsageError(f"{key}={value}: {exc.message}", hint=exc.hint) from exc
+    top = _above_ceiling(key, parsed)
+    if top is not None:
+        raise UsageError(
+            f"{key}={value}: above the ceiling: at most {top}; readers ignore a larger value "
+            "and use the ceiling",
+            hint=f"a reader can raise its own ceiling with the environment variable "
+            f"{ceiling_env(key)}; a table cannot",
+        )
     return parsed if isinstance(parsed, str) else value.strip()
 
 
@@ -228,9 +286,23 @@ def property_value(meta: TableMetadata, key: str) -> Any:
     """The parsed value of ``key`` for this table (its setting or the default)."""
     text = meta.property(key)
     try:
-        return SPECS[key].parse(text)
+        value = SPECS[key].parse(text)
     except UsageError as exc:
         raise UsageError(
             f"table property {key}={text!r} is invalid: {exc.message}",
             hint=f"fix it with `lakectl set TABLE {key}=...`",
         ) from exc
+    top = _above_ceiling(key, value)
+    if top is None:
+        return value
+    if (key, text) not in _warned:
+        _warned.add((key, text))
+        logging.getLogger("lakectl").warning(
+            "warning: table property %s=%s is above this reader's ceiling; using %s "
+            "(raise the ceiling with the environment variable %s)",
+            key,
+            text,
+            top,
+            ceiling_env(key),
+        )
+    return top

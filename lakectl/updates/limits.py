@@ -14,8 +14,12 @@ size of the statements:
   times as long as the longest stored value, following columns through the statements in order
   (34 statements ``SET c = c || c`` each look harmless; together they would make values 2^34
   times as long);
-- ``%`` wildcards in a ``LIKE`` pattern (a pattern with k wildcards costs a reader time growing
-  as the value's length to the power k - 1).
+- ``%`` wildcards in a ``LIKE`` pattern.
+
+A table property above its ceiling (:func:`lakectl.table.properties.ceiling`) counts as the
+ceiling. On top of these, a read has a budget no table can change (:class:`ReadBudget`): the
+statements it applies, together, have at most so many characters of text, expression nodes and
+LIKE work per row.
 
 (The compiler keeps a ``DELETE``'s filter from being pushed through the projections of earlier
 statements, where it would grow as the product of their sizes; see
@@ -24,14 +28,15 @@ statements, where it would grow as the product of their sizes; see
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
 
-from lakectl.errors import BadInputError
+from lakectl.errors import BadInputError, UsageError
 from lakectl.table.metadata import TableMetadata
-from lakectl.table.properties import property_value
+from lakectl.table.properties import ceiling, ceiling_env, property_value
 from lakectl.table.schema import Schema
 from lakectl.updates.validate import MAX_DEPTH, CheckedStatement, Location, integer_literal
 
@@ -71,7 +76,9 @@ def _refuse(location: Location | str, what: str, key: str, limit: int) -> BadInp
     where = location if isinstance(location, str) else location.at()
     return BadInputError(
         f"{where}: {what}; the limit is {limit} (table property {key})",
-        hint=f"simplify the statements, or raise the limit with `lakectl set TABLE {key}=...`",
+        hint=f"simplify the statements, or raise the limit with `lakectl set TABLE {key}=...` "
+        f"(up to the ceiling, {ceiling(key)}, which a reader raises for itself only, with the "
+        f"environment variable {ceiling_env(key)})",
     )
 
 
@@ -94,8 +101,9 @@ def check_statement_count(count: int, source: str, limits: StatementLimits) -> N
         )
 
 
-def check_tree_shape(stmt: CheckedStatement, limits: StatementLimits) -> None:
-    """Refuse a statement with too many nodes or too deep a tree (iterative: any input is safe)."""
+def check_tree_shape(stmt: CheckedStatement, limits: StatementLimits) -> int:
+    """Refuse a statement with too many nodes or too deep a tree (iterative: any input is safe);
+    returns its number of nodes."""
     depth_limit = min(limits.depth, MAX_DEPTH)
     roots = [value for _, value in stmt.assignments]
     if stmt.where is not None:
@@ -121,6 +129,7 @@ def check_tree_shape(stmt: CheckedStatement, limits: StatementLimits) -> None:
                 limits.nodes,
             )
         stack.extend((child, depth + 1) for child in _children(node))
+    return nodes
 
 
 def _children(node: exp.Expression) -> Iterator[exp.Expression]:
@@ -158,9 +167,17 @@ class CostCheck:
             c.name.lower(): (_Length(1, 0) if _is_string(c.type) else _OTHER)
             for c in schema.columns
         }
+        self.like_work = 0  # of the statement last added
+        self.branches = 0  # likewise
 
     def add(self, stmt: CheckedStatement) -> None:
-        """Check one statement given those before it; raises :class:`BadInputError`."""
+        """Check one statement given those before it; raises :class:`BadInputError`.
+
+        Afterwards :attr:`like_work` estimates what its LIKE tests cost a row: the length of the
+        value tested (a stored value taken as ``updates.max.string.length`` long) times the
+        pattern's; :attr:`branches` counts its CASE and IF branches (Spark compiles a long
+        CASE into code too large to optimize: 7,000 branches cost seconds a read)."""
+        self.like_work = self.branches = 0
         if stmt.where is not None:
             self._check_strings(stmt.where, stmt.location)
         new_lengths: dict[str, _Length] = {}
@@ -210,8 +227,13 @@ class CostCheck:
             return _Length(0, max(width or 0, 0))
         if isinstance(node, exp.Replace):
             return _replace_bound(node, bounds[id(node.this)])
+        if isinstance(node, exp.If):  # also each WHEN of a CASE
+            self.branches += 1
         if isinstance(node, (exp.Like, exp.ILike)):
             self._check_like(node, location)
+            value = bounds[id(node.this)]
+            length = value.scale * self.limits.string_length + value.extra
+            self.like_work += length * max(1, len(str(node.expression.this)))
         if isinstance(node, (exp.Upper, exp.Lower, exp.Initcap, exp.Trim, exp.Reverse)):
             return bounds[id(node.this)]
         if isinstance(node, exp.Substring):
@@ -287,3 +309,83 @@ def _describe(node: exp.Expression) -> str:
 
 def _is_string(type_name: str) -> bool:
     return type_name.startswith(("string", "varchar", "char"))
+
+
+# A read's budget: what all the statements a read applies may cost together. The table cannot
+# change it; the reader can, with these environment variables.
+BUDGET_ENV = {
+    "text": "LAKECTL_READ_BUDGET_TEXT",
+    "nodes": "LAKECTL_READ_BUDGET_NODES",
+    "branches": "LAKECTL_READ_BUDGET_BRANCHES",
+    "like_work": "LAKECTL_READ_BUDGET_LIKE",
+}
+_BUDGET_DEFAULTS = {
+    "text": 8 * 1024 * 1024,
+    "nodes": 1_000_000,
+    "branches": 10_000,
+    "like_work": 100_000_000,
+}
+_BUDGET_WHAT = {
+    "text": "characters of statement text",
+    "nodes": "expression nodes",
+    "branches": "CASE and IF branches",
+    "like_work": "steps of LIKE matching per row (value length times pattern length)",
+}
+
+
+@dataclass(frozen=True)
+class ReadBudget:
+    """What the statements of one read may cost together: characters of text, expression nodes
+    (each is work per row), CASE and IF branches, and LIKE work per row (see
+    :class:`CostCheck`)."""
+
+    text: int
+    nodes: int
+    branches: int
+    like_work: int
+
+    @classmethod
+    def of_reader(cls) -> ReadBudget:
+        """The defaults, or this reader's ``LAKECTL_READ_BUDGET_*`` settings."""
+        values = {}
+        for field, env in BUDGET_ENV.items():
+            text = os.environ.get(env, "").strip()
+            if not text:
+                values[field] = _BUDGET_DEFAULTS[field]
+                continue
+            if not text.isdigit() or int(text) == 0:
+                raise UsageError(f"{env}={text}: expected a whole number above 0")
+            values[field] = int(text)
+        return cls(**values)
+
+
+class BudgetCheck:
+    """Adds up the cost of a read's statements, in the order it applies them."""
+
+    def __init__(self, budget: ReadBudget) -> None:
+        self.budget = budget
+        self.spent = dict.fromkeys(BUDGET_ENV, 0)
+
+    def add(self, stmt: CheckedStatement, text: int, nodes: int, costs: CostCheck) -> None:
+        """Count one statement (``costs`` has just added it); raises :class:`BadInputError`
+        naming it when a total goes over the budget."""
+        found = {
+            "text": text,
+            "nodes": nodes,
+            "branches": costs.branches,
+            "like_work": costs.like_work,
+        }
+        for field, cost in found.items():
+            self.spent[field] += cost
+            limit = getattr(self.budget, field)
+            if self.spent[field] > limit:
+                env = BUDGET_ENV[field]
+                raise BadInputError(
+                    f"{stmt.location.at()}: with this statement the statements of the read need "
+                    f"{self.spent[field]} {_BUDGET_WHAT[field]}; a read's budget is {limit} "
+                    f"({env})",
+                    hint=f"raise your own budget with the environment variable {env}, read "
+                    "with --raw or --as-of before the statement, or shrink the table's "
+                    "statements: fold them into the data with `lakectl apply-updates TABLE "
+                    "--materialize --until TIME`, or undo their install with `lakectl restore`",
+                )

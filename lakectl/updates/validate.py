@@ -16,7 +16,7 @@ import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,7 @@ from sqlglot.tokens import TokenType
 from lakectl.errors import BadInputError, UsageError
 from lakectl.table.schema import Schema, normalize_type
 from lakectl.updates.dialect import DIALECT
+from lakectl.updates.like import like_problem
 
 if TYPE_CHECKING:
     from lakectl.updates.statements import Statement
@@ -664,11 +665,21 @@ class _ExpressionChecker:
         position = node.args.get("position")
         if position is not None and integer_literal(position) is None:
             self._fail(node, "the start position of locate must be an integer literal")
+        if position is not None:
+            self._check_range(position, "the start position of locate", INT_RANGE)
+
+    def _check_substring(self, node: exp.Substring, rule: _Rule) -> None:
+        for key, what in (("start", "position"), ("length", "length")):
+            argument = node.args.get(key)
+            if argument is not None:
+                self._check_range(argument, f"the {what} of substring", INT_RANGE)
 
     def _check_round(self, node: exp.Round, rule: _Rule) -> None:
         decimals = node.args.get("decimals")
         if decimals is not None and integer_literal(decimals) is None:
             self._fail(node, "the scale of round must be an integer literal")
+        if decimals is not None:
+            self._check_range(decimals, "the scale of round", ROUND_SCALE_RANGE)
 
     def _check_greatest(self, node: exp.Greatest, rule: _Rule) -> None:
         if not node.expressions:
@@ -680,6 +691,41 @@ class _ExpressionChecker:
         unit = node.args.get("unit")
         if unit is not None and unit.name.upper() != "DAY":
             self._fail(node, "only date_add(date, days) and date_sub(date, days) are supported")
+        self._check_days(node.expression, "the days of date_add/date_sub")
+
+    def _check_add(self, node: exp.Add, rule: _Rule) -> None:
+        """``date + n`` and ``date - n`` are date_add and date_sub."""
+        for this, other in ((node.this, node.expression), (node.expression, node.this)):
+            if self._column_type(this) == "date":
+                self._check_days(other, f"the days added to or taken from {this.name}")
+
+    _check_sub = _check_add
+
+    def _check_days(self, days: exp.Expression, what: str) -> None:
+        """A number of days: a constant within :data:`DAYS_RANGE`; a column of an int type."""
+        self._check_range(days, what, DAYS_RANGE)
+        column_type = self._column_type(days)
+        if column_type is not None and column_type not in ("tinyint", "smallint", "int"):
+            self._fail(days, f"{what} must be an int, tinyint or smallint, not {column_type}")
+
+    def _column_type(self, node: exp.Expression) -> str | None:
+        while isinstance(node, exp.Paren):
+            node = node.this
+        if self.schema is None or not isinstance(node, exp.Column):
+            return None
+        found = self.schema.find(node.name)
+        return None if found is None else found.type
+
+    def _check_range(self, node: exp.Expression, what: str, bounds: tuple[int, int]) -> None:
+        """Refuse a constant integer (folded: ``-(2 * 3) + 1`` is -5) outside ``bounds``; what
+        is not constant is the readers' to bound."""
+        value = constant_integer(node)
+        if value is not None and not bounds[0] <= value <= bounds[1]:
+            self._fail(
+                node,
+                f"{what} is {_shown(value)}; it must be between {bounds[0]} and {bounds[1]} "
+                "(beyond that no read could apply the statement)",
+            )
 
     def _check_tsordstodate(self, node: exp.TsOrDsToDate, rule: _Rule) -> None:
         if node.args.get("format") is not None:
@@ -688,6 +734,9 @@ class _ExpressionChecker:
     def _check_like(self, node: exp.Like, rule: _Rule) -> None:
         if not _is_string_literal(node.expression):
             self._fail(node, f"the pattern of {rule.name} must be a string literal")
+        problem = like_problem(str(node.expression.this))
+        if problem is not None:
+            self._fail(node.expression, problem)
 
     _check_ilike = _check_like
 
@@ -773,6 +822,61 @@ def literal_number(node: exp.Literal) -> int | Decimal | float:
     return value
 
 
+# Arguments Spark takes as an int; the scale of round (Spark's decimals have at most 38 digits,
+# and a larger scale overflows at read); days between any two dates of years 1 to 9999.
+INT_RANGE = (-(2**31) + 1, 2**31 - 1)
+ROUND_SCALE_RANGE = (-38, 38)
+DAYS_RANGE = (-3_652_058, 3_652_058)
+# Folded constants beyond this are not computed further (no huge products).
+_FOLD_LIMIT = 2**64
+
+
+def constant_integer(node: exp.Expression) -> int | None:
+    """The value of an integer constant: literals, ``-``, parentheses, ``+``, ``-`` and ``*`` of
+    integer constants (as Spark folds them, without overflow); ``None`` for anything else.
+    Iterative: any tree is safe."""
+    values: dict[int, int] = {}
+    stack: list[tuple[exp.Expression, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        children = [current.this] if isinstance(current, (exp.Neg, exp.Paren)) else []
+        if isinstance(current, (exp.Add, exp.Sub, exp.Mul)):
+            children = [current.this, current.expression]
+        if not expanded and children:
+            stack.append((current, True))
+            stack.extend((child, False) for child in children)
+            continue
+        if isinstance(current, exp.Literal):
+            text = str(current.this)
+            if current.is_string or not text.isdecimal() or not text.isascii() or len(text) > 40:
+                return None
+            values[id(current)] = int(text)
+            continue
+        if not children:
+            return None
+        found = [values[id(child)] for child in children]
+        if isinstance(current, exp.Paren):
+            result = found[0]
+        elif isinstance(current, exp.Neg):
+            result = -found[0]
+        elif isinstance(current, exp.Add):
+            result = found[0] + found[1]
+        elif isinstance(current, exp.Sub):
+            result = found[0] - found[1]
+        else:
+            result = found[0] * found[1]
+        values[id(current)] = max(-_FOLD_LIMIT, min(result, _FOLD_LIMIT))
+    return values[id(node)]
+
+
+def _shown(value: int) -> str:
+    return (
+        f"beyond {'-' if value < 0 else ''}{_FOLD_LIMIT}"
+        if abs(value) >= _FOLD_LIMIT
+        else str(value)
+    )
+
+
 def integer_literal(node: exp.Expression) -> int | None:
     """The value of an integer literal (optionally negated), else ``None``."""
     sign = 1
@@ -780,7 +884,7 @@ def integer_literal(node: exp.Expression) -> int | None:
         if isinstance(node, exp.Neg):
             sign = -sign
         node = node.this
-    if isinstance(node, exp.Literal) and not node.is_string and str(node.this).isdigit():
+    if isinstance(node, exp.Literal) and not node.is_string and str(node.this).isdecimal():
         return sign * int(node.this)
     return None
 
@@ -848,8 +952,11 @@ _DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T].*)?", re.DOTALL)
 _TIMESTAMP = re.compile(
     r"(\d{4})-(\d{1,2})-(\d{1,2})"
     r"(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?)?"
-    r"(?:\s*(?:Z|[+-]\d{2}:?\d{2}))?"
+    r"(?:\s*(Z|[+-]\d{2}:?\d{2}))?"
 )
+# The timestamps every reader can show in every time zone (Spark's rows become Python datetimes
+# in the local zone: years 1 to 9999 only, and none within a day of year 1).
+TIMESTAMP_RANGE = (datetime(1, 1, 3), datetime(9999, 12, 31))
 # No date or timestamp text is longer than this; longer text is refused without matching.
 _MAX_DATE_TEXT = 64
 _TRUE_STRINGS = {"t", "true", "y", "yes", "1"}
@@ -894,11 +1001,15 @@ def cast_problem(constant: Constant, target: str) -> str | None:
             return None
         return "not a date (yyyy-mm-dd)"
     if target == "timestamp":
-        if kind in ("date", "timestamp"):
-            return None
-        if kind == "string" and _valid_date_text(str(value), _TIMESTAMP):
-            return None
-        return "not a timestamp (yyyy-mm-dd[ hh:mm[:ss[.ffffff]]])"
+        if kind not in ("string", "date", "timestamp") or not _valid_date_text(
+            str(value), _TIMESTAMP
+        ):
+            return "not a timestamp (yyyy-mm-dd[ hh:mm[:ss[.ffffff]]])"
+        moment = _utc_time(str(value))
+        if moment is not None and not TIMESTAMP_RANGE[0] <= moment <= TIMESTAMP_RANGE[1]:
+            low, high = (t.isoformat(sep=" ") for t in TIMESTAMP_RANGE)
+            return f"out of range for a timestamp (from {low} to {high} UTC)"
+        return None
     return f"values of type {target} cannot be set"
 
 
@@ -947,6 +1058,26 @@ def _as_decimal(kind: str, value: object) -> Decimal | None:
         except InvalidOperation:
             return None
     return None
+
+
+def _utc_time(text: str) -> datetime | None:
+    """The UTC time a valid timestamp (or date) text names (no offset: UTC, as readers take it);
+    ``None`` for a time that is not one (e.g. a leap second)."""
+    match = _TIMESTAMP.fullmatch(text.strip())
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, offset = match.groups()
+    moment = datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0))
+    if second:
+        moment = moment.replace(second=int(second))
+    if offset and offset != "Z":
+        digits = offset[1:].replace(":", "")
+        shift = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+        try:
+            moment = moment - shift if offset[0] == "+" else moment + shift
+        except OverflowError:
+            return datetime.min if offset[0] == "+" else datetime.max
+    return moment
 
 
 def _valid_date_text(text: str, pattern: re.Pattern[str]) -> bool:

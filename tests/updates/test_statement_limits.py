@@ -178,3 +178,102 @@ def test_quotes_mean_what_spark_says(lake) -> None:
     (entry,) = lake("updates", "doctors").json
     assert entry["sql"] == "UPDATE doctors SET last_name = 'O\\'Brien' WHERE first_name = 'it\\'s'"
     assert entry["problem"] is None
+
+
+def test_a_writer_cannot_set_a_limit_above_its_ceiling(lake) -> None:
+    before = lake.log_hash()
+    for setting, ceiling in [
+        ("updates.max.like.wildcards=1000", "at most 16"),
+        ("updates.max.string.length=2000000000", "at most 65536"),
+        ("updates.max.statements=1000000", "at most 10000"),
+        ("updates.max.file.size=1GB", f"at most {16 * 1024**2}"),
+    ]:
+        result = lake("set", "doctors", setting)
+        assert result.code == 2, result.out
+        error = result.json["error"]
+        assert setting in error["message"] and ceiling in error["message"]
+        assert "LAKECTL_CEILING_UPDATES_MAX_" in error["hint"]
+    assert lake.log_hash() == before
+
+
+LIKE_30 = "DELETE FROM doctors WHERE last_name LIKE '" + "%a" * 30 + "%b';"
+
+
+def test_a_reader_ignores_a_limit_above_its_own_ceiling(lake, monkeypatch, caplog) -> None:
+    # A writer with a higher ceiling of its own sets the property and installs a statement.
+    monkeypatch.setenv("LAKECTL_CEILING_UPDATES_MAX_LIKE_WILDCARDS", "40")
+    assert lake("set", "doctors", "updates.max.like.wildcards=31").code == 0
+    assert lake.install(LIKE_30).code == 0
+    # A reader with the built-in ceiling uses 16, says so once, and refuses the statement.
+    monkeypatch.delenv("LAKECTL_CEILING_UPDATES_MAX_LIKE_WILDCARDS")
+    with caplog.at_level("WARNING", logger="lakectl"):
+        listed = lake("updates", "doctors")
+        read = lake("snapshot", "doctors", "--engine", "arrow")
+    assert listed.code == 0
+    problem = listed.json[0]["problem"]
+    assert "has 31 % wildcards; the limit is 16" in problem
+    assert read.code == 65 and "the limit is 16" in read.json["error"]["message"]
+    warnings = [
+        r.getMessage() for r in caplog.records if "above this reader's ceiling" in r.message
+    ]
+    assert len(warnings) == 1 and "updates.max.like.wildcards=31" in warnings[0]
+
+
+def test_a_ceiling_set_by_the_reader_must_be_a_number(lake, monkeypatch) -> None:
+    monkeypatch.setenv("LAKECTL_CEILING_UPDATES_MAX_STATEMENTS", "lots")
+    result = lake.install("DELETE FROM doctors WHERE number = 1;")
+    assert result.code == 2
+    assert "LAKECTL_CEILING_UPDATES_MAX_STATEMENTS=lots" in result.json["error"]["message"]
+
+
+def test_a_read_has_a_budget_no_table_can_raise(lake, monkeypatch) -> None:
+    statements = "".join(
+        f"UPDATE doctors SET last_name = 'n{i}' WHERE number = {i};\n" for i in range(3)
+    )
+    assert lake.install(statements).code == 0
+    size = len("UPDATE doctors SET last_name = 'n0' WHERE number = 0")
+    # Room for two statements' text: the third one is named.
+    monkeypatch.setenv("LAKECTL_READ_BUDGET_TEXT", str(2 * size + 1))
+    result = lake("snapshot", "doctors", "--engine", "arrow")
+    assert result.code == 65, result.out
+    error = result.json["error"]
+    assert "statement 3 installed by version 1" in error["message"]
+    assert "characters of statement text" in error["message"]
+    assert "LAKECTL_READ_BUDGET_TEXT" in error["hint"] and "--materialize" in error["hint"]
+    # Room for the three: a fourth is refused at install, named by its file and line.
+    monkeypatch.setenv("LAKECTL_READ_BUDGET_TEXT", str(3 * size + 1))
+    assert lake("snapshot", "doctors", "--engine", "arrow").code == 0
+    before = lake.log_hash()
+    refused = lake.install("DELETE FROM doctors WHERE number = 9;", "more.updates")
+    assert refused.code == 65 and "more.updates:1" in refused.json["error"]["message"]
+    assert lake.log_hash() == before
+    monkeypatch.setenv("LAKECTL_READ_BUDGET_TEXT", "1000000")
+    monkeypatch.setenv("LAKECTL_READ_BUDGET_NODES", "12")  # 5 nodes a statement
+    result = lake("snapshot", "doctors", "--engine", "arrow")
+    assert result.code == 65 and "statement 3 installed" in result.json["error"]["message"]
+    monkeypatch.setenv("LAKECTL_READ_BUDGET_NODES", "1000000")
+    assert lake("snapshot", "doctors", "--engine", "arrow").code == 0
+
+
+def test_like_work_counts_against_the_budget(lake, monkeypatch) -> None:
+    text = "DELETE FROM doctors WHERE last_name LIKE '%a%b%';\n" * 2
+    assert lake.install(text).code == 0
+    # A stored value counts as 8192 characters; the pattern has 5: 40960 steps a row each.
+    monkeypatch.setenv("LAKECTL_READ_BUDGET_LIKE", str(8192 * 5 * 2 - 1))
+    result = lake("updates", "doctors")
+    assert result.code == 0
+    read = lake("snapshot", "doctors", "--engine", "arrow")
+    assert read.code == 65 and "steps of LIKE matching per row" in read.json["error"]["message"]
+    assert "statement 2 installed by version 1" in read.json["error"]["message"]
+
+
+def test_case_branches_count_against_the_budget(lake, monkeypatch) -> None:
+    case = " ".join(f"WHEN number = {i} THEN 'v{i}'" for i in range(6))
+    text = f"UPDATE doctors SET last_name = CASE {case} ELSE last_name END;\n" * 2
+    text += "UPDATE doctors SET first_name = if(number = 1, 'a', 'b');\n"
+    assert lake.install(text).code == 0
+    monkeypatch.setenv("LAKECTL_READ_BUDGET_BRANCHES", "12")  # 6 + 6 + 1
+    read = lake("snapshot", "doctors", "--engine", "arrow")
+    assert read.code == 65
+    message = read.json["error"]["message"]
+    assert "statement 3 installed by version 1" in message and "13 CASE and IF branches" in message
