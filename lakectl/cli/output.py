@@ -256,7 +256,7 @@ def table_warnings() -> Iterator[None]:
                 other(message, category, *args, **kw)
             elif str(message) not in shown:
                 shown.add(str(message))
-                note(f"warning: {message}")
+                warning(str(message))
 
         warnings.showwarning = show
         yield

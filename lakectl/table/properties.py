@@ -6,7 +6,6 @@ string into the value operations use and raises a :class:`UsageError` a user can
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import re
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakectl.errors import UsageError
+from lakectl.table.json_input import warn
 from lakectl.table.metadata import DEFAULT_PROPERTIES, TableMetadata
 
 _DURATION_UNITS = {
@@ -133,7 +133,6 @@ _MAX_DEPTH = 200
 # The environment variable that sets a reader's own ceiling of a property: its name upper-cased,
 # dots as underscores, after this prefix (LAKECTL_CEILING_UPDATES_MAX_LIKE_WILDCARDS).
 CEILING_ENV_PREFIX = "LAKECTL_CEILING_"
-_warned: set[tuple[str, str]] = set()
 
 
 def _statement_limits() -> tuple[PropertySpec, ...]:
@@ -295,14 +294,8 @@ def property_value(meta: TableMetadata, key: str) -> Any:
     top = _above_ceiling(key, value)
     if top is None:
         return value
-    if (key, text) not in _warned:
-        _warned.add((key, text))
-        logging.getLogger("lakectl").warning(
-            "warning: table property %s=%s is above this reader's ceiling; using %s "
-            "(raise the ceiling with the environment variable %s)",
-            key,
-            text,
-            top,
-            ceiling_env(key),
-        )
+    warn(
+        f"table property {key}={text} is above this reader's ceiling; using {top} "
+        f"(raise the ceiling with the environment variable {ceiling_env(key)})"
+    )
     return top
