@@ -9,8 +9,6 @@ column's type, as Spark casts it), ``AND``/``OR``/``NOT``, ``IS [NOT] NULL``, ``
 
 from __future__ import annotations
 
-import functools
-import operator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -101,17 +99,54 @@ class Translator:
             typed = self.column_type(node.this)
             if typed is None:
                 raise self.refuse(node)
-            # OR of equalities: SQL's three-valued IN (a NULL in the list or the subject makes a
-            # non-match unknown, so NOT IN keeps nothing there either).
-            subject = self.value(node.this, typed)
-            tests = [pc.equal(subject, self.value(v, typed)) for v in node.expressions]
-            return functools.reduce(operator.or_, tests)
+            return self.membership(node, typed)
         if isinstance(node, exp.Between):
             typed = self.column_type(node.this)
             subject = self.value(node.this, typed)
             low, high = self.value(node.args["low"], typed), self.value(node.args["high"], typed)
             return pc.greater_equal(subject, low) & pc.less_equal(subject, high)
         raise self.refuse(node)
+
+    def membership(self, node: exp.In, typed: str) -> pc.Expression:
+        """``subject IN (items)`` with SQL's three-valued result: true when an item equals the
+        subject; otherwise NULL when the subject or an item is NULL (so ``NOT IN`` keeps
+        nothing there either), else false.
+
+        Literals of the subject's type are looked up in one hash set, whatever their number (an
+        OR of thousands of equalities is a tree as deep as the list, which overflows Arrow's
+        stack); a literal that only compares as another type (``1.5`` against an integer
+        column) is looked up with the subject cast to that type, as the equality would; other
+        items (columns) are equalities."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        subject = self.value(node.this, typed)
+        target = arrow_type(typed)
+        by_type: dict[pa.DataType, list[Any]] = {}
+        others: list[pc.Expression] = []
+        has_null = False
+        for item in node.expressions:
+            if isinstance(_unwrapped(item), exp.Column):
+                others.append(pc.equal(subject, self.value(item, typed)))
+                continue
+            scalar = self.literal(item, typed)
+            if not scalar.is_valid:
+                has_null = True
+                continue
+            by_type.setdefault(scalar.type, []).append(scalar.as_py())
+        tests = list(others)
+        for value_type, values in by_type.items():
+            if value_type != target and len(values) == 1:
+                tests.append(pc.equal(subject, pc.scalar(pa.scalar(values[0], value_type))))
+                continue
+            looked_up = subject if value_type == target else subject.cast(value_type, safe=False)
+            value_set = pa.array(values, value_type)
+            tests.append(pc.is_in(looked_up, value_set=value_set, skip_nulls=True))
+        found = _any(tests)
+        unknown = pc.scalar(pa.scalar(None, pa.bool_()))
+        if has_null:  # never false: true where found, else unknown
+            return pc.if_else(found, pc.scalar(True), unknown)
+        return pc.if_else(pc.is_null(subject), unknown, found)
 
     def column_name(self, node: exp.Expression) -> str:
         assert isinstance(node, exp.Column)
@@ -167,6 +202,24 @@ class Translator:
         if number == number.to_integral_value() and "." not in text and "e" not in text.lower():
             return pa.scalar(int(number))
         return pa.scalar(float(number))
+
+
+def _unwrapped(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _any(tests: list[pc.Expression]) -> pc.Expression:
+    """The OR of ``tests`` as a balanced tree (as deep as the logarithm of their number)."""
+    import pyarrow.compute as pc
+
+    if not tests:
+        return pc.scalar(False)
+    while len(tests) > 1:
+        pairs = [tests[i] | tests[i + 1] for i in range(0, len(tests) - 1, 2)]
+        tests = pairs + tests[len(tests) - len(tests) % 2 :]
+    return tests[0]
 
 
 __all__ = ["Translator", "arrow_filter", "cast_text"]
