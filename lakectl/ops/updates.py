@@ -26,8 +26,14 @@ from lakectl.updates.limits import (
     check_tree_shape,
 )
 from lakectl.updates.statements import Statement, parse_updates_text, statements_effective_at
+from lakectl.updates.stored_form import decode_tree, encode_tree
 from lakectl.updates.times import format_millis
-from lakectl.updates.validate import check_stored_statement, validate_statement
+from lakectl.updates.validate import (
+    check_stored_statement,
+    parsed_statement,
+    remember_parse,
+    validate_statement,
+)
 
 OPERATION = Operation.APPLY_UPDATES
 MATERIALIZE_OPERATION = Operation.MATERIALIZE
@@ -71,7 +77,9 @@ class InstalledStatement:
 
 
 def _to_json(stmt: Statement) -> dict[str, Any]:
-    return {
+    """A statement as an ``apply-updates`` record holds it: its text and, when it has one, the
+    stored form of its parse (readers rebuild it instead of parsing the text again)."""
+    data: dict[str, Any] = {
         "effective_ms": stmt.effective_ms,
         "sql": stmt.sql,
         "kind": stmt.kind,
@@ -79,6 +87,10 @@ def _to_json(stmt: Statement) -> dict[str, Any]:
         "line": stmt.line,
         "source": stmt.source,
     }
+    form = encode_tree(parsed_statement(stmt.sql))
+    if form is not None:
+        data["tree"] = form
+    return data
 
 
 def _from_json(data: dict[str, Any]) -> Statement:
@@ -106,6 +118,7 @@ def _read_installed(
         entry = InstalledStatement(damaged, record.write_id, record.committed_at, index)
         return replace(entry, problem=f"{entry.origin}: damaged statement record ({exc})")
     entry = InstalledStatement(stmt, record.write_id, record.committed_at, index)
+    _reuse_stored_form(stmt.sql, data.get("tree"))
     try:
         checked = check_stored_statement(stmt, meta.schema, entry.origin, canonical=True)
         check_tree_shape(checked, limits)
@@ -113,6 +126,16 @@ def _read_installed(
     except BadInputError as exc:
         return replace(entry, problem=exc.message)
     return entry
+
+
+def _reuse_stored_form(sql: str, form: object) -> None:
+    """Rebuild the parse of ``sql`` from its stored form, when the record has one that is
+    sound and renders to ``sql``; otherwise the check parses the text (same result, slower)."""
+    if form is None:
+        return
+    tree = decode_tree(form)
+    if tree is not None:
+        remember_parse(sql, tree)
 
 
 def installed_statements(state: TableState) -> list[InstalledStatement]:

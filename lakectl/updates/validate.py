@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -315,7 +316,7 @@ def check_stored_statement(
         tree = _parsed(stmt.sql)
     except BadInputError:
         tree = parse_statement_sql(stmt.sql, location)  # raises, naming the statement
-    if canonical and render_sql(tree) != stmt.sql:
+    if canonical and _rendered(tree) != stmt.sql:
         raise BadInputError(
             f"{location.at()}: the stored statement is not in canonical form "
             f"(stored {stmt.sql[:200]!r}, canonical {render_sql(tree)[:200]!r})",
@@ -327,11 +328,54 @@ def check_stored_statement(
     return checked
 
 
-@functools.lru_cache(maxsize=4096)
+# Parses of stored statement texts, most recently used last.
+_PARSES: OrderedDict[str, exp.Expression] = OrderedDict()
+_MAX_PARSES = 4096
+
+
 def _parsed(sql: str) -> exp.Expression:
     """The parse of a stored statement's text, shared by every check of it in this process
     (readers check each statement under several names); never modified by its users."""
-    return parse_statement_sql(sql, Location("<stored>", 1, precise=False))
+    tree = _PARSES.get(sql)
+    if tree is None:
+        tree = parse_statement_sql(sql, Location("<stored>", 1, precise=False))
+        _remember(sql, tree)
+    else:
+        _PARSES.move_to_end(sql)
+    return tree
+
+
+def _remember(sql: str, tree: exp.Expression) -> None:
+    _PARSES[sql] = tree
+    if len(_PARSES) > _MAX_PARSES:
+        _PARSES.popitem(last=False)
+
+
+def parsed_statement(sql: str) -> exp.Expression:
+    """The parse of a stored statement's text (shared: callers must not modify it); raises
+    :class:`BadInputError` for text that does not parse."""
+    return _parsed(sql)
+
+
+def remember_parse(sql: str, tree: exp.Expression) -> bool:
+    """Take ``tree`` (rebuilt from a stored form, :mod:`lakectl.updates.stored_form`) as the
+    parse of the stored text ``sql``, so that checking it does not parse it again; only when
+    it renders to exactly ``sql`` (false otherwise: the text is then parsed)."""
+    if sql in _PARSES:
+        return True
+    try:
+        if _rendered(tree) != sql:
+            return False
+    except Exception:  # any tree sqlglot cannot render is simply not used
+        return False
+    _remember(sql, tree)
+    return True
+
+
+def _rendered(tree: exp.Expression) -> str:
+    """:func:`render_sql` without copying the tree first (several times faster; sqlglot's
+    Spark generator rewrites only node types no statement may hold)."""
+    return Dialect.get_or_raise(DIALECT).generate(tree, copy=False, comments=False)
 
 
 # ---------------------------------------------------------------------------------------------
