@@ -142,7 +142,7 @@ class Translator:
             looked_up = subject if value_type == target else subject.cast(value_type, safe=False)
             value_set = pa.array(values, value_type)
             tests.append(pc.is_in(looked_up, value_set=value_set, skip_nulls=True))
-        found = _any(tests)
+        found = any_of(tests)
         unknown = pc.scalar(pa.scalar(None, pa.bool_()))
         if has_null:  # never false: true where found, else unknown
             return pc.if_else(found, pc.scalar(True), unknown)
@@ -210,7 +210,7 @@ def _unwrapped(node: exp.Expression) -> exp.Expression:
     return node
 
 
-def _any(tests: list[pc.Expression]) -> pc.Expression:
+def any_of(tests: list[pc.Expression]) -> pc.Expression:
     """The OR of ``tests`` as a balanced tree (as deep as the logarithm of their number)."""
     import pyarrow.compute as pc
 
@@ -222,4 +222,4 @@ def _any(tests: list[pc.Expression]) -> pc.Expression:
     return tests[0]
 
 
-__all__ = ["Translator", "arrow_filter", "cast_text"]
+__all__ = ["Translator", "any_of", "arrow_filter", "cast_text"]
