@@ -109,9 +109,7 @@ def decode_tree(form: object) -> exp.Expression | None:
         node = decoder.node(form, 0)
     except (_Unstorable, RecursionError, TypeError, ValueError, KeyError):
         return None
-    if not isinstance(node, exp.Update | exp.Delete) or not _parser_shaped(node):
-        return None
-    return node
+    return node if isinstance(node, exp.Update | exp.Delete) else None
 
 
 # How tightly the parser binds each operator (higher: tighter); anything else is an atom.
@@ -129,9 +127,10 @@ _LEVELS: dict[type, int] = {
     exp.DPipe: 8,
     exp.Neg: 9,
 }
-# The least level a child of each operator (by argument) may have without parentheses, as the
-# parser builds trees; ``"left"``: also the same operator level as the left operand (left
-# associative). Children of functions, CASE, CAST, IN lists and parentheses are delimited.
+# The least level an operand of each operator level (by argument) may have without parentheses,
+# as the parser builds trees; a left operand (``this``) may also be of the operator's own level
+# (left associative, except unary minus). Arguments of functions, CASE, CAST, IN lists and
+# parentheses are delimited: any level.
 _OPERANDS: dict[int, tuple[int, frozenset[str]]] = {
     1: (2, frozenset({"this", "expression"})),
     2: (3, frozenset({"this", "expression"})),
@@ -147,33 +146,30 @@ _NUMBER = re.compile(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _parser_shaped(tree: exp.Expression) -> bool:
-    """Whether ``tree`` is one the parser could have built from its rendering: every operator
-    operand that binds more loosely than the operator is in parentheses, number literals and
-    unquoted names are single plain tokens. Two trees that render the same text then mean
-    the same (a form ``a - (b - c)`` stored without its parentheses renders ``a - b - c``,
-    which means something else); a tree that fails this is parsed from the text instead."""
-    keywords = _keywords()
-    for node in tree.walk():
-        if isinstance(node, exp.Literal) and not node.is_string:
-            if not _NUMBER.fullmatch(str(node.this)):
-                return False
-        elif isinstance(node, exp.Identifier) and not node.args.get("quoted"):
-            name = str(node.this)
-            if not _NAME.fullmatch(name) or name.upper() in keywords:
-                return False
-        level = _LEVELS.get(node.__class__)
-        if level is None or (level == 4 and isinstance(node.parent, exp.Update)):
-            continue  # an atom, or a SET assignment: its value is checked as an operand
-        least, operands = _OPERANDS[level]
-        for key in operands:
-            child = node.args.get(key)
-            if not isinstance(child, exp.Expression):
-                continue
-            child_level = _LEVELS.get(type(child), _ATOM)
-            if child_level < least and not (key == "this" and child_level == level != 9):
-                return False
-    return True
+def _misshaped(node: exp.Expression) -> bool:
+    """Whether the parser could not have built ``node`` from its rendering (its operands
+    already checked): an operand that binds more loosely than the operator without
+    parentheses, a number literal or unquoted name that is not one plain token. Two trees the
+    parser builds and that render the same text mean the same; a stored ``a - (b - c)``
+    without its parentheses renders ``a - b - c``, which means something else."""
+    if isinstance(node, exp.Literal):
+        return not node.is_string and not _NUMBER.fullmatch(str(node.this))
+    if isinstance(node, exp.Identifier):
+        name = str(node.this)
+        quoted = node.args.get("quoted")
+        return not quoted and (not _NAME.fullmatch(name) or name.upper() in _keywords())
+    level = _LEVELS.get(node.__class__)
+    if level is None:
+        return False
+    least, operands = _OPERANDS[level]
+    for key in operands:
+        child = node.args.get(key)
+        if not isinstance(child, exp.Expression):
+            continue
+        child_level = _LEVELS.get(child.__class__, _ATOM)
+        if child_level < least and not (key == "this" and child_level == level != 9):
+            return True
+    return False
 
 
 @functools.cache
@@ -184,9 +180,13 @@ def _keywords() -> frozenset[str]:
 
 
 class _Decoder:
-    def __init__(self) -> None:
+    """Builds a tree from a stored form; with ``shaped``, refuses trees the parser would not
+    build (:func:`_misshaped`)."""
+
+    def __init__(self, shaped: bool = True) -> None:
         self.nodes = 0
         self.text = 0
+        self.shaped = shaped
 
     def _count(self, text: str) -> str:
         self.nodes += 1
@@ -195,7 +195,15 @@ class _Decoder:
             raise _Unstorable
         return text
 
-    def node(self, form: object, depth: int) -> exp.Expression:
+    def node(self, form: object, depth: int, assignment: bool = False) -> exp.Expression:
+        """The node ``form`` describes; ``assignment``: a SET ``column = value`` (the value
+        is delimited, whatever it binds)."""
+        built = self._build(form, depth)
+        if self.shaped and not assignment and _misshaped(built):
+            raise _Unstorable
+        return built
+
+    def _build(self, form: object, depth: int) -> exp.Expression:
         if depth > _MAX_FORM_DEPTH:
             raise _Unstorable
         if isinstance(form, str):
@@ -220,7 +228,10 @@ class _Decoder:
                 continue
             if key not in cls.arg_types:
                 raise _Unstorable
-            args[key] = self.arg(value, depth)
+            if cls is exp.Update and key == "expressions" and isinstance(value, list):
+                args[key] = [self.node(v, depth + 1, assignment=True) for v in value]
+            else:
+                args[key] = self.arg(value, depth)
         return cls(**args)
 
     def arg(self, value: object, depth: int) -> Any:

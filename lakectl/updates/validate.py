@@ -16,7 +16,7 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import TYPE_CHECKING
@@ -316,20 +316,32 @@ def check_stored_statement(
         tree = _parsed(stmt.sql)
     except BadInputError:
         tree = parse_statement_sql(stmt.sql, location)  # raises, naming the statement
-    if canonical and _rendered(tree) != stmt.sql:
-        raise BadInputError(
-            f"{location.at()}: the stored statement is not in canonical form "
-            f"(stored {stmt.sql[:200]!r}, canonical {render_sql(tree)[:200]!r})",
-            hint="reinstall the statement with `lakectl apply-updates`; never edit the log",
-        )
-    checked = check_statement(tree, location, schema)
+    if canonical and stmt.sql not in _CANONICAL:
+        if _rendered(tree) != stmt.sql:
+            raise BadInputError(
+                f"{location.at()}: the stored statement is not in canonical form "
+                f"(stored {stmt.sql[:200]!r}, canonical {render_sql(tree)[:200]!r})",
+                hint="reinstall the statement with `lakectl apply-updates`; never edit the log",
+            )
+        _CANONICAL.add(stmt.sql)
+    known = _CHECKS.get((stmt.sql, schema))
+    if known is None:
+        checked = check_statement(tree, location, schema)
+        _CHECKS[(stmt.sql, schema)] = checked
+        if len(_CHECKS) > _MAX_PARSES:
+            del _CHECKS[next(iter(_CHECKS))]
+    else:  # the same text checked under another name: only the messages' location differs
+        checked = replace(known, location=location)
     if checked.kind != stmt.kind:
         raise BadInputError(f"{location.at()}: recorded as {stmt.kind} but is {checked.kind}")
     return checked
 
 
-# Parses of stored statement texts, most recently used last.
+# Parses of stored statement texts, most recently used last; the texts among them known to be
+# in canonical form (they render to themselves); successful checks by text and schema.
 _PARSES: OrderedDict[str, exp.Expression] = OrderedDict()
+_CANONICAL: set[str] = set()
+_CHECKS: dict[tuple[str, Schema], CheckedStatement] = {}
 _MAX_PARSES = 4096
 
 
@@ -348,7 +360,16 @@ def _parsed(sql: str) -> exp.Expression:
 def _remember(sql: str, tree: exp.Expression) -> None:
     _PARSES[sql] = tree
     if len(_PARSES) > _MAX_PARSES:
-        _PARSES.popitem(last=False)
+        _CANONICAL.discard(_PARSES.popitem(last=False)[0])
+
+
+def clear_statement_caches() -> None:
+    """Forget every parse and check of stored statements made in this process (benchmarks
+    and tests measure or exercise a new process's first read)."""
+    _PARSES.clear()
+    _CANONICAL.clear()
+    _CHECKS.clear()
+    check_stored_statement.cache_clear()
 
 
 def parsed_statement(sql: str) -> exp.Expression:
@@ -369,6 +390,7 @@ def remember_parse(sql: str, tree: exp.Expression) -> bool:
     except Exception:  # any tree sqlglot cannot render is simply not used
         return False
     _remember(sql, tree)
+    _CANONICAL.add(sql)
     return True
 
 
