@@ -97,8 +97,8 @@ class _Tests:
             return lambda stats: _may(stats, name, lambda lo, hi: lo <= high and hi >= low)
         if isinstance(node, exp.In) and not node.args.get("query"):
             column = self.column(node.this)
-            values = [self.literal(v, column) for v in node.expressions]
-            if column is None or any(v is None for v in values):
+            values = self.literals(node.expressions, column)
+            if column is None or values is None:
                 return None
             name, ordered = column, sorted(values)
             return lambda stats: _may(stats, name, lambda lo, hi: _holds_one(ordered, lo, hi))
@@ -135,6 +135,21 @@ class _Tests:
         if column is None or not _is_ranged(column.type):
             return None
         return column.name
+
+    def literals(self, nodes: list[exp.Expression], column: str | None) -> list[Any] | None:
+        """The values of ``nodes`` as :meth:`literal` gives them, or None when one is not a
+        literal of the column's own kind (converted in one cast when they allow it)."""
+        if column is None:
+            return None
+        typed = self.data[column.lower()].type
+        bulk = self.translator.literal_array(nodes, typed)
+        if bulk is not None:
+            array, has_null = bulk
+            values = array.to_pylist()
+            kind = _KINDS[_kind(typed)]
+            return None if has_null or any(type(v) is not kind for v in values) else values
+        values = [self.literal(v, column) for v in nodes]
+        return None if any(v is None for v in values) else values
 
     def literal(self, node: exp.Expression, column: str | None) -> Any:
         """``node``'s value as the statistics hold them (int, date, str, Decimal), or None when
