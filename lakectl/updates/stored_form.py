@@ -13,7 +13,7 @@ returns goes through the same whitelist check as a parsed one, and is used only 
 to exactly the stored text (:func:`lakectl.updates.validate.remember_parse`), so what
 ``lakectl updates`` shows is still what runs.
 
-Form: a number literal is its text (a JSON string); ``{"s": text}`` a string literal,
+Form (JSON, stored as one string): a number literal is its text (a JSON string); ``{"s": text}`` a string literal,
 ``{"i": name}`` / ``{"q": name}`` an unquoted / quoted identifier, ``{"": "Class", arg: value,
 ...}`` any other node; argument values are nodes, JSON arrays of nodes, booleans, ``{"f": text}``
 (a keyword such as ``LEADING``) or ``{"d": name}`` (a data type).
@@ -22,6 +22,7 @@ Form: a number literal is its text (a JSON string); ``{"s": text}`` a string lit
 from __future__ import annotations
 
 import functools
+import json
 import re
 from typing import Any
 
@@ -46,6 +47,7 @@ _KNOWN = frozenset(_CLASSES.values())
 # Bounds on what a stored form may hold: a statement passing the checks stays well inside them
 # (its text is at most MAX_STATEMENT_CHARS characters, each node takes at least two).
 MAX_NODES = MAX_STATEMENT_CHARS
+MAX_FORM_CHARS = 8 * MAX_STATEMENT_CHARS
 MAX_TEXT = 2 * MAX_STATEMENT_CHARS
 _MAX_FORM_DEPTH = MAX_DEPTH + 8
 
@@ -54,11 +56,13 @@ class _Unstorable(Exception):
     """A tree (or a stored form) outside what this format holds."""
 
 
-def encode_tree(tree: exp.Expression) -> Any:
-    """The stored form of ``tree`` (a parsed statement), or ``None`` when it holds something
-    the form does not (the statement is then parsed again by readers)."""
+def encode_tree(tree: exp.Expression) -> str | None:
+    """The stored form of ``tree`` (a parsed statement) as compact JSON text (one string in
+    the log record, about as long as the statement's text, however the record is indented),
+    or ``None`` when the tree holds something the form does not (readers then parse the
+    statement's text)."""
     try:
-        return _encode(tree, 0)
+        return json.dumps(_encode(tree, 0), separators=(",", ":"), ensure_ascii=False)
     except (_Unstorable, RecursionError):
         return None
 
@@ -100,13 +104,16 @@ def _encode_arg_node(value: object, depth: int) -> Any:
     return _encode(value, depth + 1)
 
 
-def decode_tree(form: object) -> exp.Expression | None:
-    """The tree a stored form describes, or ``None`` when the form is damaged: a node type or
+def decode_tree(stored: object) -> exp.Expression | None:
+    """The tree a stored form (the JSON text :func:`encode_tree` makes) describes, or ``None``
+    when it is damaged: not such a text, longer than any statement's form, a node type or
     argument a statement cannot hold, a wrong JSON type, or more nodes, text or depth than
     any statement has."""
+    if not isinstance(stored, str) or len(stored) > MAX_FORM_CHARS:
+        return None
     decoder = _Decoder()
     try:
-        node = decoder.node(form, 0)
+        node = decoder.node(json.loads(stored), 0)
     except (_Unstorable, RecursionError, TypeError, ValueError, KeyError):
         return None
     return node if isinstance(node, exp.Update | exp.Delete) else None
@@ -248,4 +255,4 @@ class _Decoder:
         return self.node(value, depth + 1)
 
 
-__all__ = ["MAX_NODES", "decode_tree", "encode_tree"]
+__all__ = ["MAX_FORM_CHARS", "MAX_NODES", "decode_tree", "encode_tree"]

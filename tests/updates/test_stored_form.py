@@ -16,7 +16,7 @@ from lakectl.storage.fs import storage_for
 from lakectl.table.store import TableStore
 from lakectl.updates import validate
 from lakectl.updates.statements import parse_updates_text
-from lakectl.updates.stored_form import MAX_NODES, decode_tree, encode_tree
+from lakectl.updates.stored_form import MAX_FORM_CHARS, MAX_NODES, decode_tree, encode_tree
 from lakectl.updates.validate import check_stored_statement, parsed_statement, render_sql
 
 SCHEMA = ALL_TYPES.to_ddl().replace("`", "") + ", i2 int"
@@ -28,8 +28,9 @@ def test_every_allowed_statement_survives_the_stored_form(text: str) -> None:
 
     (stmt,) = parse_updates_text(text, "u.sql", None, parse_schema(SCHEMA)).statements
     tree = parsed_statement(stmt.sql)
-    form = json.loads(json.dumps(encode_tree(tree)))
-    rebuilt = decode_tree(form)
+    form = encode_tree(tree)
+    assert isinstance(form, str)
+    rebuilt = decode_tree(json.loads(json.dumps(form)))
     assert rebuilt is not None
     assert rebuilt == tree
     assert render_sql(rebuilt) == stmt.sql
@@ -38,20 +39,17 @@ def test_every_allowed_statement_survives_the_stored_form(text: str) -> None:
 def test_an_in_list_is_stored_about_as_compactly_as_its_text() -> None:
     sql = "DELETE FROM t WHERE b IN (" + ", ".join(str(i) for i in range(30_000)) + ")"
     form = encode_tree(parsed_statement(sql))
-    assert len(json.dumps(form, separators=(",", ":"))) < 1.2 * len(sql)
+    assert form is not None and len(form) < 1.2 * len(sql)
 
 
-def _nested(depth: int) -> dict:
-    form: object = "1"
-    for _ in range(depth):
-        form = {"": "Paren", "this": form}
-    return {"": "Delete", "this": {"": "Table", "this": {"i": "t"}}, "where": form}
+def _nested(depth: int) -> str:
+    condition = '{"":"Paren","this":' * depth + '"1"' + "}" * depth
+    return '{"":"Delete","this":{"":"Table","this":{"i":"t"}},"where":' + condition + "}"
 
 
 @pytest.mark.parametrize(
     "form",
     [
-        None,
         [],
         "1",  # not a statement
         {"": "Select", "expressions": ["1"]},
@@ -63,11 +61,31 @@ def _nested(depth: int) -> dict:
         {"": "Delete", "this": {"": "Table", "this": [1.5]}},
         {"": "Update", "expressions": ["1"] * (MAX_NODES + 1)},
         {"": "Update", "expressions": ["x" * (3 * MAX_NODES)]},
-        _nested(100_000),
     ],
 )
 def test_a_damaged_stored_form_is_not_used(form: object) -> None:
-    assert decode_tree(form) is None
+    assert decode_tree(json.dumps(form)) is None
+    assert decode_tree(form) is None  # not JSON text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "{",
+        "[" * 100_000,
+        _nested(210),  # deeper than any statement
+        _nested(100_000),
+        '{"": "Delete"' + ', "x": 1' * 10 + "}",
+        "1" * (MAX_FORM_CHARS + 1),
+    ],
+)
+def test_damaged_stored_text_is_not_used(text: str) -> None:
+    assert decode_tree(text) is None
+
+
+def test_a_form_as_deep_as_a_statement_may_be_is_used() -> None:
+    assert decode_tree(_nested(150)) is not None
 
 
 @pytest.fixture
@@ -110,7 +128,7 @@ def test_a_lying_or_damaged_stored_form_falls_back_to_the_text(table, damage) ->
     if damage == "lie":  # the form of another statement under this text
         second["tree"] = encode_tree(parsed_statement("DELETE FROM t"))
     elif damage == "garbage":
-        second["tree"] = {"": "Delete", "this": [[[[]]]]}
+        second["tree"] = json.dumps({"": "Delete", "this": [[[[]]]]})
     else:
         del second["tree"]
     record_path.write_text(json.dumps(record))
@@ -160,7 +178,7 @@ def _column(name: str, quoted: bool = False) -> dict:
 )
 def test_a_stored_form_the_parser_would_not_build_is_not_used(condition, renders) -> None:
     form = _delete_where(condition)
-    assert decode_tree(form) is None
+    assert decode_tree(json.dumps(form)) is None
     from sqlglot import exp
 
     from lakectl.updates import stored_form
