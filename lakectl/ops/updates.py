@@ -105,10 +105,15 @@ def _from_json(data: dict[str, Any]) -> Statement:
 
 
 def _read_installed(
-    data: object, record: CommitRecord, index: int, meta: TableMetadata, limits: StatementLimits
+    data: object,
+    record: CommitRecord,
+    index: int,
+    meta: TableMetadata,
+    limits: StatementLimits | None,
 ) -> InstalledStatement:
-    """One statement of an ``apply-updates`` record, checked again; a refusal is kept as its
-    ``problem`` (with an effective time of "always" when the record cannot say)."""
+    """One statement of an ``apply-updates`` record, checked again (unless ``limits`` is
+    None); a refusal is kept as its ``problem`` (with an effective time of "always" when the
+    record cannot say)."""
     try:
         if not isinstance(data, dict):
             raise TypeError("not an object")
@@ -118,6 +123,8 @@ def _read_installed(
         entry = InstalledStatement(damaged, record.write_id, record.committed_at, index)
         return replace(entry, problem=f"{entry.origin}: damaged statement record ({exc})")
     entry = InstalledStatement(stmt, record.write_id, record.committed_at, index)
+    if limits is None:
+        return entry
     _reuse_stored_form(stmt.sql, data.get("tree"))
     try:
         checked = check_stored_statement(stmt, meta.schema, entry.origin, canonical=True)
@@ -138,7 +145,7 @@ def _reuse_stored_form(sql: str, form: object) -> None:
         remember_parse(sql, tree)
 
 
-def installed_statements(state: TableState) -> list[InstalledStatement]:
+def installed_statements(state: TableState, *, check: bool = True) -> list[InstalledStatement]:
     """The active statements of ``state`` in install (log) order, checked again against the schema.
 
     A statement stops being active when a ``materialize`` record of the same state retires it
@@ -147,6 +154,9 @@ def installed_statements(state: TableState) -> list[InstalledStatement]:
     Deciding this from ``state``'s own records means a read of an earlier state (``--as-of``
     before the materialize took effect, ``--known-at`` before it committed) still applies the
     statements to the rows as they were.
+
+    Without ``check``, the statements are not checked again (``problem`` stays unset): for
+    writers that only copy their texts, such as the ``.updates`` file beside the data.
     """
     limits = StatementLimits.of(state.metadata)
     installed: dict[tuple[int | None, int], InstalledStatement] = {}
@@ -163,7 +173,7 @@ def installed_statements(state: TableState) -> list[InstalledStatement]:
             continue
         for index, data in enumerate(record.info.get("statements", [])):
             installed[(record.write_id, index)] = _read_installed(
-                data, record, index, state.metadata, limits
+                data, record, index, state.metadata, limits if check else None
             )
             active.add((record.write_id, index))
     return [entry for key, entry in installed.items() if key in active]
@@ -282,7 +292,7 @@ def install(
         txn.abort(exc)
         raise
     new_state = store.read_state()
-    active = installed_statements(new_state)
+    active = installed_statements(new_state, check=False)  # checked above; only the texts
     write_updates_file(store, [i.statement for i in active])
     return InstallResult(
         store.name or store.url, write_id, len(parsed.statements), len(active), parsed.warnings
