@@ -129,15 +129,20 @@ def arrow_read_seconds(warm_up: Path, table: Path) -> tuple[float, float, int]:
     return data["seconds"], data["cpu_s"], data["rows"]
 
 
-def spark_read_seconds(table: Path) -> tuple[float, int]:
-    """One Spark read of ``table`` in this process's session, lakectl's caches emptied."""
+def spark_read_seconds(table: Path) -> tuple[float, int, str | None]:
+    """One Spark read of ``table`` in this process's session, lakectl's caches emptied: its
+    seconds, rows, and the first line of the error when it failed."""
     import lakectl
     from lakectl.updates import validate
 
     validate.clear_statement_caches()
     started = time.perf_counter()
-    rows = len(lakectl.open_table(str(table)).snapshot().rows)
-    return time.perf_counter() - started, rows
+    try:
+        rows = len(lakectl.open_table(str(table)).snapshot().rows)
+    except Exception as exc:  # reported, not raised: the bench goes on with the next case
+        lines = [line for line in str(exc).splitlines() if "Exception" in line or "Error" in line]
+        return time.perf_counter() - started, CRASHED, (lines or [repr(exc)])[0][:200]
+    return time.perf_counter() - started, rows, None
 
 
 def _read_main(warm_up: str, table: str) -> int:
@@ -187,9 +192,10 @@ def run(
         }
         if with_spark:
             spark_runs = [spark_read_seconds(table) for _ in range(repeats)]
-            entry["spark_s"] = [round(s, 4) for s, _ in spark_runs]
-            entry["spark_median_s"] = round(statistics.median(s for s, _ in spark_runs), 4)
+            entry["spark_s"] = [round(s, 4) for s, _, _ in spark_runs]
+            entry["spark_median_s"] = round(statistics.median(s for s, _, _ in spark_runs), 4)
             entry["spark_rows"] = spark_runs[0][1]
+            entry["spark_error"] = spark_runs[0][2]
         results.append(entry)
         print(f"  {label}: {entry}", file=sys.stderr)
     if not keep:
@@ -217,10 +223,13 @@ def render(result: dict[str, Any]) -> list[str]:
         f"  {'case':<26} {'chars':>9} {'install':>9} {'arrow':>8} {'added':>8} {'cpu add':>8} "
         f"{'spark':>8} {'added':>8}  rows",
     ]
+    failed = [c for c in result["cases"] if c.get("spark_error")]
     for c in result["cases"]:
         spark = (
             f"{c['spark_median_s']:>8.3f} {c['spark_added_s']:>8.3f}"
-            if "spark_median_s" in c
+            if "spark_median_s" in c and not c.get("spark_error")
+            else f"{'failed':>8} {'-':>8}"
+            if c.get("spark_error")
             else f"{'-':>8} {'-':>8}"
         )
         arrow = (
@@ -233,6 +242,7 @@ def render(result: dict[str, Any]) -> list[str]:
             f"  {c['case']:<26} {c['text_chars']:>9,} {c['install_s']:>8.2f}s {arrow} {spark}"
             f"  {rows}"
         )
+    lines += [f"  {c['case']}: Spark failed: {c['spark_error']}" for c in failed]
     return lines
 
 
