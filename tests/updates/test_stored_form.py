@@ -34,6 +34,9 @@ def test_every_allowed_statement_survives_the_stored_form(text: str) -> None:
     assert rebuilt is not None
     assert rebuilt == tree
     assert render_sql(rebuilt) == stmt.sql
+    before = rebuilt.copy()
+    assert validate._rendered(rebuilt) == stmt.sql  # rendered in place: nothing rewritten
+    assert rebuilt == before and repr(rebuilt) == repr(before)
 
 
 def test_an_in_list_is_stored_about_as_compactly_as_its_text() -> None:
