@@ -404,6 +404,7 @@ def _rendered(tree: exp.Expression) -> str:
 # A read's --where
 
 
+@functools.lru_cache(maxsize=16)
 def check_where(where: str, schema: Schema) -> exp.Expression:
     """Check a read's ``--where`` without Spark: exactly one condition over ``schema``'s columns,
     built from what statements may use (the same whitelist: vetted pure functions only).
@@ -411,6 +412,8 @@ def check_where(where: str, schema: Schema) -> exp.Expression:
     Raises :class:`UsageError` for an empty or misshapen condition (several statements, a
     trailing word Spark would read as an alias, a value that is not a condition), and
     :class:`BadInputError` for a syntax error, an unknown column or a refused construct.
+    A read checks its condition in several places (pruning, stripe statistics, the filter):
+    the tree is parsed once and shared (callers must not modify it).
     """
     text = where.strip()
     if not text:
