@@ -8,6 +8,8 @@
     python -m bench.run_all --only updates       # only Type 7 statements on read (issue 3)
     python -m bench.run_all --only arrow         # only the JVM-free Arrow reader next to Spark
     python -m bench.run_all --only dml           # only delete/update/restore next to delta-rs
+    python -m bench.run_all --only statement-reads  # only what installed statements add to a
+                                                 # read of the sample table (0 to 2,000)
     python -m bench.run_all --only stream        # only `lakectl stream` latency + deltas (issue 7;
                                                  # not part of the default run: see bench.stream_latency)
 
@@ -20,8 +22,8 @@ Settings (flag / environment variable):
   --quick / BENCH_QUICK=1          sizes 100000,500000
   --skip-cold / BENCH_SKIP_COLD=1  no cold-JVM subprocess load (the first batch loads warm)
   --snapshot-out / BENCH_SNAPSHOT_OUT=1  also time `snapshot --out DIR --format parquet` (slow)
-  --only / BENCH_ONLY              `load`, `compact`, `skew`, `updates`, `arrow` or `dml`: only
-                                   that part
+  --only / BENCH_ONLY              `load`, `compact`, `skew`, `updates`, `arrow`, `dml` or
+                                   `statement-reads`: only that part
                                    (default: all)
   --arrow-rows / BENCH_ARROW_ROWS  Arrow reader bench table size (10000000; quick: 500000)
   --dml-rows / BENCH_DML_ROWS      delete/update/restore bench table size (10000000; quick: 500000)
@@ -50,6 +52,7 @@ from typing import Any
 
 from bench import arrow_bench, compact_bench, datagen, dml_bench, skew_bench
 from bench import load_bench as lb
+from bench import statement_reads_bench as srb
 from bench import updates_bench as ub
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -79,7 +82,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=["load", "compact", "skew", "updates", "arrow", "dml", "stream"],
+        choices=["load", "compact", "skew", "updates", "arrow", "dml", "statement-reads", "stream"],
         default=os.environ.get("BENCH_ONLY") or None,
     )
     parser.add_argument("--compact-rows", default=os.environ.get("BENCH_COMPACT_ROWS"))
@@ -349,6 +352,8 @@ def render(report: dict[str, Any]) -> str:
         lines += arrow_bench.render(report["arrow"])
     if report.get("dml"):
         lines += dml_bench.render(report["dml"])
+    if report.get("statement_reads"):
+        lines += srb.render(report["statement_reads"])
     lines.append("")
     lines.append(
         "ratios (the targets are stated at full size: 10M rows; quick runs are smoke tests)"
@@ -420,9 +425,13 @@ def main(argv: list[str] | None = None) -> int:
     dml = None
     if args.only in (None, "dml"):
         dml = dml_bench.run(spark, args.data_dir, args.dml_rows, args.dates, args.keep)
+    statement_reads = None
+    if args.only in (None, "statement-reads"):
+        counts = (0, 100, 500) if args.quick else srb.COUNTS
+        statement_reads = srb.run(args.data_dir, counts, 1 if args.quick else 3, keep=args.keep)
     report = _report(
         args, spark, started, load_start, session_timing, results, compaction, skew, updates,
-        arrow, dml,
+        arrow, dml, statement_reads,
     )  # fmt: skip
     _save(report, stamp, partial=False)
     text = render(report)
@@ -458,6 +467,7 @@ def _report(
     updates=None,
     arrow=None,
     dml=None,
+    statement_reads=None,
 ) -> dict[str, Any]:
     return {
         "started": started,
@@ -495,6 +505,7 @@ def _report(
         "updates": updates,
         "arrow": arrow,
         "dml": dml,
+        "statement_reads": statement_reads,
         "ratios": ratios(results)
         + (compaction["ratios"] if compaction else [])
         + (skew["ratios"] if skew else [])

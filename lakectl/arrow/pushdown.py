@@ -11,6 +11,7 @@ applies (a statement may change the value the condition tests), never for delete
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from collections.abc import Callable, Mapping
 from decimal import Decimal
@@ -96,13 +97,11 @@ class _Tests:
             return lambda stats: _may(stats, name, lambda lo, hi: lo <= high and hi >= low)
         if isinstance(node, exp.In) and not node.args.get("query"):
             column = self.column(node.this)
-            values = [self.literal(v, column) for v in node.expressions]
-            if column is None or any(v is None for v in values):
+            values = self.literals(node.expressions, column)
+            if column is None or values is None:
                 return None
-            name = column
-            return lambda stats: _may(
-                stats, name, lambda lo, hi: any(lo <= v <= hi for v in values)
-            )
+            name, ordered = column, sorted(values)
+            return lambda stats: _may(stats, name, lambda lo, hi: _holds_one(ordered, lo, hi))
         return None
 
     def comparison(self, node: exp.Expression) -> StripeTest | None:
@@ -137,6 +136,21 @@ class _Tests:
             return None
         return column.name
 
+    def literals(self, nodes: list[exp.Expression], column: str | None) -> list[Any] | None:
+        """The values of ``nodes`` as :meth:`literal` gives them, or None when one is not a
+        literal of the column's own kind (converted in one cast when they allow it)."""
+        if column is None:
+            return None
+        typed = self.data[column.lower()].type
+        bulk = self.translator.literal_array(nodes, typed)
+        if bulk is not None:
+            array, has_null = bulk
+            values = array.to_pylist()
+            kind = _KINDS[_kind(typed)]
+            return None if has_null or any(type(v) is not kind for v in values) else values
+        values = [self.literal(v, column) for v in nodes]
+        return None if any(v is None for v in values) else values
+
     def literal(self, node: exp.Expression, column: str | None) -> Any:
         """``node``'s value as the statistics hold them (int, date, str, Decimal), or None when
         it is not a literal of the column's own kind: NULL (a comparison with NULL keeps the
@@ -158,6 +172,13 @@ def _both(left: StripeTest, right: StripeTest) -> StripeTest:
 
 def _either(left: StripeTest, right: StripeTest) -> StripeTest:
     return lambda stats: left(stats) or right(stats)
+
+
+def _holds_one(ordered: list[Any], low: Any, high: Any) -> bool:
+    """Whether the sorted ``ordered`` has a value in [low, high] (one binary search, so an IN
+    list of thousands costs each stripe a few comparisons)."""
+    at = bisect.bisect_left(ordered, low)
+    return at < len(ordered) and ordered[at] <= high
 
 
 def _may(

@@ -9,8 +9,6 @@ column's type, as Spark casts it), ``AND``/``OR``/``NOT``, ``IS [NOT] NULL``, ``
 
 from __future__ import annotations
 
-import functools
-import operator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -101,11 +99,7 @@ class Translator:
             typed = self.column_type(node.this)
             if typed is None:
                 raise self.refuse(node)
-            # OR of equalities: SQL's three-valued IN (a NULL in the list or the subject makes a
-            # non-match unknown, so NOT IN keeps nothing there either).
-            subject = self.value(node.this, typed)
-            tests = [pc.equal(subject, self.value(v, typed)) for v in node.expressions]
-            return functools.reduce(operator.or_, tests)
+            return self.membership(node, typed)
         if isinstance(node, (exp.Like, exp.ILike)):
             return self.like(node)
         if isinstance(node, exp.Between):
@@ -132,6 +126,80 @@ class Translator:
         else:
             matched = pc.match_like(subject, str(pattern.this))
         return pc.invert(matched) if node.args.get("negate") else matched
+
+    def membership(self, node: exp.In, typed: str) -> pc.Expression:
+        """``subject IN (items)`` with SQL's three-valued result: true when an item equals the
+        subject; otherwise NULL when the subject or an item is NULL (so ``NOT IN`` keeps
+        nothing there either), else false.
+
+        Literals of the subject's type are looked up in one hash set, whatever their number (an
+        OR of thousands of equalities is a tree as deep as the list, which overflows Arrow's
+        stack); a literal that only compares as another type (``1.5`` against an integer
+        column) is looked up with the subject cast to that type, as the equality would; other
+        items (columns) are equalities."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        subject = self.value(node.this, typed)
+        bulk = self.literal_array(node.expressions, typed)
+        if bulk is not None:
+            values, has_null = bulk
+            found = pc.is_in(subject, value_set=values, skip_nulls=True)
+            return _three_valued(subject, found, has_null)
+        target = arrow_type(typed)
+        by_type: dict[pa.DataType, list[Any]] = {}
+        others: list[pc.Expression] = []
+        has_null = False
+        for item in node.expressions:
+            if isinstance(_unwrapped(item), exp.Column):
+                others.append(pc.equal(subject, self.value(item, typed)))
+                continue
+            scalar = self.literal(item, typed)
+            if not scalar.is_valid:
+                has_null = True
+                continue
+            by_type.setdefault(scalar.type, []).append(scalar.as_py())
+        tests = list(others)
+        for value_type, values in by_type.items():
+            if value_type != target and len(values) == 1:
+                tests.append(pc.equal(subject, pc.scalar(pa.scalar(values[0], value_type))))
+                continue
+            looked_up = subject if value_type == target else subject.cast(value_type, safe=False)
+            value_set = pa.array(values, value_type)
+            tests.append(pc.is_in(looked_up, value_set=value_set, skip_nulls=True))
+        return _three_valued(subject, any_of(tests), has_null)
+
+    def literal_array(
+        self, items: list[exp.Expression], typed: str
+    ) -> tuple[pa.Array, bool] | None:
+        """The non-NULL values of ``items`` as one array of the column's type, and whether a
+        NULL is among them: what :meth:`literal` makes of each, converted in one cast (a
+        literal at a time costs ~20 µs: seconds for the IN lists of a few statements). None
+        when they are not all plain literals of one kind that all convert exactly (the
+        caller then takes them one at a time)."""
+        import pyarrow as pa
+
+        target = arrow_type(typed)
+        if pa.types.is_timestamp(target) and target.tz is not None:
+            return None  # cast_text's own rules
+        texts: list[str] = []
+        has_null = False
+        strings = None
+        for item in items:
+            node = _unwrapped(item)
+            if isinstance(node, exp.Null):
+                has_null = True
+                continue
+            if not isinstance(node, exp.Literal) or strings not in (None, node.is_string):
+                return None
+            strings = node.is_string
+            texts.append(str(node.this))
+        try:
+            if not strings:
+                texts = [str(Decimal(t)) for t in texts]
+            return pa.array(texts, pa.string()).cast(target), has_null
+        except (ArithmeticError, ValueError, pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
 
     def column_name(self, node: exp.Expression) -> str:
         assert isinstance(node, exp.Column)
@@ -189,4 +257,34 @@ class Translator:
         return pa.scalar(float(number))
 
 
-__all__ = ["Translator", "arrow_filter", "cast_text"]
+def _three_valued(subject: pc.Expression, found: pc.Expression, has_null: bool) -> pc.Expression:
+    """SQL's IN from ``found`` (true where a non-NULL item equals the subject, else false):
+    NULL for a NULL subject, and where nothing is found in a list holding NULL."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    unknown = pc.scalar(pa.scalar(None, pa.bool_()))
+    if has_null:  # never false: true where found, else unknown
+        return pc.if_else(found, pc.scalar(True), unknown)
+    return pc.if_else(pc.is_null(subject), unknown, found)
+
+
+def _unwrapped(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def any_of(tests: list[pc.Expression]) -> pc.Expression:
+    """The OR of ``tests`` as a balanced tree (as deep as the logarithm of their number)."""
+    import pyarrow.compute as pc
+
+    if not tests:
+        return pc.scalar(False)
+    while len(tests) > 1:
+        pairs = [tests[i] | tests[i + 1] for i in range(0, len(tests) - 1, 2)]
+        tests = pairs + tests[len(tests) - len(tests) % 2 :]
+    return tests[0]
+
+
+__all__ = ["Translator", "any_of", "arrow_filter", "cast_text"]

@@ -29,8 +29,14 @@ from lakectl.updates.limits import (
     check_tree_shape,
 )
 from lakectl.updates.statements import Statement, parse_updates_text, statements_effective_at
+from lakectl.updates.stored_form import decode_tree, encode_tree
 from lakectl.updates.times import format_millis
-from lakectl.updates.validate import check_stored_statement, validate_statement
+from lakectl.updates.validate import (
+    check_stored_statement,
+    parsed_statement,
+    remember_parse,
+    validate_statement,
+)
 
 OPERATION = Operation.APPLY_UPDATES
 MATERIALIZE_OPERATION = Operation.MATERIALIZE
@@ -74,7 +80,9 @@ class InstalledStatement:
 
 
 def _to_json(stmt: Statement) -> dict[str, Any]:
-    return {
+    """A statement as an ``apply-updates`` record holds it: its text and, when it has one, the
+    stored form of its parse (readers rebuild it instead of parsing the text again)."""
+    data: dict[str, Any] = {
         "effective_ms": stmt.effective_ms,
         "sql": stmt.sql,
         "kind": stmt.kind,
@@ -82,6 +90,10 @@ def _to_json(stmt: Statement) -> dict[str, Any]:
         "line": stmt.line,
         "source": stmt.source,
     }
+    form = encode_tree(parsed_statement(stmt.sql))
+    if form is not None:
+        data["tree"] = form
+    return data
 
 
 def _from_json(data: dict[str, Any]) -> Statement:
@@ -96,10 +108,15 @@ def _from_json(data: dict[str, Any]) -> Statement:
 
 
 def _read_installed(
-    data: object, record: CommitRecord, index: int, meta: TableMetadata, limits: StatementLimits
+    data: object,
+    record: CommitRecord,
+    index: int,
+    meta: TableMetadata,
+    limits: StatementLimits | None,
 ) -> InstalledStatement:
-    """One statement of an ``apply-updates`` record, checked again; a refusal is kept as its
-    ``problem`` (with an effective time of "always" when the record cannot say)."""
+    """One statement of an ``apply-updates`` record, checked again (unless ``limits`` is
+    None); a refusal is kept as its ``problem`` (with an effective time of "always" when the
+    record cannot say)."""
     try:
         if not isinstance(data, dict):
             raise TypeError("not an object")
@@ -109,6 +126,9 @@ def _read_installed(
         entry = InstalledStatement(damaged, record.write_id, record.committed_at, index)
         return replace(entry, problem=f"{entry.origin}: damaged statement record ({exc})")
     entry = InstalledStatement(stmt, record.write_id, record.committed_at, index)
+    if limits is None:
+        return entry
+    _reuse_stored_form(stmt.sql, data.get("tree"))
     try:
         checked = check_stored_statement(stmt, meta.schema, entry.origin, canonical=True)
         check_tree_shape(checked, limits)
@@ -118,7 +138,17 @@ def _read_installed(
     return entry
 
 
-def installed_statements(state: TableState) -> list[InstalledStatement]:
+def _reuse_stored_form(sql: str, form: object) -> None:
+    """Rebuild the parse of ``sql`` from its stored form, when the record has one that is
+    sound and renders to ``sql``; otherwise the check parses the text (same result, slower)."""
+    if form is None:
+        return
+    tree = decode_tree(form)
+    if tree is not None:
+        remember_parse(sql, tree)
+
+
+def installed_statements(state: TableState, *, check: bool = True) -> list[InstalledStatement]:
     """The active statements of ``state`` in install (log) order, checked again against the schema.
 
     A statement stops being active when a ``materialize`` record of the same state retires it
@@ -127,6 +157,9 @@ def installed_statements(state: TableState) -> list[InstalledStatement]:
     Deciding this from ``state``'s own records means a read of an earlier state (``--as-of``
     before the materialize took effect, ``--known-at`` before it committed) still applies the
     statements to the rows as they were.
+
+    Without ``check``, the statements are not checked again (``problem`` stays unset): for
+    writers that only copy their texts, such as the ``.updates`` file beside the data.
     """
     limits = StatementLimits.of(state.metadata)
     installed: dict[tuple[int | None, int], InstalledStatement] = {}
@@ -143,7 +176,7 @@ def installed_statements(state: TableState) -> list[InstalledStatement]:
             continue
         for index, data in enumerate(record.info.get("statements", [])):
             installed[(record.write_id, index)] = _read_installed(
-                data, record, index, state.metadata, limits
+                data, record, index, state.metadata, limits if check else None
             )
             active.add((record.write_id, index))
     return [entry for key, entry in installed.items() if key in active]
@@ -266,7 +299,7 @@ def install(
         txn.abort(exc)
         raise
     new_state = store.read_state()
-    active = installed_statements(new_state)
+    active = installed_statements(new_state, check=False)  # checked above; only the texts
     write_updates_file(store, [i.statement for i in active])
     return InstallResult(
         store.name or store.url, write_id, len(parsed.statements), len(active), parsed.warnings

@@ -226,6 +226,11 @@ _HASH = "__lakectl_hash_"
 # cost 1.51x a plain one with 1 (a method call per projection), 1.40x with 3 and 1.47x with 6
 # (bigger methods wait longer for C2); 24-30 KB methods (all fused) never got compiled.
 _FUSED_PROJECTIONS = 3
+# Spark's analyzer resolves nested SELECTs one level per iteration and gives up after 100
+# (spark.sql.analyzer.maxIterations): a query of a few hundred statements that do not fuse
+# failed to analyze. Each query handed to Spark holds at most this many layers; the next one
+# reads its (analyzed) result.
+_LAYERS_PER_QUERY = 40
 
 
 class _PlanBuilder:
@@ -312,15 +317,24 @@ class _PlanBuilder:
         # The filter keeps the stage columns alive (it never drops a row).
         where = f" WHERE `{_STAGE}` >= 0" if self.staged else ""
         text = f"SELECT {columns} FROM ({self.query}) AS t{self.layers}{where}"
+        result = self._sql(text)
+        return result.toDF(*self.names) if self.renamed else result
+
+    def _sql(self, text: str) -> DataFrame:
+        """``text`` over the current input (``{frame}``) as a DataFrame."""
         # The text is generated from checked trees: no brace (the formatter's syntax) and no
         # ``${`` (Spark's variable substitution) can be in it; say so loudly if that changes.
         if any(c in text.replace("{frame}", "") for c in "{}$"):
             raise AssertionError("generated statement SQL contains '{', '}' or '$'")
-        result = self.df.sparkSession.sql(text, frame=self.df)
-        return result.toDF(*self.names) if self.renamed else result
+        return self.df.sparkSession.sql(text, frame=self.df)
 
     def _layer(self, select: str, where: str = "") -> None:
-        """Wrap the query so far in ``SELECT select FROM (query) [WHERE where]``."""
+        """Wrap the query so far in ``SELECT select FROM (query) [WHERE where]``; every
+        :data:`_LAYERS_PER_QUERY` layers, the query so far is handed to Spark and the next
+        layers read its result."""
+        if self.query and self.layers % _LAYERS_PER_QUERY == 0:
+            self.df = self._sql(self.query)
+            self.query = ""
         inner = f"({self.query}) AS t{self.layers}" if self.query else "{frame}"
         self.layers += 1
         self.query = f"SELECT {select} FROM {inner}" + (f" WHERE {where}" if where else "")

@@ -14,8 +14,9 @@ from __future__ import annotations
 import functools
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import TYPE_CHECKING
@@ -316,29 +317,95 @@ def check_stored_statement(
         tree = _parsed(stmt.sql)
     except BadInputError:
         tree = parse_statement_sql(stmt.sql, location)  # raises, naming the statement
-    if canonical and render_sql(tree) != stmt.sql:
-        raise BadInputError(
-            f"{location.at()}: the stored statement is not in canonical form "
-            f"(stored {stmt.sql[:200]!r}, canonical {render_sql(tree)[:200]!r})",
-            hint="reinstall the statement with `lakectl apply-updates`; never edit the log",
-        )
-    checked = check_statement(tree, location, schema)
+    if canonical and stmt.sql not in _CANONICAL:
+        if _rendered(tree) != stmt.sql:
+            raise BadInputError(
+                f"{location.at()}: the stored statement is not in canonical form "
+                f"(stored {stmt.sql[:200]!r}, canonical {render_sql(tree)[:200]!r})",
+                hint="reinstall the statement with `lakectl apply-updates`; never edit the log",
+            )
+        _CANONICAL.add(stmt.sql)
+    known = _CHECKS.get((stmt.sql, schema))
+    if known is None:
+        checked = check_statement(tree, location, schema)
+        _CHECKS[(stmt.sql, schema)] = checked
+        if len(_CHECKS) > _MAX_PARSES:
+            del _CHECKS[next(iter(_CHECKS))]
+    else:  # the same text checked under another name: only the messages' location differs
+        checked = replace(known, location=location)
     if checked.kind != stmt.kind:
         raise BadInputError(f"{location.at()}: recorded as {stmt.kind} but is {checked.kind}")
     return checked
 
 
-@functools.lru_cache(maxsize=4096)
+# Parses of stored statement texts, most recently used last; the texts among them known to be
+# in canonical form (they render to themselves); successful checks by text and schema.
+_PARSES: OrderedDict[str, exp.Expression] = OrderedDict()
+_CANONICAL: set[str] = set()
+_CHECKS: dict[tuple[str, Schema], CheckedStatement] = {}
+_MAX_PARSES = 4096
+
+
 def _parsed(sql: str) -> exp.Expression:
     """The parse of a stored statement's text, shared by every check of it in this process
     (readers check each statement under several names); never modified by its users."""
-    return parse_statement_sql(sql, Location("<stored>", 1, precise=False))
+    tree = _PARSES.get(sql)
+    if tree is None:
+        tree = parse_statement_sql(sql, Location("<stored>", 1, precise=False))
+        _remember(sql, tree)
+    else:
+        _PARSES.move_to_end(sql)
+    return tree
+
+
+def _remember(sql: str, tree: exp.Expression) -> None:
+    _PARSES[sql] = tree
+    if len(_PARSES) > _MAX_PARSES:
+        _CANONICAL.discard(_PARSES.popitem(last=False)[0])
+
+
+def clear_statement_caches() -> None:
+    """Forget every parse and check of stored statements made in this process (benchmarks
+    and tests measure or exercise a new process's first read)."""
+    _PARSES.clear()
+    _CANONICAL.clear()
+    _CHECKS.clear()
+    check_stored_statement.cache_clear()
+
+
+def parsed_statement(sql: str) -> exp.Expression:
+    """The parse of a stored statement's text (shared: callers must not modify it); raises
+    :class:`BadInputError` for text that does not parse."""
+    return _parsed(sql)
+
+
+def remember_parse(sql: str, tree: exp.Expression) -> bool:
+    """Take ``tree`` (rebuilt from a stored form, :mod:`lakectl.updates.stored_form`) as the
+    parse of the stored text ``sql``, so that checking it does not parse it again; only when
+    it renders to exactly ``sql`` (false otherwise: the text is then parsed)."""
+    if sql in _PARSES:
+        return True
+    try:
+        if _rendered(tree) != sql:
+            return False
+    except Exception:  # any tree sqlglot cannot render is simply not used
+        return False
+    _remember(sql, tree)
+    _CANONICAL.add(sql)
+    return True
+
+
+def _rendered(tree: exp.Expression) -> str:
+    """:func:`render_sql` without copying the tree first (several times faster; sqlglot's
+    Spark generator rewrites only node types no statement may hold)."""
+    return Dialect.get_or_raise(DIALECT).generate(tree, copy=False, comments=False)
 
 
 # ---------------------------------------------------------------------------------------------
 # A read's --where
 
 
+@functools.lru_cache(maxsize=16)
 def check_where(where: str, schema: Schema) -> exp.Expression:
     """Check a read's ``--where`` without Spark: exactly one condition over ``schema``'s columns,
     built from what statements may use (the same whitelist: vetted pure functions only).
@@ -346,6 +413,8 @@ def check_where(where: str, schema: Schema) -> exp.Expression:
     Raises :class:`UsageError` for an empty or misshapen condition (several statements, a
     trailing word Spark would read as an alias, a value that is not a condition), and
     :class:`BadInputError` for a syntax error, an unknown column or a refused construct.
+    A read checks its condition in several places (pruning, stripe statistics, the filter):
+    the tree is parsed once and shared (callers must not modify it).
     """
     text = where.strip()
     if not text:
