@@ -36,6 +36,8 @@ PAGES_NOT_RUN = {
     "are tested in tests/ops/test_schema_evolution.py)",
     "python-api.md": "Python, not sh (its API is tested in tests/api)",
     "install.md": "builds and installs wheels (tested by tests/packaging)",
+    "damaged-data-files.md": "no sh examples (its errors are tested in "
+    "tests/ops/test_damaged_data_files.py)",
 }
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 # Lines the test does not run, each with the reason (any other non-lakectl line fails the test).

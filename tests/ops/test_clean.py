@@ -97,9 +97,10 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     for _ in range(3):
         h.load()
     t_minor = h.compact("--minor")
+    time.sleep(1.5)  # room for a horizon between the minor compaction and the next load
     h.load()
-    time.sleep(1.5)  # room for a horizon between the two compactions
-    t_major = h.compact("--major")
+    t_load = h.log()[-1]["committed_at"]
+    h.compact("--major")
     blooms = [bloom_filter_columns(f) for f in h.table.glob("region=*/base_*/bucket_*")]
     assert blooms and all(b == {"row.id"} for b in blooms if b is not None)  # on the key
     h.load()
@@ -115,16 +116,20 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     for version in h.at_version:
         h.check_version(version)
 
-    # The window starts between the minor and the major compaction: only the minor's inputs go.
-    retain = f"{int(time.time() * 1000) - (t_minor + t_major) // 2}ms"
+    # The window starts between the minor compaction and the load after it (so before the major
+    # compaction): only the minor's inputs go, and version 3 is the oldest kept. The retention is
+    # computed right before each command, so a slow machine does not move the window's start.
+    def retain() -> str:
+        return f"{int(time.time() * 1000) - (t_minor + t_load) // 2}ms"
+
     before = h.dirs()
-    plan = h.run("clean", "--retain", retain, "--dry-run")
+    plan = h.run("clean", "--retain", retain(), "--dry-run")
     assert h.dirs() == before and plan["log_seq"] is None  # a dry run changes nothing
     minor_inputs = set(h.log()[4]["obsolete"])
     assert {i["path"] for i in plan["plan"]["delete"] if i["kind"] == "obsolete"} == minor_inputs
     assert {i["kind"] for i in plan["plan"]["delete"]} == {"obsolete", "compaction status"}
     assert {i["kind"] for i in plan["plan"]["keep"]} == {"obsolete"}
-    cleaned = h.run("clean", "--retain", retain, "--force")
+    cleaned = h.run("clean", "--retain", retain(), "--force")
     assert minor_inputs <= set(cleaned["deleted"]) and h.dirs() == before - minor_inputs
     assert not list((h.table / "_lakectl" / "compactions").iterdir())  # the log has them
     assert h.log()[-1]["operation"] == "clean"

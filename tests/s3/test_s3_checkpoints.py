@@ -33,7 +33,7 @@ def test_reads_per_command_stay_bounded(s3: Any, monkeypatch: pytest.MonkeyPatch
     assert len(storage.list_names(storage.join(root, LOG_DIR))) == 66
 
     calls: Counter[str] = Counter()
-    for name in ("read_bytes", "list_entries", "list_names_after", "exists"):
+    for name in ("read_bytes", "read_head", "list_entries", "list_names_after", "exists"):
         original = getattr(Storage, name)
 
         def counted(self: Storage, *args: Any, _original: Any = original, _name: str = name) -> Any:
@@ -44,5 +44,6 @@ def test_reads_per_command_stay_bounded(s3: Any, monkeypatch: pytest.MonkeyPatch
     state = TableStore(storage, root, "t").read_state()
     assert [r.seq for r in state.records] == list(range(66))
     assert state.metadata.property("clean.retain") == "2d"
-    # The checkpoint at 60, then records 61..65: six GETs, two LISTs, one HEAD for the log.
-    assert calls == Counter({"read_bytes": 6, "list_names_after": 2, "exists": 1})
+    # The checkpoint at 60, log entry 60 (the checkpoint's last record must equal it), then
+    # records 61..65: seven bounded GETs, two LISTs, one HEAD for the log.
+    assert calls == Counter({"read_head": 7, "list_names_after": 2, "exists": 1})
