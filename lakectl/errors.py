@@ -210,6 +210,14 @@ def engine_error(exc: BaseException) -> LakectlError | None:
     worker = _worker_error(text)
     if worker is not None:
         return worker
+    if "java.lang.StackOverflowError" in text:
+        return BadInputError(
+            "Spark ran out of stack (java.lang.StackOverflowError) planning or running the "
+            "query: the table's installed statements make it too deep for this driver",
+            hint="fold the statements into the data with `lakectl apply-updates TABLE "
+            "--materialize --until TIME`, read with --raw or --engine arrow, or give Spark's "
+            "driver a larger thread stack (-Xss in spark.driver.extraJavaOptions)",
+        )
     damaged = _DAMAGED_IN_JVM.search(text)
     if damaged is not None:
         return damaged_file_error(damaged.group("url"), damaged.group("reason"))

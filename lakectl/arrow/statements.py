@@ -25,6 +25,7 @@ from lakectl.updates.validate import check_stored_statement
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.acero as acero
     import pyarrow.compute as pc
 
 
@@ -103,13 +104,21 @@ def apply_compiled(rows: pa.Table, statements: Sequence[CompiledStatement]) -> p
     Consecutive statements none of which reads a column an earlier one of them writes are
     applied in one pass: each then sees the same values as in order (the columns it reads are
     the pass's input), so their DELETEs filter together and the SET values of one column nest
-    (the later statement's outermost). A pass over a few hundred rows costs about what a
-    statement's own work does, so this makes thousands of statements cheap to apply."""
+    (the later statement's outermost). The passes form one Acero plan (a filter and a
+    projection each) run once, on this thread (readers apply statements to several batches in
+    parallel): a pass then costs about what its own work does, so thousands of statements are
+    cheap to apply."""
+    import pyarrow.acero as acero
+
+    if not statements or not rows.num_rows:
+        return rows
+    names = rows.schema.names
+    steps = [acero.Declaration("table_source", acero.TableSourceNodeOptions(rows))]
     for group in _groups(statements):
-        if not rows.num_rows:
-            break
-        rows = _apply_group(rows, group)
-    return rows
+        steps.extend(_group_steps(group, names))
+    if len(steps) == 1:
+        return rows
+    return acero.Declaration.from_sequence(steps).to_table(use_threads=False).cast(rows.schema)
 
 
 def _groups(statements: Sequence[CompiledStatement]) -> list[list[CompiledStatement]]:
@@ -124,25 +133,27 @@ def _groups(statements: Sequence[CompiledStatement]) -> list[list[CompiledStatem
     return groups
 
 
-def _apply_group(rows: pa.Table, group: list[CompiledStatement]) -> pa.Table:
+def _group_steps(group: list[CompiledStatement], names: list[str]) -> list[acero.Declaration]:
+    """One pass of statements as plan steps: a filter for its DELETEs, a projection for its
+    SET values."""
+    import pyarrow.acero as acero
     import pyarrow.compute as pc
-    import pyarrow.dataset as ds
 
     from lakectl.arrow.where import any_of
 
-    schema = rows.schema
+    steps = []
     deletes = [s.matches for s in group if s.delete]
     if deletes:
-        rows = rows.filter(pc.invert(any_of(deletes)))
+        steps.append(acero.Declaration("filter", acero.FilterNodeOptions(~any_of(deletes))))
     columns: dict[str, pc.Expression] = {}
     for statement in group:
         for name, value in statement.values:
             current = columns.get(name, pc.field(name))
             columns[name] = pc.if_else(statement.matches, value, current)
-    if not columns or not rows.num_rows:
-        return rows
-    projection = {name: columns.get(name, pc.field(name)) for name in schema.names}
-    return ds.dataset(rows).to_table(columns=projection).cast(schema)
+    if columns:
+        projection = [columns.get(name, pc.field(name)) for name in names]
+        steps.append(acero.Declaration("project", acero.ProjectNodeOptions(projection, names)))
+    return steps
 
 
 __all__ = ["CompiledStatement", "apply_compiled", "compile_statements"]

@@ -9,6 +9,7 @@ installed and again whenever they are read back.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -55,6 +56,7 @@ class InstalledStatement:
     installed_at: int
     index: int = 0
     problem: str | None = None
+    nodes: int | None = None  # expression nodes, once checked (see check_tree_shape)
 
     @property
     def origin(self) -> str:
@@ -113,10 +115,12 @@ def _read_installed(
     index: int,
     meta: TableMetadata,
     limits: StatementLimits | None,
+    costs: bool = True,
 ) -> InstalledStatement:
     """One statement of an ``apply-updates`` record, checked again (unless ``limits`` is
     None); a refusal is kept as its ``problem`` (with an effective time of "always" when the
-    record cannot say)."""
+    record cannot say). Without ``costs``, its cost limits are left to the reader, which
+    checks them for the statements it applies, in order (:func:`require_usable`)."""
     try:
         if not isinstance(data, dict):
             raise TypeError("not an object")
@@ -131,11 +135,12 @@ def _read_installed(
     _reuse_stored_form(stmt.sql, data.get("tree"))
     try:
         checked = check_stored_statement(stmt, meta.schema, entry.origin, canonical=True)
-        check_tree_shape(checked, limits)
-        check_costs([checked], meta.schema, limits)  # alone; readers check the sequence
+        nodes = check_tree_shape(checked, limits)
+        if costs:
+            check_costs([checked], meta.schema, limits)  # alone; readers check the sequence
     except BadInputError as exc:
         return replace(entry, problem=exc.message)
-    return entry
+    return replace(entry, nodes=nodes)
 
 
 def _reuse_stored_form(sql: str, form: object) -> None:
@@ -148,7 +153,9 @@ def _reuse_stored_form(sql: str, form: object) -> None:
         remember_parse(sql, tree)
 
 
-def installed_statements(state: TableState, *, check: bool = True) -> list[InstalledStatement]:
+def installed_statements(
+    state: TableState, *, check: bool = True, costs: bool = True
+) -> list[InstalledStatement]:
     """The active statements of ``state`` in install (log) order, checked again against the schema.
 
     A statement stops being active when a ``materialize`` record of the same state retires it
@@ -159,7 +166,9 @@ def installed_statements(state: TableState, *, check: bool = True) -> list[Insta
     statements to the rows as they were.
 
     Without ``check``, the statements are not checked again (``problem`` stays unset): for
-    writers that only copy their texts, such as the ``.updates`` file beside the data.
+    writers that only copy their texts, such as the ``.updates`` file beside the data. Without
+    ``costs``, each statement's cost limits are not checked alone: for a reader, which checks
+    them for the statements it applies, in order (:func:`require_usable`).
     """
     limits = StatementLimits.of(state.metadata)
     installed: dict[tuple[int | None, int], InstalledStatement] = {}
@@ -176,33 +185,66 @@ def installed_statements(state: TableState, *, check: bool = True) -> list[Insta
             continue
         for index, data in enumerate(record.info.get("statements", [])):
             installed[(record.write_id, index)] = _read_installed(
-                data, record, index, state.metadata, limits if check else None
+                data, record, index, state.metadata, limits if check else None, costs
             )
             active.add((record.write_id, index))
     return [entry for key, entry in installed.items() if key in active]
 
 
-def require_usable(entries: list[InstalledStatement], meta: TableMetadata) -> list[Statement]:
+_UNUSABLE_HINT = (
+    "read before the statement's effective time or with --raw; `lakectl updates TABLE` lists "
+    "the statements and what is wrong with them"
+)
+
+
+def require_usable(
+    entries: list[InstalledStatement], meta: TableMetadata, *, shapes_checked: bool = False
+) -> list[Statement]:
     """The statements of ``entries`` for a reader that applies them all, in order: refused
-    records and statements over the table's cost limits are errors naming the statement."""
+    records and statements over the table's cost limits are errors naming the statement.
+
+    With ``shapes_checked``, ``entries`` were read under ``meta``'s schema and limits, so their
+    node counts are reused, and their costs may not have been checked alone
+    (``installed_statements(costs=False)``): the check of the sequence covers them (a statement
+    over a limit alone is over it after those before it too), and when it fails, the first
+    statement that fails alone is named as that check would have."""
     for entry in entries:
         if entry.problem is not None:
-            raise BadInputError(
-                entry.problem,
-                hint="read before the statement's effective time or with --raw; `lakectl "
-                "updates TABLE` lists the statements and what is wrong with them",
-            )
+            raise BadInputError(entry.problem, hint=_UNUSABLE_HINT)
     statements = [e.statement for e in entries]
-    check_reader_costs(statements, meta, [e.origin for e in entries])
+    origins = [e.origin for e in entries]
+    nodes = [e.nodes for e in entries] if shapes_checked else None
+    try:
+        check_reader_costs(statements, meta, origins, nodes)
+    except BadInputError:
+        if shapes_checked:
+            _require_costs_alone(entries, meta)
+        raise
     return statements
 
 
+def _require_costs_alone(entries: list[InstalledStatement], meta: TableMetadata) -> None:
+    """Raise, as :func:`require_usable` does for a refused record, for the first of ``entries``
+    over the table's cost limits on its own."""
+    limits = StatementLimits.of(meta)
+    for entry in entries:
+        checked = check_stored_statement(entry.statement, meta.schema, entry.origin, True)
+        try:
+            check_costs([checked], meta.schema, limits)
+        except BadInputError as exc:
+            raise BadInputError(exc.message, hint=_UNUSABLE_HINT) from None
+
+
 def check_reader_costs(
-    statements: list[Statement], meta: TableMetadata, origins: list[str] | None = None
+    statements: list[Statement],
+    meta: TableMetadata,
+    origins: list[str] | None = None,
+    nodes: Sequence[int | None] | None = None,
 ) -> None:
     """Check ``statements`` (as a reader applies them, in order) against the table's
     ``updates.max.*`` limits (each at most its ceiling) and, together, against the reader's
-    budget (:class:`~lakectl.updates.limits.ReadBudget`)."""
+    budget (:class:`~lakectl.updates.limits.ReadBudget`). ``nodes`` are the statements'
+    expression node counts when their shapes were already checked under these limits."""
     limits = StatementLimits.of(meta)
     check_statement_count(len(statements), "the table's statements", limits)
     costs = CostCheck(meta.schema, limits)
@@ -210,9 +252,10 @@ def check_reader_costs(
     for position, stmt in enumerate(statements):
         origin = origins[position] if origins else None
         one = check_stored_statement(stmt, meta.schema, origin, canonical=origin is not None)
-        nodes = check_tree_shape(one, limits)
+        known = nodes[position] if nodes else None
+        count = check_tree_shape(one, limits) if known is None else known
         costs.add(one)
-        budget.add(one, len(stmt.sql), nodes, costs)
+        budget.add(one, len(stmt.sql), count, costs)
 
 
 def statement_keys(entries: list[InstalledStatement]) -> list[tuple[int | None, int]]:
@@ -228,8 +271,13 @@ def statements_for_read(
     Statements effective later are not needed, so a refused one among them does not fail it.
     """
     if state is not None:
-        entries = [e for e in installed_statements(state) if e.statement.effective_ms <= as_of]
-        return require_usable(entries, meta)
+        # Each statement's limits are checked once: in order, with those before it.
+        same = state.metadata.schema == meta.schema and StatementLimits.of(
+            state.metadata
+        ) == StatementLimits.of(meta)
+        active = installed_statements(state, costs=not same)
+        entries = [e for e in active if e.statement.effective_ms <= as_of]
+        return require_usable(entries, meta, shapes_checked=same)
     path = store.path(UPDATES_FILE)
     if not store.storage.exists(path):
         return []

@@ -231,6 +231,12 @@ _FUSED_PROJECTIONS = 3
 # failed to analyze. Each query handed to Spark holds at most this many layers; the next one
 # reads its (analyzed) result.
 _LAYERS_PER_QUERY = 40
+# Spark's optimizer and planner walk a plan recursively (TreeNode.clone, transforms): the few
+# hundred layers of 2,000 statements that do not fuse overflowed the driver's thread stack
+# (StackOverflowError). Every this many layers the plan is cut: the layers so far become a
+# local checkpoint (lazy: computed once, by the read's own job, and kept by the executors for
+# the layers above), so no plan Spark optimizes holds more than this many layers.
+_LAYERS_PER_PLAN = 160
 
 
 class _PlanBuilder:
@@ -331,10 +337,13 @@ class _PlanBuilder:
     def _layer(self, select: str, where: str = "") -> None:
         """Wrap the query so far in ``SELECT select FROM (query) [WHERE where]``; every
         :data:`_LAYERS_PER_QUERY` layers, the query so far is handed to Spark and the next
-        layers read its result."""
+        layers read its result; every :data:`_LAYERS_PER_PLAN` layers, that result is a
+        checkpoint that ends the plan."""
         if self.query and self.layers % _LAYERS_PER_QUERY == 0:
             self.df = self._sql(self.query)
             self.query = ""
+            if self.layers % _LAYERS_PER_PLAN == 0:
+                self.df = self.df.localCheckpoint(eager=False)  # see _LAYERS_PER_PLAN
         inner = f"({self.query}) AS t{self.layers}" if self.query else "{frame}"
         self.layers += 1
         self.query = f"SELECT {select} FROM {inner}" + (f" WHERE {where}" if where else "")

@@ -10,7 +10,7 @@ import errno
 
 import pytest
 
-from lakectl.errors import FormatError, StorageError, engine_error
+from lakectl.errors import BadInputError, FormatError, StorageError, engine_error
 
 URL = "file:///w/sales/create_date=2024-01-02/delta_0000001_0000001_0000/bucket_00001"
 
@@ -87,3 +87,14 @@ def test_storage_hints_fit_the_failure(code: int, hint_word: str) -> None:
         assert "permissions" not in (error.hint or "")
     if code not in (errno.ENOSPC, errno.EDQUOT):
         assert "free space" not in (error.hint or "")
+
+
+def test_a_stack_overflow_in_spark_names_the_statements_and_the_way_out() -> None:
+    text = (
+        "An error occurred while calling o132.collectToPython.\n: java.lang.StackOverflowError"
+        "\n\tat org.apache.spark.sql.catalyst.trees.TreeNode.mapProductIterator(TreeNode.scala:334)"
+    )
+    error = engine_error(RuntimeError(text))
+    assert isinstance(error, BadInputError) and error.exit_code == 65
+    assert "StackOverflowError" in error.message and "installed statements" in error.message
+    assert error.hint is not None and "apply-updates TABLE --materialize" in error.hint

@@ -275,3 +275,22 @@ def test_case_branches_count_against_the_budget(lake, monkeypatch) -> None:
     assert read.code == 65
     message = read.json["error"]["message"]
     assert "statement 3 installed by version 1" in message and "13 CASE and IF branches" in message
+
+
+def test_a_read_checks_each_statement_once(lake, monkeypatch) -> None:
+    from lakectl.updates import limits
+
+    text = "".join(
+        f"UPDATE doctors SET first_name = 'n{i}' WHERE number = {i};\n" for i in range(30)
+    )
+    assert lake.install(text).code == 0
+    checked: list[str] = []
+    add = limits.CostCheck.add
+
+    def counted(self: limits.CostCheck, stmt) -> None:
+        checked.append(stmt.location.at())
+        add(self, stmt)
+
+    monkeypatch.setattr(limits.CostCheck, "add", counted)
+    assert lake("snapshot", "doctors", "--engine", "arrow").code == 0
+    assert len(checked) == len(set(checked)) == 30

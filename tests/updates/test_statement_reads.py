@@ -137,6 +137,7 @@ def test_a_costly_statement_written_into_the_log_is_refused_by_readers(
     entry.write_text(json.dumps(record))
     refused = run("snapshot", "doctors", "--as-of", f"{year}-06-01")
     assert refused.code == 65 and limit in refused.json["error"]["message"]
+    assert "read before the statement's effective time" in refused.json["error"]["hint"]
     assert run("snapshot", "doctors", "--as-of", f"{year - 1}-06-01").code == 0
 
 
