@@ -96,9 +96,10 @@ def _strings(count: int, null: bool) -> str:
 
 
 def _duckdb(where: str, rows: list[dict[str, Any]]) -> Counter:
-    live = pa.Table.from_pylist(rows, schema=pa.schema(list(DATA)))  # noqa: F841 (DuckDB's)
-    found = duckdb.sql(f"SELECT * FROM live WHERE {where}").arrow()
-    found = found.read_all() if isinstance(found, pa.RecordBatchReader) else found
+    live = pa.Table.from_pylist(rows, schema=pa.schema(list(DATA)))
+    with duckdb.connect() as con:  # its own connection, whatever other tests left on the default
+        con.register("live", live)
+        found = con.sql(f"SELECT * FROM live WHERE {where}").to_arrow_table()
     return Counter(tuple(r.values()) for r in found.to_pylist())
 
 

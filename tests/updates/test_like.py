@@ -64,7 +64,8 @@ def test_the_linear_form_matches_what_spark_matches(pattern: str, value: str) ->
 @given(pattern=patterns, value=values.map(lambda v: v.replace("\n", "")))
 def test_the_linear_form_matches_duckdb(pattern: str, value: str) -> None:
     # DuckDB's _ does not match a newline (Spark's does): values without one.
-    (duck,) = duckdb.execute("SELECT ? LIKE ? ESCAPE '\\'", [value, pattern]).fetchone()
+    with duckdb.connect() as con:  # its own connection: no unfinished result left behind
+        [(duck,)] = con.execute("SELECT ? LIKE ? ESCAPE '\\'", [value, pattern]).fetchall()
     assert matches(value, parse_like(pattern)) == duck
 
 
