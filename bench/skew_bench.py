@@ -1,4 +1,4 @@
-"""Skew bench (issue 5): ``skew`` next to a plain Spark GROUP BY, and a point query on a skewed
+"""Skew bench: ``skew`` next to a plain Spark GROUP BY, and a point query on a skewed
 value with and without list bucketing.
 
 The table: ``rows`` rows over ``dates`` ``ds`` partitions, a column ``x`` with ~3,000 values per

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make demo`: create a sales table (seed 001's `sell` schema), load a base and two CDC batches,
+# `make demo`: create a sales table (the CDC sales `sell` schema), load a base and two CDC batches,
 # then show what happened (history), what the table holds (show) and its rows (snapshot).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,4 @@
-"""Regenerate sample_data/sales (seed 001's `sell` schema): a base and two CDC batches.
+"""Regenerate sample_data/sales (the CDC sales `sell` schema): a base and two CDC batches.
 
 Deterministic (fixed seed). Run: .venv/bin/python scripts/make_sample_data.py
 """
