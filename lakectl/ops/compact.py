@@ -200,15 +200,7 @@ def _run(
             if rel in visible:  # the planner never picks a committed output; guard anyway
                 raise CommitConflictError(f"{rel} is already committed; run compact again")
             # Leftover of a crashed compaction: invisible, so safe to replace.
-            path = table_path(
-                store.storage,
-                store.root,
-                rel,
-                Shape.DATA_DIR,
-                source="the compaction plan",
-                deleting=True,
-            )
-            store.storage.delete(path, recursive=True)
+            _delete_output(store, rel)
     ctx.progress(f"compacting {len(chosen)} partition(s)")
     target_size = target_file_size(meta, options.target_file_size)
     try:
@@ -259,15 +251,16 @@ def _remove_outputs(store: TableStore, chosen: list[PartitionCompaction]) -> Non
     for p in chosen:
         for name in p.outputs:
             with contextlib.suppress(Exception):
-                path = table_path(
-                    store.storage,
-                    store.root,
-                    p.output_path(name),
-                    Shape.DATA_DIR,
-                    source="the compaction plan",
-                    deleting=True,
-                )
-                store.storage.delete(path, recursive=True)
+                _delete_output(store, p.output_path(name))
+
+
+def _delete_output(store: TableStore, rel: str) -> None:
+    """Delete the uncommitted output directory ``rel`` of a compaction plan (confined to the
+    table root like every path a plan names)."""
+    path = table_path(
+        store.storage, store.root, rel, Shape.DATA_DIR, source="the compaction plan", deleting=True
+    )
+    store.storage.delete(path, recursive=True)
 
 
 def _shadowed(d: Any, p: PartitionCompaction, added: set[str]) -> bool:
