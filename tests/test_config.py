@@ -386,7 +386,7 @@ def test_known_keys_give_no_warning(clean_env):
 
 @pytest.mark.parametrize("position", ["before", "after"])
 def test_unknown_key_warns_on_stderr_and_json_stays_one_object(clean_env, position):
-    from tests.conftest import run_lakectl
+    from tests.support.cli import run_lakectl
 
     (clean_env / "lakectl.toml").write_text('warehous = "/data/wh"\n')
     args = ["--json", "config"] if position == "before" else ["config", "--json"]

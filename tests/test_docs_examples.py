@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_lakectl
+from tests.support.cli import run_lakectl
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"

@@ -20,8 +20,8 @@ import pytest
 
 import lakectl
 from lakectl.errors import TimeTravelError, UsageError
-from tests.conftest import CliRun
 from tests.ops.test_changes import CDC_ARGS, SCHEMA, _write_batch
+from tests.support.cli import CliRun
 
 pytestmark = pytest.mark.spark
 
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.spark
 def history(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Path:
     """A table after six random CDC batches (updates move keys between partitions) and a
     delete: read-only for the tests."""
-    from tests.conftest import run_lakectl
+    from tests.support.cli import run_lakectl
 
     tmp = tmp_path_factory.mktemp("arrow_feed")
     root = tmp / "t"

@@ -7,9 +7,9 @@ import json
 from collections import Counter
 
 import pytest
-from arrow_oracle import assert_same_rows
 
 import lakectl
+from tests.support.arrow_oracle import assert_same_rows
 
 NO_OPEN = 9223372036854775807
 # (table, valid-write-id list or None)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from arrow_oracle import assert_same_rows
 
 import lakectl
 from lakectl.errors import LakectlError, UsageError
+from tests.support.arrow_oracle import assert_same_rows
 
 pytestmark = pytest.mark.spark
 

@@ -10,9 +10,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from arrow_oracle import assert_same_rows
 
 import lakectl
+from tests.support.arrow_oracle import assert_same_rows
 
 pytestmark = pytest.mark.spark
 

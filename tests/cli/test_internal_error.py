@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lakectl.errors import InternalError
-from tests.conftest import CliRun, run_lakectl
+from tests.support.cli import CliRun, run_lakectl
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lakectl.errors import TableNotFoundError
-from tests.conftest import run_lakectl
+from tests.support.cli import run_lakectl
 
 COMMANDS = [
     ["show"],

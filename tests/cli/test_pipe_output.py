@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lakectl.cli import output
-from tests.conftest import run_lakectl
+from tests.support.cli import run_lakectl
 
 SCHEMA = "id bigint, name string, amount double, day string"
 # Values a naive renderer splits: a comma, a quote, a tab-free long text, a NULL.

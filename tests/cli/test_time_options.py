@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lakectl.errors import TimeTravelError, UsageError
-from tests.conftest import run_lakectl
+from tests.support.cli import run_lakectl
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Fixtures for the tests against real Spark servers (see cluster_support)."""
 
-from cluster_support import connect_url, local_reference, s3_server, standalone_cluster
+from tests.support.cluster import connect_url, local_reference, s3_server, standalone_cluster
 
 __all__ = ["connect_url", "local_reference", "s3_server", "standalone_cluster"]

@@ -12,7 +12,9 @@ import sys
 from functools import partial
 
 import pytest
-from cluster_support import (
+
+from lakectl.spark.daemons import LOOPBACK, free_port, start_connect_server
+from tests.support.cluster import (
     CDC,
     CREATE,
     SALES,
@@ -25,8 +27,6 @@ from cluster_support import (
     snapshot_rows,
     stream_three_files,
 )
-
-from lakectl.spark.daemons import LOOPBACK, free_port, start_connect_server
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1500)]
 

@@ -10,7 +10,9 @@ import uuid
 from typing import Any
 
 import pytest
-from cluster_support import (
+
+from lakectl.storage.fs import storage_for
+from tests.support.cluster import (
     CREATE,
     SALES,
     WORKFLOW,
@@ -19,15 +21,13 @@ from cluster_support import (
     run_lakectl_sequence,
 )
 
-from lakectl.storage.fs import storage_for
-
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
 def s3_workflow(s3_server: Any) -> tuple[str, dict[str, str], list[tuple[object, ...]]]:
     """A fresh s3:// warehouse, the environment pointing at the server, and the workflow's
     commands with the first batch read from S3, then a snapshot written to S3."""
-    from seaweed_server import BUCKET
+    from tests.support.seaweed import BUCKET
 
     env = s3_server.env()
     prefix = f"s3://{BUCKET}/cluster-{uuid.uuid4().hex[:10]}"

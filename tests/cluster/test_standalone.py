@@ -8,7 +8,8 @@ APIs) shows up here as a failure or a difference.
 from __future__ import annotations
 
 import pytest
-from cluster_support import (
+
+from tests.support.cluster import (
     CREATE,
     STREAM_EXPECTED,
     STREAM_FILES,

@@ -22,10 +22,10 @@ from typing import Any
 
 import pyarrow.orc as orc
 import pytest
-from hive23_reader import hive_txn_list, read_partition, txn_list_is_understood
 
 import lakectl
 from lakectl.table.validity import ValidWriteIds
+from tests.support.hive23_reader import hive_txn_list, read_partition, txn_list_is_understood
 
 SCHEMA = "id bigint, name string, qty int, day string"
 

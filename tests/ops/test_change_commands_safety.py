@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crash_support import REPO, run_crashing
 
 import lakectl
 from lakectl.table.log import CommitRecord, Operation, find_conflict
+from tests.support.processes import REPO, run_crashing
 
 SCHEMA = "id bigint, label string, qty int, day string"
 

@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 import lakectl
-from tests.conftest import CliRun
+from tests.support.cli import CliRun
 
 pytestmark = pytest.mark.spark
 

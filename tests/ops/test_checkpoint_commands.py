@@ -15,7 +15,8 @@ from lakectl.ops.create import create_table
 from lakectl.ops.set_properties import set_properties
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import CHECKPOINT_DIR, TableStore
-from tests.conftest import REPO, CliRun
+from tests.support.cli import CliRun
+from tests.support.paths import REPO
 
 
 def _new_table(root: Path) -> TableStore:

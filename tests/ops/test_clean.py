@@ -17,9 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from cdc_oracle import CdcOracle
-from orc_streams import acid_metadata_mismatch, bloom_filter_columns
-from test_load_differential import (
+
+from tests.ops.test_load_differential import (
     CDC_ARGS,
     COLUMNS,
     SCHEMA,
@@ -28,6 +27,8 @@ from test_load_differential import (
     rows_of,
     write_csv,
 )
+from tests.support.cdc_oracle import CdcOracle
+from tests.support.orc_streams import acid_metadata_mismatch, bloom_filter_columns
 
 pytestmark = pytest.mark.spark
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pyorc
 import pytest
-from orc_streams import acid_metadata_mismatch, bloom_filter_columns
 
 from lakectl.spark.bucket_merge import ENABLED_CONF
+from tests.support.orc_streams import acid_metadata_mismatch, bloom_filter_columns
 
 pytestmark = pytest.mark.spark
 

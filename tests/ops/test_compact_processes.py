@@ -11,7 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
-from test_crash_and_concurrency import (
+
+from lakectl.ops.context import Context
+from lakectl.ops.reading import open_for_read
+from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+from lakectl.storage.fs import storage_for
+from lakectl.table.store import TableStore
+from tests.ops.test_crash_and_concurrency import (
     BASE,
     CDC,
     CHANGES,
@@ -21,12 +27,6 @@ from test_crash_and_concurrency import (
     _start,
     _wait_for,
 )
-
-from lakectl.ops.context import Context
-from lakectl.ops.reading import open_for_read
-from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
-from lakectl.storage.fs import storage_for
-from lakectl.table.store import TableStore
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -17,8 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-from cdc_oracle import CdcOracle
-from crash_support import JVM_OPTIONS
+
+from tests.support.cdc_oracle import CdcOracle
+from tests.support.processes import JVM_OPTIONS
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

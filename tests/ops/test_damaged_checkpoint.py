@@ -12,7 +12,7 @@ import pytest
 import lakectl
 from lakectl.table.checkpoint import checkpoint_name
 from lakectl.table.store import CHECKPOINT_DIR
-from tests.conftest import CliRun
+from tests.support.cli import CliRun
 
 SCHEMA = "id bigint, label string, day string"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lakectl.table.compaction_runs import new_run
-from tests.conftest import run_lakectl as lakectl
+from tests.support.cli import run_lakectl as lakectl
 
 DAMAGED_TABLE = 76
 LOG = "_lakectl/log"

@@ -25,8 +25,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import SHARED
-from tests.conftest import run_lakectl as lakectl
+from tests.support.cli import run_lakectl as lakectl
+from tests.support.paths import SHARED
 
 DATA_FILE = SHARED / "interop/fixtures/acid_version_validation/acid_version_hive_3/00000_0"
 DELTA = "delta_0000001_0000001_0000"

@@ -19,7 +19,8 @@ from typing import Any
 
 import duckdb
 import pytest
-from crash_support import run_crashing
+
+from tests.support.processes import run_crashing
 
 pytestmark = pytest.mark.spark
 

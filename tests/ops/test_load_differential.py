@@ -21,8 +21,9 @@ from typing import Any
 
 import pyorc
 import pytest
-from cdc_oracle import CdcOracle
-from orc_streams import dictionary_columns
+
+from tests.support.cdc_oracle import CdcOracle
+from tests.support.orc_streams import dictionary_columns
 
 pytestmark = pytest.mark.spark
 

@@ -22,8 +22,8 @@ from lakectl.planning.log_expiry_plan import plan_log_expiry
 from lakectl.storage.fs import storage_for
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.store import CHECKPOINT_DIR, LOG_DIR, TableStore
-from tests.conftest import CliRun
-from tests.crash_support import run_crashing
+from tests.support.cli import CliRun
+from tests.support.processes import run_crashing
 
 SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"
 SCHEMA = (

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from doctors_seed import SCHEMA, seed_listings
+
+from tests.support.doctors_seed import SCHEMA, seed_listings
 
 pytestmark = pytest.mark.spark
 

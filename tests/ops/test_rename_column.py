@@ -11,9 +11,9 @@ from typing import Any
 
 import duckdb
 import pytest
-from crash_support import run_crashing
 
 import lakectl
+from tests.support.processes import run_crashing
 
 SCHEMA = "id bigint, qty int, note string, day string"
 

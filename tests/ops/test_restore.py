@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crash_support import run_crashing
 
 import lakectl
 from lakectl.table.log import CommitRecord, Operation, find_conflict
+from tests.support.processes import run_crashing
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = "id bigint, name string, qty int, day string"

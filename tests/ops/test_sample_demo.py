@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cdc_oracle import CdcOracle
+
+from tests.support.cdc_oracle import CdcOracle
 
 pytestmark = pytest.mark.spark
 

@@ -18,8 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cdc_oracle import CdcOracle
-from crash_support import JVM_OPTIONS
 
 from lakectl.config import Config
 from lakectl.errors import BadInputError
@@ -28,6 +26,8 @@ from lakectl.ops.load import LoadOptions
 from lakectl.ops.stream import DELTA_MARGIN, StreamOptions, stream
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import TableStore
+from tests.support.cdc_oracle import CdcOracle
+from tests.support.processes import JVM_OPTIONS
 
 pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]

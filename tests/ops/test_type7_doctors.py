@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from doctors_seed import SCHEMA, doctors_rows
-from doctors_seed import seed_listings as _seed_listings
+
+from tests.support.doctors_seed import SCHEMA, doctors_rows
+from tests.support.doctors_seed import seed_listings as _seed_listings
 
 REPO = Path(__file__).resolve().parents[2]
 

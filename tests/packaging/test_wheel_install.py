@@ -19,10 +19,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from crash_support import JVM_OPTIONS
 
 from lakectl.data_source_jar import jar_path
 from lakectl.spark.native_read import ENABLED_CONF
+from tests.support.processes import JVM_OPTIONS
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
 

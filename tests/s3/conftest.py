@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from seaweed_server import BUCKET, SeaweedServer, shared_server
+
+from tests.support.seaweed import BUCKET, SeaweedServer, shared_server
 
 
 @pytest.fixture(scope="session")

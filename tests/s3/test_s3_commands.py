@@ -7,10 +7,10 @@ from typing import Any
 
 from samples import DOCTORS_SCHEMA as SCHEMA
 from samples import UPDATES
-from seaweed_server import SECRET_KEY
 
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import META_DIR
+from tests.support.seaweed import SECRET_KEY
 
 # Keys whose values are clock readings or durations, different on every run.
 _CLOCK_KEYS = ("_at", "seconds", "started", "ended", "committed", "installed", "horizon")

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from samples import CDC, DOCTORS_SCHEMA, SALES, SALES_SCHEMA, UPDATES, rows
-from seaweed_server import BUCKET, SECRET_KEY, SeaweedServer
+
+from tests.support.seaweed import BUCKET, SECRET_KEY, SeaweedServer
 
 
 def lakectl(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,7 @@ from lakectl.ops.create import create_table
 from lakectl.ops.set_properties import set_properties
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import CHECKPOINT_DIR, LOG_DIR, TableStore
-from tests.conftest import CliRun
+from tests.support.cli import CliRun
 
 
 def test_clean_expires_the_log_on_s3(s3: Any, lakectl_cli: Callable[..., CliRun]) -> None:

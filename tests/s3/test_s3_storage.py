@@ -11,13 +11,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from seaweed_server import ACCESS_KEY, SECRET_KEY
 
 from lakectl.errors import StorageError
 from lakectl.storage.fs import AlreadyExistsError, storage_for
 from lakectl.storage.s3 import redact, s3fs_options
 from lakectl.table.log import CommitRecord
 from lakectl.table.store import LOG_DIR, META_DIR, TableStore
+from tests.support.seaweed import ACCESS_KEY, SECRET_KEY
 
 
 def test_reads_writes_listing_move_delete(s3):

@@ -11,19 +11,17 @@
 from __future__ import annotations
 
 import os
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from backends import BACKENDS, Backend
 
 from lakectl.storage.fs import storage_for
+from tests.support.storage_backends import BACKENDS, Backend
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "s3"))
 
-
-@pytest.fixture(params=BACKENDS)
+# The S3 backend starts a real server: such cases leave the fast tier like server fixtures do.
+@pytest.fixture(params=[pytest.param(b, marks=pytest.mark.server) if b == "s3" else b for b in BACKENDS])
 def backend(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch) -> Backend:
     name = request.param
     prefix = uuid.uuid4().hex[:12]
@@ -32,7 +30,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch) -> Back
     elif name == "memory":
         url = f"memory://contract-{prefix}"
     elif name == "s3":
-        from seaweed_server import BUCKET, shared_server
+        from tests.support.seaweed import BUCKET, shared_server
 
         server = shared_server(request.getfixturevalue("tmp_path_factory").mktemp("seaweed"))
         for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN"):

@@ -10,9 +10,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from backends import EXCLUSIVE, Backend
 
 from lakectl.storage.fs import AlreadyExistsError
+from tests.support.storage_backends import EXCLUSIVE, Backend
 
 
 def test_first_writer_wins_and_later_ones_change_nothing(backend: Backend):

@@ -20,7 +20,7 @@ from lakectl.table.checkpoint import (
 )
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.store import CHECKPOINT_DIR, LOG_DIR, TableStore
-from tests.crash_support import run_crashing
+from tests.support.processes import run_crashing
 
 
 def _store(root: Path) -> TableStore:

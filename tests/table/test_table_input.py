@@ -39,7 +39,7 @@ from lakectl.table.store import (
     IncompleteLogError,
     TableStore,
 )
-from tests.conftest import CliRun
+from tests.support.cli import CliRun
 
 DEEP_OBJECT = '{"a":' * 100_000
 DEEP_ARRAY = "[" * 100_000

@@ -14,7 +14,10 @@ import random
 from pathlib import Path
 
 import pytest
-from test_differential_duckdb import (
+
+from lakectl.updates import parse_updates_text, statements_effective_at
+from lakectl.updates.statements import Statement
+from tests.updates.test_differential_duckdb import (
     ROWS,
     SCHEMA,
     TIMES,
@@ -23,9 +26,6 @@ from test_differential_duckdb import (
     random_rows,
     updates_text,
 )
-
-from lakectl.updates import parse_updates_text, statements_effective_at
-from lakectl.updates.statements import Statement
 
 pytestmark = pytest.mark.spark
 

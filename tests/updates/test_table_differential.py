@@ -6,7 +6,10 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_differential_duckdb import (
+
+import lakectl
+from lakectl.updates import parse_updates_text, statements_effective_at
+from tests.updates.test_differential_duckdb import (
     SCHEMA,
     assert_same,
     by_id,
@@ -15,9 +18,6 @@ from test_differential_duckdb import (
     rows_frame,
     updates_text,
 )
-
-import lakectl
-from lakectl.updates import parse_updates_text, statements_effective_at
 
 pytestmark = pytest.mark.spark
 

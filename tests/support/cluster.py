@@ -59,7 +59,7 @@ def _alive_workers(webui_port: int) -> int:
     return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalone]:
     """A Spark standalone master and one worker (1 core, 1 GB) on 127.0.0.1."""
     logs = tmp_path_factory.mktemp("standalone")
@@ -95,7 +95,7 @@ def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sta
             daemon.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Spark Connect server (local[2] driver) on 127.0.0.1; yields its ``sc://`` URL.
 
@@ -238,13 +238,12 @@ def local_reference(tmp_path_factory: pytest.TempPathFactory, lakectl_cli, spark
     return comparable(results[1:])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The SeaweedFS server of tests/s3 (one per run). Its AWS variables are given only to the
     lakectl processes, never to the Spark daemons: executors must get the endpoint and
     credentials from lakectl (pickled with the data source), not from their environment."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "s3"))
-    from seaweed_server import shared_server
+    from tests.support.seaweed import shared_server
 
     return shared_server(tmp_path_factory.mktemp("seaweed"))
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.support.paths import REPO
+
 # For a JVM that lives a few seconds on shared cores: the C1 compiler and serial GC make its cold
 # start over 2x cheaper in CPU (measured: 119 s -> 46 s for six loads at once).
 JVM_OPTIONS = (
