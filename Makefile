@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test test-fast lint bench clean check-java
+.PHONY: setup demo test check test-fast lint bench clean check-java
 
 JAR := lakectl/jars/lakectl-spark.jar
 JAVA_SOURCES := $(wildcard jvm/src/io/lakectl/spark/*.java)
@@ -31,14 +31,24 @@ check-java:
 demo: $(STAMP) $(JAR)
 	@scripts/demo.sh
 
-# Test files are spread over TEST_WORKERS processes (one Spark session each), a file per process.
+# Every test, real servers and kill -9 included. Test files are spread over TEST_WORKERS
+# processes (one Spark session each), a file per process; files sharing the Spark servers run on
+# one worker, heaviest groups first (tests/conftest.py).
 TEST_WORKERS ?= 2
 
 test: $(STAMP) $(JAR)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+
+# The inner loop: lint, types and every test that needs no JVM and no server. `java` is replaced
+# by one that fails, so a test that would start a JVM here fails instead of running.
+FAST_TESTS := env -u JAVA_HOME PATH="$(CURDIR)/tests/support/no_java:$$PATH" \
+	$(BIN)/python -m pytest -q -m "not spark and not server"
+
+check: lint
+	$(FAST_TESTS) -n $(TEST_WORKERS)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not spark"
+	$(FAST_TESTS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check lakectl tests bench build_support

@@ -31,8 +31,9 @@ def _lakectl(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A warehouse with table t (created; no Spark needed) and a tiny CSV to load."""
+def project(tmp_path_factory: pytest.TempPathFactory, jvm_processes: object) -> Path:
+    """A warehouse with table t (created; no Spark needed) and a tiny CSV to load; the tests
+    run lakectl in new processes that start their own JVM."""
     root = tmp_path_factory.mktemp("quiet")
     (root / "rows.csv").write_text("id,name\n1,a\n2,b\n")
     (root / "bad.csv").write_text("id,name\nnot-a-number,a\n")

@@ -21,7 +21,9 @@ from tests.support.storage_backends import BACKENDS, Backend
 
 
 # The S3 backend starts a real server: such cases leave the fast tier like server fixtures do.
-@pytest.fixture(params=[pytest.param(b, marks=pytest.mark.server) if b == "s3" else b for b in BACKENDS])
+@pytest.fixture(
+    params=[pytest.param(b, marks=pytest.mark.server) if b == "s3" else b for b in BACKENDS]
+)
 def backend(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch) -> Backend:
     name = request.param
     prefix = uuid.uuid4().hex[:12]

@@ -1,0 +1,50 @@
+"""The fast tier (`make check`) runs no JVM and no server: its markers come from fixtures, and
+`java` there is one that fails, so a test that slipped through would fail rather than run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.support.paths import REPO
+
+NO_JAVA = REPO / "tests" / "support" / "no_java"
+FAST = "not spark and not server"
+
+
+def _fast_tier_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = f"{NO_JAVA}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _collected(*paths: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "-m", FAST, *paths],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode in (0, 5), done.stdout[-2000:] + done.stderr[-2000:]
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+def test_tests_using_spark_or_servers_are_not_in_the_fast_tier() -> None:
+    # test_compact.py uses the `spark` fixture, the cluster files the Spark servers (through
+    # other fixtures too), test_log.py neither: markers follow the fixtures, not the folders.
+    collected = _collected("tests/ops/test_compact.py", "tests/cluster", "tests/table/test_log.py")
+    assert collected, "the fast tier lost the pure tests"
+    assert all(line.startswith("tests/table/test_log.py::") for line in collected), collected
+
+
+def test_a_jvm_cannot_start_in_the_fast_tier() -> None:
+    code = (
+        "from lakectl.spark.session import SparkSettings, get_session\n"
+        "get_session(SparkSettings(master='local[1]'))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=_fast_tier_env(),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "the fast tier must not start a JVM" in done.stdout + done.stderr
