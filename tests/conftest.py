@@ -12,14 +12,17 @@ import pytest
 
 from tests.support.cli import CliRun, run_lakectl
 from tests.support.paths import INTEROP
+from tests.support.processes import TEST_JAVA_OPTIONS
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    """A local[2] Spark session shared by every test that needs one."""
+    """A local[2] Spark session shared by every test of a worker that needs one (its JVM tuned
+    for tiny tables on few cores, see :data:`tests.support.processes.TEST_JAVA_OPTIONS`)."""
     from lakectl.spark.session import SparkSettings, get_session
 
-    session = get_session(SparkSettings(master="local[2]"))
+    java_options = {"spark.driver.extraJavaOptions": TEST_JAVA_OPTIONS}
+    session = get_session(SparkSettings(master="local[2]", conf=java_options))
     yield session
     # Stopped at interpreter exit; stopping here would break other session-scoped users.
 
