@@ -14,8 +14,6 @@ import pytest
 
 import lakectl
 
-pytestmark = pytest.mark.spark
-
 REPO = Path(__file__).resolve().parents[2]
 SALES = REPO / "sample_data" / "sales"
 SCHEMA = (
@@ -232,7 +230,7 @@ def test_names_resolve_under_the_warehouse(tmp_path) -> None:
     assert (tmp_path / "orders" / "_lakectl").is_dir()
 
 
-def test_the_callers_own_session_is_reused(tmp_path) -> None:
+def test_the_callers_own_session_is_reused(tmp_path, jvm_processes) -> None:
     """A PySpark application that made its own session: lakectl runs its jobs there and starts
     no second one."""
     script = textwrap.dedent(

@@ -23,8 +23,6 @@ from lakectl.errors import TimeTravelError, UsageError
 from tests.ops.test_changes import CDC_ARGS, SCHEMA, _write_batch
 from tests.support.cli import CliRun
 
-pytestmark = pytest.mark.spark
-
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Path:

@@ -8,7 +8,6 @@ from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
-import pytest
 
 import lakectl
 from lakectl.arrow.events import conform_batch
@@ -52,7 +51,6 @@ def _sorted(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return sorted((tuple(r.values()) for r in rows), key=repr)
 
 
-@pytest.mark.spark
 def test_to_arrow_equals_to_spark_on_an_evolved_table(tmp_path, spark):
     schema = "id bigint, qty smallint, price float, day string"
     table = lakectl.create_table(

@@ -28,7 +28,6 @@ CASES = [
 ]
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize(("name", "valid"), CASES)
 def test_hive_table_equals_the_spark_path(interop, spark, name, valid):
     table = lakectl.open_table(str(interop / "tables" / name), spark=spark)
@@ -72,7 +71,6 @@ def test_batches_stream_partition_by_partition(interop):
     assert len(months) == 24
 
 
-@pytest.mark.spark
 def test_cli_engines_print_the_same_rows(interop, lakectl_cli, spark):
     """Every type of alltypes_original (timestamps included) prints the same JSON values."""
     table = interop / "tables" / "alltypes_original"

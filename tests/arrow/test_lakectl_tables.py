@@ -19,8 +19,6 @@ import lakectl
 from lakectl.errors import LakectlError, UsageError
 from tests.support.arrow_oracle import assert_same_rows
 
-pytestmark = pytest.mark.spark
-
 SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"
 SCHEMA = (
     "sell_id bigint, acct_id bigint, change_ts string, create_ts string, payment_type_id string, "

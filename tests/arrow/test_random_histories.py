@@ -14,8 +14,6 @@ import pytest
 import lakectl
 from tests.support.arrow_oracle import assert_same_rows
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = "id bigint, qty int, change_ts timestamp, amount decimal(10,2), note string, region string"
 REGIONS = ["east", "n/a", "50% off", ""]  # "" reads as NULL: the default partition
 HEADER = ["op_code", "id", "qty", "change_ts", "amount", "note", "region"]

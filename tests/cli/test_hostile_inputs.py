@@ -132,7 +132,6 @@ def test_a_byte_order_mark_before_the_statements_is_accepted(project, lakectl_cl
     assert [(e["sql"], e["line"]) for e in listed] == [("DELETE FROM t WHERE id = 1", 2)]
 
 
-@pytest.mark.spark
 def test_a_byte_order_mark_in_a_csv_source_is_not_part_of_the_first_column(
     project, lakectl_cli, spark
 ):

@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.spark
-
 SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"
 SCHEMA = (
     "sell_id bigint, acct_id bigint, change_ts string, create_ts string, payment_type_id string, "

@@ -28,7 +28,7 @@ from tests.support.cluster import (
     stream_three_files,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 
 def test_sales_workflow_over_spark_connect_matches_local_mode(

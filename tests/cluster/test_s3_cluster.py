@@ -21,7 +21,7 @@ from tests.support.cluster import (
     run_lakectl_sequence,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
 def s3_workflow(s3_server: Any) -> tuple[str, dict[str, str], list[tuple[object, ...]]]:

@@ -10,7 +10,7 @@ import pytest
 
 from lakectl.spark.daemons import pid_alive, port_open
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 COUNT_OVER_CONNECT = (
     "import sys\n"
@@ -20,7 +20,7 @@ COUNT_OVER_CONNECT = (
 )
 
 
-def test_server_start_status_stop(tmp_path: Path, monkeypatch, lakectl_cli):
+def test_server_start_status_stop(tmp_path: Path, monkeypatch, lakectl_cli, jvm_processes):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     assert lakectl_cli("server", "status", "--json").json["running"] is False
 

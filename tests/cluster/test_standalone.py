@@ -21,7 +21,7 @@ from tests.support.cluster import (
     stream_three_files,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 
 def test_sales_workflow_on_a_standalone_cluster_matches_local_mode(

@@ -111,7 +111,6 @@ def _delete_events(directories: list[Path]) -> Counter[tuple[int, int, int]]:
     return events
 
 
-@pytest.mark.spark
 def test_the_history_made_the_layouts_under_test(history) -> None:
     table, root, step = history
     directories = list(root.glob("day=*/*delta_*"))
@@ -126,13 +125,11 @@ def test_the_history_made_the_layouts_under_test(history) -> None:
     assert step["evolved"] == table.version == _state(table, root).max_write_id
 
 
-@pytest.mark.spark
 def test_hive_reads_the_latest_state_as_lakectl(spark, history) -> None:
     table, root, _ = history
     _assert_hive_reads_as_lakectl(spark, table, root, _state(table, root).valid_write_ids())
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize(
     "name", ["append", "upsert", "cdc", "delete", "update", "materialize", "restore"]
 )

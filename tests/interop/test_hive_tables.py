@@ -136,7 +136,6 @@ NATION_VALID = {
 }
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize("case", list(NATION_VALID))
 def test_nation_acid_matches_the_raw_events(interop, snapshot, case):
     table = interop / "tables" / "nation_acid"
@@ -161,7 +160,6 @@ def test_nation_acid_matches_the_raw_events(interop, snapshot, case):
     assert set(keys) <= set(range(25))
 
 
-@pytest.mark.spark
 def test_nation_acid_filter_on_the_raw_delta(interop, snapshot):
     table = interop / "tables" / "nation_acid"
     raw = ("--valid-write-ids", f"default.nation_acid:2:{NO_OPEN}::")
@@ -175,7 +173,6 @@ def test_nation_acid_filter_on_the_raw_delta(interop, snapshot):
 # --- compacted base, streaming ----------------------------------------------------------------
 
 
-@pytest.mark.spark
 def test_compacted_base_with_lower_case_acid_columns(interop, snapshot):
     table = interop / "tables" / "compacted_base"
     got = snapshot_rows(snapshot(table))
@@ -183,7 +180,6 @@ def test_compacted_base_with_lower_case_acid_columns(interop, snapshot):
     assert sorted(got) == sorted(expected) == [(1,), (2,), (3,)]
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize(
     ("text", "valid"),
     [
@@ -203,7 +199,6 @@ def test_streaming_delta_with_two_transactions(interop, snapshot, text, valid):
 # --- original (pre-ACID) files ----------------------------------------------------------------
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize("name", ["nation_original", "dummy_original", "alltypes_original"])
 def test_original_files_with_synthetic_row_ids(interop, snapshot, name):
     table = interop / "tables" / name
@@ -269,7 +264,6 @@ def test_fixture_delete_events_are_as_documented(interop):
     assert [e[1] for e in events["delete_delta_0000007_0000007_0000"]] == [6]
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize(
     ("text", "valid", "expected"),
     [

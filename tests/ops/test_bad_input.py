@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = "id bigint, change_ts timestamp, amount decimal(10,2), note string, qty int, region string"
 HEADER = "op_code,id,change_ts,amount,note,qty,region"
 BASE_ROWS = [

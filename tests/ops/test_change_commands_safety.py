@@ -45,7 +45,6 @@ def table(spark, tmp_path: Path) -> lakectl.Table:
 # --- kill -9 ------------------------------------------------------------------------------------
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize("point", ["dml.before_commit", "write.after_first_move"])
 def test_a_killed_update_changes_nothing_and_a_rerun_completes(table, point) -> None:
     before = _state(table)
@@ -61,7 +60,6 @@ def test_a_killed_update_changes_nothing_and_a_rerun_completes(table, point) -> 
     )
 
 
-@pytest.mark.spark
 def test_a_restore_killed_while_moving_its_files_changes_nothing(table) -> None:
     first = table.version - 1
     expected = _rows(table, version=first)
@@ -90,7 +88,6 @@ def test_a_delete_or_update_conflicts_with_a_data_commit_in_a_partition_it_read(
         assert find_conflict(change, [elsewhere]) is None
 
 
-@pytest.mark.spark
 def test_a_load_committed_while_a_restore_runs_makes_the_restore_a_conflict(
     table, spark, tmp_path
 ) -> None:
@@ -130,7 +127,6 @@ def test_a_load_committed_while_a_restore_runs_makes_the_restore_a_conflict(
 # --- compaction and clean -----------------------------------------------------------------------
 
 
-@pytest.mark.spark
 def test_restore_after_compaction_and_clean_inside_the_retention_window(table) -> None:
     first = table.version - 1
     expected = _rows(table, version=first)
@@ -142,7 +138,6 @@ def test_restore_after_compaction_and_clean_inside_the_retention_window(table) -
     assert result.version is not None and _rows(table) == expected
 
 
-@pytest.mark.spark
 def test_restore_outside_the_retention_window_is_the_clear_error(table, lakectl_cli) -> None:
     first = table.version - 1
     table.compact("major")

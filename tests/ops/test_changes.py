@@ -15,12 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pytest
 
 import lakectl
 from tests.support.cli import CliRun
-
-pytestmark = pytest.mark.spark
 
 SCHEMA = "id bigint, change_ts bigint, note string, qty int, region string"
 COLUMNS = ("id", "change_ts", "note", "qty", "region")

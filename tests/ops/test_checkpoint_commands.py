@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from lakectl.ops.create import create_table
 from lakectl.ops.set_properties import set_properties
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import CHECKPOINT_DIR, TableStore
 from tests.support.cli import CliRun
-from tests.support.paths import REPO
 
 
 def _new_table(root: Path) -> TableStore:

@@ -30,8 +30,6 @@ from tests.ops.test_load_differential import (
 from tests.support.cdc_oracle import CdcOracle
 from tests.support.orc_streams import acid_metadata_mismatch, bloom_filter_columns
 
-pytestmark = pytest.mark.spark
-
 
 class History:
     """A table loaded with random CDC batches, and DuckDB's rows after each version."""

@@ -15,8 +15,6 @@ import pytest
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import TableStore
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = "id bigint, change_ts timestamp, val string, part string"
 HEADER = "op_code,id,change_ts,val,part"
 CDC = ("--mode", "cdc", "--op-column", "op_code", "--order-by", "change_ts")

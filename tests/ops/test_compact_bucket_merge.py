@@ -13,12 +13,9 @@ import random
 from pathlib import Path
 
 import pyorc
-import pytest
 
 from lakectl.spark.bucket_merge import ENABLED_CONF
 from tests.support.orc_streams import acid_metadata_mismatch, bloom_filter_columns
-
-pytestmark = pytest.mark.spark
 
 SCHEMA = "id bigint, val string, amt double, qty int, day date, part string"
 HEADER = "op_code,id,val,amt,qty,day,part"

@@ -28,7 +28,7 @@ from tests.ops.test_crash_and_concurrency import (
     _wait_for,
 )
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.slow]
 
 STREAM = [
     [("U", k, f"2024-02-0{n} 00:00:00", f"s{n}_{k}") for k in range(n, 25, 3)]

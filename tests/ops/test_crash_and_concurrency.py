@@ -21,7 +21,7 @@ import pytest
 from tests.support.cdc_oracle import CdcOracle
 from tests.support.processes import JVM_OPTIONS
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.slow]
 
 SCHEMA = "id bigint, change_ts timestamp, val string, part string"
 COLUMNS = {"id": "BIGINT", "change_ts": "TIMESTAMP", "val": "VARCHAR", "part": "VARCHAR"}

@@ -7,8 +7,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 import lakectl
 from lakectl.table.checkpoint import checkpoint_name
 from lakectl.table.store import CHECKPOINT_DIR
@@ -17,7 +15,6 @@ from tests.support.cli import CliRun
 SCHEMA = "id bigint, label string, day string"
 
 
-@pytest.mark.spark
 def test_a_checkpoint_without_its_added_directories_is_skipped_by_both_engines(
     spark, tmp_path: Path, lakectl_cli: Callable[..., CliRun]
 ) -> None:

@@ -23,8 +23,6 @@ from lakectl.planning.read_plan import MIN_ORC_FILE_BYTES
 from lakectl.spark.bucket_merge import ENABLED_CONF as BUCKET_MERGE
 from lakectl.spark.native_read import ENABLED_CONF as DATA_SOURCE
 
-pytestmark = pytest.mark.spark
-
 SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"
 SCHEMA = (
     "sell_id bigint, acct_id bigint, change_ts string, create_ts string, payment_type_id string, "

@@ -14,8 +14,6 @@ import pytest
 import lakectl
 from tests.support.processes import run_crashing
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = "id bigint, amount double, status string, qty int, day string"
 COLUMNS = ("id", "amount", "status", "qty", "day")
 DAYS = ("2024-01-01", "2024-01-02", "2024-01-03")

@@ -22,8 +22,6 @@ import pytest
 
 from tests.support.processes import run_crashing
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = "id bigint, x int, y string, val string, ds string"
 DAYS = ["2024-01-01", "2024-01-02"]
 HOT = [6, 20, 30, 40]  # ~60% of the rows
@@ -346,7 +344,7 @@ def test_a_load_committing_during_the_rewrite(table, lakectl_cli, tmp_path, monk
     assert scans["x = 30"]["files_read"] == scans["x = 30"]["files"]
 
 
-def test_a_rewrite_killed_before_commit_changes_nothing(tmp_path, lakectl_cli):
+def test_a_rewrite_killed_before_commit_changes_nothing(tmp_path, lakectl_cli, spark):
     """``list-bucket`` killed (as by kill -9) after writing its split bases but before its commit:
     the table reads exactly as before, a rerun completes, and ``clean`` removes the leftovers."""
     path = tmp_path / "t"

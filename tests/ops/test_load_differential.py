@@ -25,8 +25,6 @@ import pytest
 from tests.support.cdc_oracle import CdcOracle
 from tests.support.orc_streams import dictionary_columns
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = "id bigint, change_ts timestamp, amount decimal(10,2), note string, qty int, region string"
 COLUMNS = {
     "id": "BIGINT",
@@ -344,7 +342,7 @@ def test_append_keeps_every_row(tmp_path, lakectl_cli, spark):
     assert len(lakectl_cli("history", table, "--json").json) == 3
 
 
-def test_strings_get_orcs_default_encoding_in_deltas_and_bases(tmp_path, lakectl_cli):
+def test_strings_get_orcs_default_encoding_in_deltas_and_bases(tmp_path, lakectl_cli, spark):
     """As Hive writes them: a dictionary for a string column of few distinct values, direct
     encoding for one of unique values; in a load's delta and in a major compaction's base."""
     table = tmp_path / "events"
@@ -478,7 +476,7 @@ def test_updates_find_rows_in_partitions_with_any_character(tmp_path, lakectl_cl
     assert len(list(table.glob("part=*"))) == len(rows)
 
 
-def test_avro_source_without_a_record_schema(tmp_path, lakectl_cli):
+def test_avro_source_without_a_record_schema(tmp_path, lakectl_cli, spark):
     import fastavro
 
     source = tmp_path / "numbers.avro"

@@ -200,7 +200,6 @@ def test_a_crash_while_expiring_leaves_the_table_readable(
 # --- a table with data: time travel inside and outside the window --------------------------
 
 
-@pytest.mark.spark
 def test_time_travel_inside_the_window_and_before_history(
     tmp_path: Path, spark: object, lakectl_cli: Callable[..., CliRun]
 ) -> None:

@@ -16,8 +16,6 @@ import pytest
 
 from tests.support.doctors_seed import SCHEMA, seed_listings
 
-pytestmark = pytest.mark.spark
-
 REPO = Path(__file__).resolve().parents[2]
 AVRO = REPO / "sample_data/doctors/doctors.avro"
 UPDATES = REPO / "sample_data/doctors/updates.sql"

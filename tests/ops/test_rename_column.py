@@ -80,7 +80,6 @@ def test_a_rename_renames_the_key_and_reports_itself(tmp_path, lakectl_cli):
 # --- reads against DuckDB -----------------------------------------------------------------
 
 
-@pytest.mark.spark
 def test_renames_read_like_duckdb_at_every_version(tmp_path, spark):
     """Rename ``qty``, then add a new ``qty``: old files must not give it their values."""
     table = lakectl.create_table(
@@ -162,7 +161,6 @@ RENAMED_ROWS = [(1, 9, "x2", "a"), (2, 6, "y", "b"), (3, 7, "z", "a"), (4, 8, "w
 COLUMNS = ["id", "quantity", "note", "day"]
 
 
-@pytest.mark.spark
 def test_compaction_restore_and_change_feed_across_a_rename(renamed, lakectl_cli, spark):
     # the change feed from before the rename: pre-images under the new name, both engines
     columns = ("id", "quantity", "_change_type")
@@ -205,7 +203,6 @@ def test_compaction_restore_and_change_feed_across_a_rename(renamed, lakectl_cli
 # --- what names columns besides the schema -------------------------------------------------
 
 
-@pytest.mark.spark
 def test_statements_naming_the_column_block_the_rename_until_materialized(
     renamed, tmp_path, lakectl_cli
 ):
@@ -238,7 +235,6 @@ def test_statements_naming_the_column_block_the_rename_until_materialized(
     assert _log_size(root) == before
 
 
-@pytest.mark.spark
 def test_a_list_bucketed_column_is_not_renamed_until_the_layout_is_off(
     tmp_path, spark, lakectl_cli
 ):
@@ -292,7 +288,6 @@ def test_a_killed_alter_changes_nothing_and_a_rerun_completes(tmp_path, lakectl_
 SCHEMA_NAMES = ["id", "qty", "note", "day"]
 
 
-@pytest.mark.spark
 def test_a_load_evolve_killed_after_its_schema_commit_is_completed_by_a_rerun(
     tmp_path, lakectl_cli, spark
 ):

@@ -58,7 +58,6 @@ def history(built, tmp_path):
     return lakectl.open_table(str(tmp_path / "t")), seen
 
 
-@pytest.mark.spark
 def test_restore_each_version_reads_as_it_did(history) -> None:
     table, seen = history
     latest = table.version
@@ -72,7 +71,6 @@ def test_restore_each_version_reads_as_it_did(history) -> None:
         assert _rows(table, version=version) == rows
 
 
-@pytest.mark.spark
 def test_statements_follow_the_restore(history) -> None:
     table, seen = history
     assert table.updates() == []  # the materialize retired the statement
@@ -90,7 +88,6 @@ def test_statements_follow_the_restore(history) -> None:
     assert _rows(table) == seen[3]
 
 
-@pytest.mark.spark
 def test_raw_reads_after_restoring_to_before_a_materialize(tmp_path, spark) -> None:
     """The rows as loaded read as they did at the restored version: the rows the materialize
     replaced are there once (the restore wrote them again and deleted the originals)."""
@@ -119,7 +116,6 @@ def test_raw_reads_after_restoring_to_before_a_materialize(tmp_path, spark) -> N
     ]
 
 
-@pytest.mark.spark
 def test_dry_run_and_nothing_to_do(history) -> None:
     table, _ = history
     before = (table.version, len(table.history()))
@@ -130,7 +126,6 @@ def test_dry_run_and_nothing_to_do(history) -> None:
     assert len(table.history()) == before[1]
 
 
-@pytest.mark.spark
 def test_restore_across_a_compaction(history) -> None:
     table, seen = history
     table.compact("major")
@@ -141,7 +136,6 @@ def test_restore_across_a_compaction(history) -> None:
     assert result.deleted + result.reinserted < len(seen[2]) + len(seen[max(seen)])
 
 
-@pytest.mark.spark
 def test_raw_reads_after_a_restore_across_a_minor_compaction(history) -> None:
     """The whole table compared (a compaction since): rows an update after version 4 wrote and
     the materialize replaced are still found (a minor compaction keeps them) and deleted again."""
@@ -153,7 +147,6 @@ def test_raw_reads_after_a_restore_across_a_minor_compaction(history) -> None:
     assert _rows(table, raw=True) == _rows(table, version=4, raw=True)
 
 
-@pytest.mark.spark
 def test_restore_after_clean(history) -> None:
     """Once clean has removed the files of a version, restoring it is a clear error that
     changes nothing; versions whose files are kept still restore."""
@@ -170,7 +163,6 @@ def test_restore_after_clean(history) -> None:
     assert _rows(table) == seen[newest]
 
 
-@pytest.mark.spark
 def test_as_of_picks_the_version_committed_by_then(history) -> None:
     table, seen = history
     commits = table.history()
@@ -183,7 +175,6 @@ def test_as_of_picks_the_version_committed_by_then(history) -> None:
         table.restore(99)
 
 
-@pytest.mark.spark
 def test_a_killed_restore_changes_nothing(history) -> None:
     table, seen = history
     before = (table.version, _rows(table))

@@ -89,7 +89,6 @@ def table(spark, tmp_path: Path) -> lakectl.Table:
     return table
 
 
-@pytest.mark.spark
 def test_only_the_changed_partitions_and_directories_are_read(spark, table) -> None:
     """Restoring over a load into a new partition and a delete in one partition reads the new
     delta, the delete delta, and the one directory that held the deleted row: 3 of the 8 a
@@ -107,7 +106,6 @@ def test_only_the_changed_partitions_and_directories_are_read(spark, table) -> N
     assert 0 < read["bytes"] == result.bytes_read
 
 
-@pytest.mark.spark
 def test_every_version_restores_as_time_travel_reads_it(spark, table) -> None:
     """Loads, upserts over the same keys, deletes, updates and a restore in between; each
     version, restored from the newest, reads as time travel read it before the restore."""
@@ -125,7 +123,6 @@ def test_every_version_restores_as_time_travel_reads_it(spark, table) -> None:
         assert _rows(table) == seen[version], version
 
 
-@pytest.mark.spark
 def test_after_a_compaction_the_whole_table_is_compared(table, spark) -> None:
     first = table.version
     expected = _rows(table)

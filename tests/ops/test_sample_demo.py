@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.support.cdc_oracle import CdcOracle
-
-pytestmark = pytest.mark.spark
 
 SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"
 SCHEMA = (

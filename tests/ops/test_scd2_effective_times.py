@@ -7,8 +7,6 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import lakectl
 
 UTC = dt.UTC
@@ -32,7 +30,6 @@ def _rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     )
 
 
-@pytest.mark.spark
 def test_scd2_validity_follows_effective_from(tmp_path: Path, spark: Any) -> None:
     table = lakectl.create_table(
         str(tmp_path / "t"), schema="id bigint, note string", primary_key="id"

@@ -183,7 +183,6 @@ def _arrow_rows(table: lakectl.Table, columns: list[str], **read: Any) -> list[t
     return _normal([tuple(r[c] for c in columns) for r in data])
 
 
-@pytest.mark.spark
 def test_random_history_matches_duckdb_at_every_version(tmp_path, spark):
     """Loads, added columns with defaults, widenings, deletes, updates and restores; each
     version read by time travel (both engines) equals DuckDB's state at that point. DuckDB
@@ -314,7 +313,6 @@ def _rows(frame_rows: list[Any]) -> list[tuple[Any, ...]]:
     return sorted(tuple(r[c] for c in ("id", "qty", "discount", "day")) for r in frame_rows)
 
 
-@pytest.mark.spark
 def test_minor_and_major_compaction_write_the_new_schema(evolved, lakectl_cli):
     # lakectl's data source serves the evolved read (one scan per schema the files hold)
     before = lakectl_cli("--json", "snapshot", evolved.location)
@@ -342,7 +340,6 @@ def test_minor_and_major_compaction_write_the_new_schema(evolved, lakectl_cli):
     ]
 
 
-@pytest.mark.spark
 def test_restore_to_before_the_alter_keeps_the_columns_added_since(evolved):
     result = evolved.restore(version=1)
     assert (result.method, result.deleted, result.reinserted) == ("full", 2, 1)
@@ -355,7 +352,6 @@ def test_restore_to_before_the_alter_keeps_the_columns_added_since(evolved):
     assert _rows(evolved.to_spark(version=2).collect()) == EVOLVED_ROWS
 
 
-@pytest.mark.spark
 def test_the_change_feed_across_an_alter_shows_pre_images_in_todays_columns(evolved):
     expected = [
         (1, 5, 0.5, "a", "update_preimage", 2),
@@ -371,7 +367,6 @@ def test_the_change_feed_across_an_alter_shows_pre_images_in_todays_columns(evol
     assert sorted(arrow_rows) == expected
 
 
-@pytest.mark.spark
 def test_type7_statements_use_an_added_column(evolved, tmp_path):
     statements = tmp_path / "fix.updates"
     statements.write_text("-- time=2020-01-01\nUPDATE t SET discount = 5.0 WHERE discount = 0.5;\n")
@@ -385,7 +380,6 @@ def test_type7_statements_use_an_added_column(evolved, tmp_path):
     assert _rows(evolved.to_spark(raw=True).collect()) == EVOLVED_ROWS
 
 
-@pytest.mark.spark
 def test_load_evolve_adds_the_batch_columns_and_without_it_they_stay_an_error(
     evolved, tmp_path, lakectl_cli, spark
 ):
@@ -408,7 +402,6 @@ def test_load_evolve_adds_the_batch_columns_and_without_it_they_stay_an_error(
     assert evolved.to_arrow().column_names == evolved.to_spark().columns
 
 
-@pytest.mark.spark
 def test_list_bucketing_an_evolved_table_keeps_its_rows(evolved):
     evolved.list_bucket("qty", keys=[6, 7])  # a widened column: int in the older files
     assert _rows(evolved.to_spark().collect()) == EVOLVED_ROWS

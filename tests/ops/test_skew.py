@@ -14,8 +14,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-pytestmark = pytest.mark.spark
-
 DAYS = ["2024-03-01", "2024-03-02"]
 
 

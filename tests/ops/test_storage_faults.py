@@ -12,13 +12,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.spark
-
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_load_into_a_table_removed_mid_load_fails_and_commits_nothing(
-    tmp_path, lakectl_cli
+    tmp_path, lakectl_cli, spark
 ) -> None:  # type: ignore[no-untyped-def]
     table = tmp_path / "t"
     assert (
@@ -68,7 +66,7 @@ def small_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_a_full_disk_is_a_storage_error_and_leaves_no_files(
-    small_disk, tmp_path, lakectl_cli
+    small_disk, tmp_path, lakectl_cli, spark
 ) -> None:  # type: ignore[no-untyped-def]
     table = small_disk / "t"
     assert lakectl_cli("create", table, "--schema", "a int, b string").code == 0

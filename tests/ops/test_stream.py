@@ -29,7 +29,6 @@ from lakectl.table.store import TableStore
 from tests.support.cdc_oracle import CdcOracle
 from tests.support.processes import JVM_OPTIONS
 
-pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = "id bigint, ts bigint, v string, day string"
 COLUMNS = {"id": "BIGINT", "ts": "BIGINT", "v": "VARCHAR", "day": "VARCHAR"}

@@ -9,8 +9,6 @@ import pytest
 
 import lakectl
 
-pytestmark = pytest.mark.spark
-
 
 def _land(land: Path, name: str, text: str) -> None:
     (land / name).write_text(text)

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = "id bigint, v string"
 CDC = ("--mode", "cdc", "--op-column", "op", "--order-by", "id")
 

@@ -18,7 +18,6 @@ def _rows(result) -> list[tuple[int, str, str, str]]:
     return doctors_rows(result.json)
 
 
-@pytest.mark.spark
 @pytest.mark.parametrize("origin", ["sample_data", "interop"])
 def test_doctors_reproduce_the_seed_listings(tmp_path, lakectl_cli, spark, interop, origin):
     raw, now, early = None, None, None
@@ -78,7 +77,6 @@ def test_doctors_reproduce_the_seed_listings(tmp_path, lakectl_cli, spark, inter
     assert "-- time=1409529600000" in (tmp_path / "doctors" / ".updates").read_text()
 
 
-@pytest.mark.spark
 def test_forbidden_statement_installs_nothing(tmp_path, lakectl_cli, spark):
     wh = str(tmp_path)
     assert lakectl_cli("--warehouse", wh, "create", "doctors", "--schema", SCHEMA).code == 0
@@ -94,7 +92,6 @@ def test_forbidden_statement_installs_nothing(tmp_path, lakectl_cli, spark):
     assert len(lakectl_cli("--warehouse", wh, "history", "doctors", "--json").json) == 1
 
 
-@pytest.mark.spark
 def test_an_as_of_read_before_the_loads_valid_time_says_why_it_is_empty(
     tmp_path, lakectl_cli, spark
 ):

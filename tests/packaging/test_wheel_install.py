@@ -24,7 +24,7 @@ from lakectl.data_source_jar import jar_path
 from lakectl.spark.native_read import ENABLED_CONF
 from tests.support.processes import JVM_OPTIONS
 
-pytestmark = [pytest.mark.slow, pytest.mark.spark]
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 SALES = REPO / "sample_data" / "sales"

@@ -3,10 +3,7 @@ Spark path returns."""
 
 from __future__ import annotations
 
-import pytest
 from samples import CDC, SALES, SALES_SCHEMA, rows
-
-pytestmark = pytest.mark.spark
 
 
 def test_arrow_engine_reads_s3_as_spark(s3, lakectl_cli, spark):

@@ -89,7 +89,6 @@ def test_server_killed_mid_commit_leaves_the_table_as_it_was(own_server, tmp_pat
     assert lakectl(env, "history", url, "--json").stdout.count('"operation"') == 2
 
 
-@pytest.mark.spark
 def test_server_killed_mid_load_fails_the_load_and_keeps_the_table(
     own_server, tmp_path, lakectl_cli, spark, monkeypatch
 ):

@@ -17,8 +17,6 @@ from lakectl.spark import fsspec_files
 from lakectl.spark.sources import read_source
 from lakectl.storage.fs import storage_for
 
-pytestmark = pytest.mark.spark
-
 
 def upload(local: Path, url: str) -> None:
     storage, path = storage_for(url)

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from samples import CDC, SALES, rows
 from samples import SALES_SCHEMA as SCHEMA
 
 from lakectl.storage.fs import storage_for
-
-pytestmark = pytest.mark.spark
 
 BATCHES = ("base.csv", "cdc_batch_1.csv")
 

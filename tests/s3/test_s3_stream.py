@@ -4,11 +4,7 @@ same exactly-once records. The table is on S3 too."""
 
 from __future__ import annotations
 
-import pytest
-
 from lakectl.storage.fs import storage_for
-
-pytestmark = pytest.mark.spark
 
 FILES = {
     "a.csv": "id,ts,v,op_code\n1,1,a,I\n2,2,b,I\n3,3,c,I\n",

@@ -6,13 +6,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import pytest
-
 from lakectl.ops.context import Context
 from lakectl.ops.reading import plan_lakectl
 from lakectl.spark import acid_read, key_lookup
-
-pytestmark = pytest.mark.spark
 
 SCHEMA = "id bigint, change_ts string, note string, region string"
 CDC = ("--mode", "cdc", "--op-column", "op", "--order-by", "change_ts", "--json")

@@ -15,8 +15,6 @@ from lakectl.table.schema import parse_schema
 from lakectl.updates import apply_statements
 from lakectl.updates.statements import parse_updates_text
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = parse_schema("id bigint, name string, score double")
 ROWS = [
     {

@@ -10,7 +10,6 @@ from collections import Counter
 
 import duckdb
 import pyarrow as pa
-import pytest
 
 from lakectl.arrow.statements import apply_compiled, compile_statements
 from lakectl.arrow.types import arrow_schema
@@ -18,8 +17,6 @@ from lakectl.table.metadata import DEFAULT_PROPERTIES
 from lakectl.table.schema import parse_schema
 from lakectl.updates import apply_statements
 from lakectl.updates.statements import parse_updates_text
-
-pytestmark = pytest.mark.spark
 
 SCHEMA = parse_schema("id int, a int, b int")
 ROWS = [(i, i % 5, None if i % 7 == 0 else i % 3) for i in range(40)]

@@ -24,8 +24,6 @@ from lakectl.spark.native_read import ENABLED_CONF, jar_path
 from lakectl.table.listing import list_table
 from lakectl.table.validity import ValidWriteIds
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = (
     "id bigint, flag boolean, tiny tinyint, small smallint, qty int, price double, ratio float, "
     "amount decimal(10,2), big decimal(30,5), note string, blob binary, day date, "

@@ -66,7 +66,6 @@ def test_warehouse_names_on_hdfs():
     )  # fmt: skip
 
 
-@pytest.mark.spark
 def test_spark_is_given_the_full_hdfs_url(spark):
     from lakectl.spark.fsspec_orc import IO_CONF, hadoop_url
 

@@ -27,8 +27,6 @@ from lakectl.updates import (
 )
 from lakectl.updates.validate import RULES
 
-pytestmark = pytest.mark.spark
-
 DOCTORS = parse_schema("number int, first_name string, last_name string, extra_field string")
 DOCTOR_ROWS = [
     (6, "Colin", "Baker"),

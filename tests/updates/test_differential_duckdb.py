@@ -29,7 +29,6 @@ from lakectl.updates.statements import Statement
 
 duckdb = pytest.importorskip("duckdb")
 
-pytestmark = pytest.mark.spark
 
 SCHEMA = parse_schema(
     "id int not null, i int, b bigint, f float, d double, flag boolean, s string, "

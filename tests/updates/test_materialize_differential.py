@@ -27,8 +27,6 @@ from tests.updates.test_differential_duckdb import (
     updates_text,
 )
 
-pytestmark = pytest.mark.spark
-
 SEEDS = list(range(int(os.environ.get("LAKECTL_MATERIALIZE_SEEDS", "3"))))
 LATE_LOAD_AT = 250
 RAW = "raw"

@@ -126,7 +126,6 @@ def loaded(table) -> Table:
     return table
 
 
-@pytest.mark.spark
 def test_dates_the_data_takes_out_of_range_read_as_null(loaded, spark) -> None:
     text = (
         "UPDATE t SET dt = date_add(dt, 5);\n"
@@ -143,7 +142,6 @@ def test_dates_the_data_takes_out_of_range_read_as_null(loaded, spark) -> None:
     assert arrow.code == 2 and "not supported by the Arrow reader" in arrow.json["error"]["message"]
 
 
-@pytest.mark.spark
 def test_a_timestamp_at_the_edge_reads_in_both_engines(loaded, spark) -> None:
     assert loaded.install("UPDATE t SET ts = '0001-01-03 00:00:00' WHERE id = 1;").code == 0
     for engine in ("spark", "arrow"):
@@ -152,7 +150,6 @@ def test_a_timestamp_at_the_edge_reads_in_both_engines(loaded, spark) -> None:
         assert json.dumps(result.json["rows"]).count("0001-01-03") == 1
 
 
-@pytest.mark.spark
 def test_like_statements_read_the_same_in_both_engines(loaded, spark) -> None:
     text = (
         "UPDATE t SET s = 'A%b_c' WHERE id = 2;\n"
@@ -196,7 +193,6 @@ def _edge_statements() -> list[str]:
     return [f"UPDATE t {text};" for text in out]
 
 
-@pytest.mark.spark
 def test_what_installs_at_the_edges_reads(spark) -> None:
     """Every statement either is refused at install, naming the argument, or reads: the rows
     become Python values without an error (dates at years 1 and 9999 stored)."""

@@ -12,8 +12,6 @@ import pytest
 from lakectl.table.schema import parse_schema
 from lakectl.updates.statements import parse_updates_text
 
-pytestmark = pytest.mark.spark
-
 REPO = Path(__file__).resolve().parents[2]
 AVRO = REPO / "sample_data/doctors/doctors.avro"
 SCHEMA = (

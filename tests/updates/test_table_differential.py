@@ -19,8 +19,6 @@ from tests.updates.test_differential_duckdb import (
     updates_text,
 )
 
-pytestmark = pytest.mark.spark
-
 
 @pytest.mark.parametrize("seed", [101, 202, 303])
 def test_as_of_reads_of_a_table_equal_duckdb(spark, tmp_path, seed: int) -> None:  # type: ignore[no-untyped-def]
