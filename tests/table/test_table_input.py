@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -17,9 +16,6 @@ import pytest
 from lakectl.errors import FormatError
 from lakectl.ops.clean import CleanOptions
 from lakectl.ops.clean import plan as plan_clean
-from lakectl.ops.create import create_table
-from lakectl.ops.set_properties import set_properties
-from lakectl.storage.fs import storage_for
 from lakectl.table.checkpoint import checkpoint_name, encode_checkpoint
 from lakectl.table.compaction_runs import RUNS_DIR, RunStatus, read_statuses
 from lakectl.table.json_input import (
@@ -40,39 +36,17 @@ from lakectl.table.store import (
     TableStore,
 )
 from tests.support.cli import CliRun
+from tests.support.table_logs import (
+    append_table,
+    as_json,
+    compaction_status,
+    fresh,
+    log_on_disk,
+)
 
 DEEP_OBJECT = '{"a":' * 100_000
 DEEP_ARRAY = "[" * 100_000
 DEEP_CLOSED = "[" * 100_000 + "]" * 100_000
-
-
-def _store(root: Path) -> TableStore:
-    storage, path = storage_for(str(root))
-    return TableStore(storage, path, "t")
-
-
-def _fresh(store: TableStore) -> TableStore:
-    return TableStore(store.storage, store.root, "t")
-
-
-def _append_table(tmp_path: Path, appends: int = 5, interval: int = 2) -> TableStore:
-    """A table of ``appends`` committed appends (each adding a directory), checkpointed every
-    ``interval`` commits: seq 0 create, 1 the interval, 2.. the appends."""
-    store = _store(tmp_path / "t")
-    create_table(store, "id bigint, v string", ("id",), (), 0)
-    set_properties(store, (f"log.checkpoint.interval={interval}",))
-    for write_id in range(1, appends + 1):
-        writer = _fresh(store)  # as a new process: reads, then commits from what it read
-        state = writer.read_state()
-        writer.commit(
-            CommitRecord.draft(
-                Operation.APPEND,
-                write_id=write_id,
-                read_seq=state.last_seq,
-                added=(f"delta_{write_id:07d}_{write_id:07d}_0000",),
-            )
-        )
-    return _fresh(store)
 
 
 def _log_file(store: TableStore, seq: int) -> Path:
@@ -83,25 +57,11 @@ def _checkpoint_file(store: TableStore, seq: int) -> Path:
     return Path(store.path(CHECKPOINT_DIR, checkpoint_name(seq)))
 
 
-def _log_on_disk(store: TableStore) -> list[dict[str, Any]]:
-    """The oracle: every log record parsed straight from its file."""
-    out = []
-    for path in sorted(Path(store.path(LOG_DIR)).glob("*.json")):
-        raw = json.loads(path.read_text())
-        raw.pop("attempt")
-        out.append(raw)
-    return out
-
-
-def _as_json(state: TableState) -> list[dict[str, Any]]:
-    return [r.to_json() for r in state.records]
-
-
 def _read_warning(store: TableStore) -> tuple[TableState, list[str]]:
     """A fresh read of the table and the table warnings it issued."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TableWarning)
-        state = _fresh(store).read_state()
+        state = fresh(store).read_state()
     return state, [str(w.message) for w in caught if issubclass(w.category, TableWarning)]
 
 
@@ -208,10 +168,10 @@ def test_a_field_of_the_wrong_type_is_refused(change: dict[str, Any], why: str) 
 def test_a_damaged_log_record_is_a_format_error_naming_the_file(
     tmp_path: Path, content: str
 ) -> None:
-    store = _append_table(tmp_path, appends=1, interval=0)
+    store = append_table(tmp_path, appends=1, interval=0)
     _log_file(store, 2).write_text(content)
     with pytest.raises(FormatError) as caught:
-        _fresh(store).read_state()
+        fresh(store).read_state()
     assert f"log record {store.storage.url(store.path(LOG_DIR, f'{2:020d}.json'))}" in str(
         caught.value
     )
@@ -222,7 +182,7 @@ def test_a_damaged_log_record_is_a_format_error_naming_the_file(
 def test_a_damaged_log_record_is_exit_76_with_one_json_error(
     tmp_path: Path, lakectl_cli: Callable[..., CliRun]
 ) -> None:
-    store = _append_table(tmp_path, appends=1, interval=0)
+    store = append_table(tmp_path, appends=1, interval=0)
     _log_file(store, 2).write_text(DEEP_OBJECT)
     commands = [["history"], ["show"], ["clean"], ["compactions"], ["updates"], ["changes"]]
     for command in [*commands, ["snapshot", "--engine", "arrow"]]:
@@ -238,29 +198,29 @@ def test_a_damaged_log_record_is_exit_76_with_one_json_error(
 
 
 def test_an_entry_holding_another_seq_is_a_damaged_log(tmp_path: Path) -> None:
-    store = _append_table(tmp_path, appends=3, interval=0)
+    store = append_table(tmp_path, appends=3, interval=0)
     record = json.loads(_log_file(store, 3).read_text())
     _log_file(store, 4).write_text(json.dumps({**record, "seq": 3}))  # two entries for seq 3
     with pytest.raises(FormatError) as caught:
-        _fresh(store).read_state()
+        fresh(store).read_state()
     assert f"{4:020d}.json is damaged: it holds entry 3, not 4" in caught.value.message
 
 
 def test_an_entry_holding_another_seq_after_a_checkpoint_is_a_damaged_log(
     tmp_path: Path,
 ) -> None:
-    store = _append_table(tmp_path, appends=3, interval=2)  # checkpoints at 2 and 4
+    store = append_table(tmp_path, appends=3, interval=2)  # checkpoints at 2 and 4
     record = json.loads(_log_file(store, 4).read_text())
     _log_file(store, 5).write_text(json.dumps({**record, "seq": 4}))
     with pytest.raises(FormatError, match="it holds entry 4, not 5"):
-        _fresh(store).read_state()
+        fresh(store).read_state()
 
 
 def test_a_missing_entry_is_a_damaged_log_naming_the_file(tmp_path: Path) -> None:
-    store = _append_table(tmp_path, appends=4, interval=0)
+    store = append_table(tmp_path, appends=4, interval=0)
     _log_file(store, 3).unlink()
     with pytest.raises(IncompleteLogError) as caught:
-        _fresh(store).read_state()
+        fresh(store).read_state()
     assert f"the first missing entry is {store.storage.url(store.path(LOG_DIR))}/" in str(
         caught.value
     )
@@ -268,12 +228,12 @@ def test_a_missing_entry_is_a_damaged_log_naming_the_file(tmp_path: Path) -> Non
 
 
 def test_names_of_another_shape_are_not_log_entries(tmp_path: Path) -> None:
-    store = _append_table(tmp_path, appends=2, interval=0)
-    expected = _log_on_disk(store)
+    store = append_table(tmp_path, appends=2, interval=0)
+    expected = log_on_disk(store)
     Path(store.path(LOG_DIR, "3.json")).write_text(_log_file(store, 2).read_text())
     Path(store.path(LOG_DIR, "9" * 200 + ".json")).write_text("{}")
     Path(store.path(LOG_DIR, "٣" * 20 + ".json")).write_text("{}")
-    assert _as_json(_fresh(store).read_state()) == expected
+    assert as_json(fresh(store).read_state()) == expected
 
 
 # --- checkpoints -------------------------------------------------------------------------------
@@ -293,7 +253,7 @@ def _edit_checkpoint(path: Path, edit: Callable[[dict[str, Any]], None], *, rese
 
 
 def test_new_checkpoints_carry_their_record_count_and_digest(tmp_path: Path) -> None:
-    store = _append_table(tmp_path, appends=1)
+    store = append_table(tmp_path, appends=1)
     body = json.loads(_checkpoint_file(store, 2).read_bytes())
     assert body["seq"] == 2 and body["record_count"] == 3
     assert len(body["records_sha256"]) == 64
@@ -302,8 +262,8 @@ def test_new_checkpoints_carry_their_record_count_and_digest(tmp_path: Path) -> 
 def test_a_checkpoint_contradicting_its_records_is_skipped_with_a_warning(
     tmp_path: Path,
 ) -> None:
-    store = _append_table(tmp_path, appends=3)  # checkpoints at 2 and 4
-    expected = _log_on_disk(store)
+    store = append_table(tmp_path, appends=3)  # checkpoints at 2 and 4
+    expected = log_on_disk(store)
     for seq in (2, 4):
         _edit_checkpoint(
             _checkpoint_file(store, seq),
@@ -311,7 +271,7 @@ def test_a_checkpoint_contradicting_its_records_is_skipped_with_a_warning(
             reseal=False,
         )
     state, seen = _read_warning(store)
-    assert _as_json(state) == expected
+    assert as_json(state) == expected
     assert sorted(d for r in state.records for d in r.added) == [
         f"delta_{w:07d}_{w:07d}_0000" for w in (1, 2, 3)
     ]
@@ -323,24 +283,24 @@ def test_a_checkpoint_contradicting_its_records_is_skipped_with_a_warning(
 def test_a_resealed_checkpoint_whose_last_record_differs_from_the_log_is_skipped(
     tmp_path: Path,
 ) -> None:
-    store = _append_table(tmp_path, appends=1)  # checkpoint at 2 = the append
-    expected = _log_on_disk(store)
+    store = append_table(tmp_path, appends=1)  # checkpoint at 2 = the append
+    expected = log_on_disk(store)
     _edit_checkpoint(
         _checkpoint_file(store, 2), lambda body: body["records"][2].pop("added"), reseal=True
     )
     state, seen = _read_warning(store)
-    assert _as_json(state) == expected
+    assert as_json(state) == expected
     assert len(seen) == 1 and "its last record differs from log entry 2" in seen[0]
     with pytest.warns(TableWarning, match="its last record differs"):
-        assert not _fresh(store).checkpoint_usable(2)
+        assert not fresh(store).checkpoint_usable(2)
 
 
 @pytest.mark.parametrize("last", [False, True])
 def test_an_old_checkpoint_without_a_digest_is_used_only_when_its_last_record_matches(
     tmp_path: Path, last: bool
 ) -> None:
-    store = _append_table(tmp_path, appends=1)
-    expected = _log_on_disk(store)
+    store = append_table(tmp_path, appends=1)
+    expected = log_on_disk(store)
 
     def strip(body: dict[str, Any]) -> None:
         del body["record_count"], body["records_sha256"]
@@ -349,8 +309,8 @@ def test_an_old_checkpoint_without_a_digest_is_used_only_when_its_last_record_ma
 
     _edit_checkpoint(_checkpoint_file(store, 2), strip, reseal=False)
     state, seen = _read_warning(store)
-    assert _as_json(state) == expected
-    reader = _fresh(store)
+    assert as_json(state) == expected
+    reader = fresh(store)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TableWarning)
         reader.read_state()
@@ -372,11 +332,11 @@ def test_an_old_checkpoint_without_a_digest_is_used_only_when_its_last_record_ma
     ],
 )
 def test_any_damaged_checkpoint_falls_back_to_the_records(tmp_path: Path, content: str) -> None:
-    store = _append_table(tmp_path, appends=1)
-    expected = _log_on_disk(store)
+    store = append_table(tmp_path, appends=1)
+    expected = log_on_disk(store)
     _checkpoint_file(store, 2).write_text(content)
     state, seen = _read_warning(store)
-    assert _as_json(state) == expected
+    assert as_json(state) == expected
     assert len(seen) == 1 and "was skipped" in seen[0] and checkpoint_name(2) in seen[0]
 
 
@@ -384,7 +344,7 @@ def test_any_damaged_checkpoint_falls_back_to_the_records(tmp_path: Path, conten
 def test_a_skipped_checkpoint_is_a_warning_on_stderr_and_the_table_reads(
     tmp_path: Path, lakectl_cli: Callable[..., CliRun], damage: str
 ) -> None:
-    store = _append_table(tmp_path, appends=1)
+    store = append_table(tmp_path, appends=1)
     expected = lakectl_cli("history", store.root, "--json")
     if damage == "deep":
         _checkpoint_file(store, 2).write_text(DEEP_ARRAY)
@@ -432,45 +392,30 @@ HOSTILE_FIELDS = [
 def test_a_damaged_allocation_keeps_its_write_id_open_with_a_warning(
     tmp_path: Path, change: dict[str, Any]
 ) -> None:
-    store = _append_table(tmp_path, appends=1, interval=0)
+    store = append_table(tmp_path, appends=1, interval=0)
     write_id = store.allocate_write_id("append")
     path = Path(store.path(TXN_DIR, f"{write_id:020d}.json"))
     path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TableWarning)
-        entry = _fresh(store).allocated_write_ids()[write_id]
+        entry = fresh(store).allocated_write_ids()[write_id]
     assert entry == {"aborted": False}
     assert len(caught) == 1 and "counts as allocated" in str(caught[0].message)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TableWarning)
-        decided, _ = plan_clean(_fresh(store), CleanOptions(retain="0s", dry_run=True))
+        decided, _ = plan_clean(fresh(store), CleanOptions(retain="0s", dry_run=True))
     assert write_id not in decided.abort_write_ids  # never judged gone on a damaged file's word
 
 
 @pytest.mark.parametrize("content", [DEEP_OBJECT, DEEP_ARRAY, "x" * (SizeLimit.TXN + 1)])
 def test_a_deep_or_huge_allocation_is_a_warning(tmp_path: Path, content: str) -> None:
-    store = _append_table(tmp_path, appends=1, interval=0)
+    store = append_table(tmp_path, appends=1, interval=0)
     Path(store.path(TXN_DIR)).mkdir(parents=True, exist_ok=True)
     Path(store.path(TXN_DIR, f"{9:020d}.json")).write_text(content)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TableWarning)
-        assert _fresh(store).allocated_write_ids()[9] == {"aborted": False}
+        assert fresh(store).allocated_write_ids()[9] == {"aborted": False}
     assert "is damaged" in str(caught[0].message)
-
-
-def _status(**change: Any) -> dict[str, Any]:
-    body = {
-        "id": "1700000000000-abcdef",
-        "state": "working",
-        "started_at": 1,
-        "heartbeat_at": 1,
-        "host": "h",
-        "pid": os.getpid(),
-        "requested": "auto",
-        "compactions": [{"partition": "", "type": "minor", "outputs": ["delta_1_2"]}],
-    }
-    body.update(change)
-    return body
 
 
 @pytest.mark.parametrize(
@@ -487,15 +432,15 @@ def _status(**change: Any) -> dict[str, Any]:
 )
 def test_a_damaged_status_file_is_ignored_with_a_warning(change: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
-        RunStatus.from_json(_status(**change))
+        RunStatus.from_json(compaction_status(**change))
 
 
 @pytest.mark.parametrize(
     "content",
     [
-        json.dumps(_status(pid=1e21)),
-        json.dumps(_status(pid="abc")),
-        json.dumps(_status(pid=[1])),
+        json.dumps(compaction_status(pid=1e21)),
+        json.dumps(compaction_status(pid="abc")),
+        json.dumps(compaction_status(pid=[1])),
         DEEP_OBJECT,
         "[" * 1000,
         "[1]",
@@ -504,15 +449,15 @@ def test_a_damaged_status_file_is_ignored_with_a_warning(change: dict[str, Any])
 def test_clean_and_compactions_survive_damaged_status_files(
     tmp_path: Path, lakectl_cli: Callable[..., CliRun], content: str
 ) -> None:
-    store = _append_table(tmp_path, appends=1, interval=0)
+    store = append_table(tmp_path, appends=1, interval=0)
     runs = Path(store.path(RUNS_DIR))
     runs.mkdir(parents=True)
     (runs / "bad.json").write_text(content)
-    good = _status(state="failed", id="1700000000000-aaaaaa")
+    good = compaction_status(state="failed", id="1700000000000-aaaaaa")
     (runs / "1700000000000-aaaaaa.json").write_text(json.dumps(good))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TableWarning)
-        assert [s.id for s in read_statuses(_fresh(store))] == ["1700000000000-aaaaaa"]
+        assert [s.id for s in read_statuses(fresh(store))] == ["1700000000000-aaaaaa"]
     assert len(caught) == 1 and "bad.json is damaged" in str(caught[0].message)
     before = _hashes(tmp_path / "t")
     listed = lakectl_cli("compactions", store.root, "--json")
@@ -531,13 +476,13 @@ def test_clean_and_compactions_survive_damaged_status_files(
 
 
 def test_names_with_other_unicode_digits_are_not_lakectl_files(tmp_path: Path) -> None:
-    store = _append_table(tmp_path, appends=1)
-    expected = _log_on_disk(store)
+    store = append_table(tmp_path, appends=1)
+    expected = log_on_disk(store)
     Path(store.path(CHECKPOINT_DIR, "²" * 20 + ".json")).write_text("{}")
     staging = Path(store.path(STAGING_DIR, "w²²²²²²²-1-1"))
     staging.mkdir(parents=True)
-    assert _as_json(_fresh(store).read_state()) == expected
-    decided, _ = plan_clean(_fresh(store), CleanOptions(retain="0s", dry_run=True))
+    assert as_json(fresh(store).read_state()) == expected
+    decided, _ = plan_clean(fresh(store), CleanOptions(retain="0s", dry_run=True))
     kept = [i for i in decided.keep if i.path.endswith(staging.name)]
     assert [i.reason for i in kept] == ["not made by lakectl"]
 
@@ -546,7 +491,7 @@ def test_names_with_other_unicode_digits_are_not_lakectl_files(tmp_path: Path) -
 def test_clean_and_compactions_survive_a_damaged_allocation(
     tmp_path: Path, lakectl_cli: Callable[..., CliRun], pid: Any
 ) -> None:
-    store = _append_table(tmp_path, appends=1, interval=0)
+    store = append_table(tmp_path, appends=1, interval=0)
     write_id = store.allocate_write_id("append")
     path = Path(store.path(TXN_DIR, f"{write_id:020d}.json"))
     path.write_text(json.dumps({**json.loads(path.read_text()), "pid": pid, "started_at": 0}))
@@ -558,8 +503,8 @@ def test_clean_and_compactions_survive_a_damaged_allocation(
 
 
 def test_a_missing_entry_after_the_checkpoint_is_a_damaged_log(tmp_path: Path) -> None:
-    store = _append_table(tmp_path, appends=4)  # checkpoints at 2 and 4; entries up to 5
+    store = append_table(tmp_path, appends=4)  # checkpoints at 2 and 4; entries up to 5
     _log_file(store, 5).rename(_log_file(store, 6))  # entry 5 missing, 6 present
     with pytest.raises(IncompleteLogError) as caught:
-        _fresh(store).read_state()
+        fresh(store).read_state()
     assert "entry 5 (" in caught.value.message and f"{5:020d}.json) is missing" in str(caught.value)

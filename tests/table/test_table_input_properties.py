@@ -26,7 +26,7 @@ from lakectl.table.compaction_runs import RUNS_DIR, read_statuses
 from lakectl.table.json_input import TableWarning
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.store import CHECKPOINT_DIR, LOG_DIR, TXN_DIR, TableStore
-from tests.table.test_table_input import _append_table, _as_json, _log_on_disk, _status
+from tests.support.table_logs import append_table, as_json, compaction_status, log_on_disk
 
 SETTINGS = settings(
     max_examples=40,
@@ -63,7 +63,7 @@ HOSTILE_TEXT = st.one_of(
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A table with checkpoints at seqs 2 and 4, an open allocation and a status file."""
     root = tmp_path_factory.mktemp("base")
-    store = _append_table(root, appends=3, interval=2)  # seqs 0-4
+    store = append_table(root, appends=3, interval=2)  # seqs 0-4
     compacted = ("delta_0000001_0000002_0000", "delta_0000001_0000001_0000")
     compact = CommitRecord.draft(
         Operation.COMPACT,
@@ -86,7 +86,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert store.allocate_write_id("append") == 1  # the appends committed without allocating
     runs = Path(store.path(RUNS_DIR))
     runs.mkdir(parents=True)
-    (runs / "1700000000000-abcdef.json").write_text(json.dumps(_status()))
+    (runs / "1700000000000-abcdef.json").write_text(json.dumps(compaction_status()))
     return root / "t"
 
 
@@ -164,7 +164,7 @@ def test_damaged_table_files_give_results_or_lakectl_errors(
         file.write_text(data.draw(damage(file.read_text()), label="contents"))
         before = _hashes(root)
         store = TableStore(*_storage(root), "t")
-        expected = _log_on_disk(TableStore(*_storage(base), "t"))
+        expected = log_on_disk(TableStore(*_storage(base), "t"))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TableWarning)
             state: TableState | None = _attempt(store.read_state)
@@ -175,7 +175,7 @@ def test_damaged_table_files_give_results_or_lakectl_errors(
         assert 1 in allocated
         if target in ("checkpoint", "old_checkpoint"):
             # The log is intact: a damaged checkpoint is skipped, never believed.
-            assert state is not None and _as_json(state) == expected
+            assert state is not None and as_json(state) == expected
         if target == "status":
             assert len(statuses) <= 1
         if target in ("txn", "status"):
