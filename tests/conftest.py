@@ -104,7 +104,7 @@ def _fixtures_of(item: pytest.Item) -> tuple[str, ...]:
 
 
 def _file_of(item: pytest.Item) -> str:
-    return _file_of(item)
+    return item.nodeid.split("::", 1)[0]
 
 
 def _group_of(item: pytest.Item) -> str:
