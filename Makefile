@@ -37,7 +37,7 @@ demo: $(STAMP) $(JAR)
 TEST_WORKERS ?= 2
 
 test: $(STAMP) $(JAR)
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # The inner loop: lint, types and every test that needs no JVM and no server. `java` is replaced
 # by one that fails, so a test that would start a JVM here fails instead of running.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,47 +69,48 @@ FIXTURE_MARKERS = {
     "s3_server": "server",
     "seaweed": "server",
 }
-# Files whose tests share the session-scoped Spark servers run on one worker, so each starts once.
+# The files of tests/cluster share the session-scoped Spark servers: they run on one worker, so
+# each server starts once. Every other file is a group of its own (as `--dist loadfile`).
 SERVER_GROUP = "servers"
-SHARED_SERVERS = frozenset({"standalone_cluster", "connect_url"})
+SERVER_FILES = "tests/cluster/"
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test from the fixtures it uses; under ``--dist loadgroup`` keep each file on one
-    worker (server files together) and hand out the heaviest groups first."""
+    """Mark every test from the fixtures it uses; in an xdist worker, order the groups so that
+    the heaviest are handed out first: the servers' files, then those needing Spark, then the
+    pure ones (short files fill the gaps at the end). Every worker sorts the same way."""
     for item in items:
-        fixtures = _fixtures_of(item)
+        fixtures = tuple(getattr(item, "fixturenames", ()))
         for marker in sorted({FIXTURE_MARKERS[f] for f in fixtures if f in FIXTURE_MARKERS}):
             item.add_marker(marker)
-    if config.getoption("dist", "no") != "loadgroup":
+    if not hasattr(config, "workerinput"):
         return
-    server_files = {_file_of(it) for it in items if SHARED_SERVERS & set(_fixtures_of(it))}
+    rank: dict[str, int] = {}
     for item in items:
-        if _file_of(item) in server_files and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(SERVER_GROUP))
-    weight: dict[str, int] = {}
-    for item in items:
-        group = _group_of(item)
-        rank = 0 if group == SERVER_GROUP else 1 if item.get_closest_marker("spark") else 2
-        weight[group] = min(weight.get(group, rank), rank)
-    first_seen = {g: i for i, g in reversed(list(enumerate(_group_of(it) for it in items)))}
-    items.sort(key=lambda it: (weight[_group_of(it)], first_seen[_group_of(it)]))
-    for item in items:
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(_group_of(item)))
+        group = group_of(item.nodeid)
+        own = 0 if group == SERVER_GROUP else 1 if item.get_closest_marker("spark") else 2
+        rank[group] = min(rank.get(group, own), own)
+    first = {g: i for i, g in reversed(list(enumerate(group_of(it.nodeid) for it in items)))}
+    items.sort(key=lambda it: (rank[group_of(it.nodeid)], first[group_of(it.nodeid)]))
 
 
-def _fixtures_of(item: pytest.Item) -> tuple[str, ...]:
-    return tuple(getattr(item, "fixturenames", ()))
+def group_of(nodeid: str) -> str:
+    """The scheduling group of a test: its file, or the servers' group."""
+    path = nodeid.split("::", 1)[0]
+    return SERVER_GROUP if path.startswith(SERVER_FILES) else path
 
 
-def _file_of(item: pytest.Item) -> str:
-    return item.nodeid.split("::", 1)[0]
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadfile``: whole groups per worker (see :func:`group_of`), handed out in
+    the workers' collection order (not by test count)."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
 
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
 
-def _group_of(item: pytest.Item) -> str:
-    marker = item.get_closest_marker("xdist_group")
-    if marker is not None:
-        return str(marker.args[0] if marker.args else marker.kwargs.get("name", "default"))
-    return _file_of(item)
+    config.option.loadscopereorder = False
+    return GroupScheduling(config, log)
