@@ -1,7 +1,8 @@
 """The sales workflow through a real Spark Connect server gives the same results as local mode.
 
 The client process has no JVM and no SparkContext: only the DataFrame API crosses the wire.
-Each command runs in its own client process against one warm server, as a user's commands do.
+A workflow runs in one client process (one Connect session); a new client process, as a user's
+next command is, starts where the test is about a fresh session on a warm server.
 """
 
 from __future__ import annotations
@@ -9,11 +10,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from functools import partial
 
 import pytest
 
-from lakectl.spark.daemons import LOOPBACK, free_port, start_connect_server
+from lakectl.spark.daemons import (
+    LOOPBACK,
+    connect_server_argv,
+    free_port,
+    port_open,
+    start_daemon,
+)
 from tests.support.cluster import (
     CDC,
     CREATE,
@@ -22,8 +28,10 @@ from tests.support.cluster import (
     STREAM_EXPECTED,
     STREAM_FILES,
     WORKFLOW,
+    cheap_server_conf,
     comparable,
     run_lakectl_process,
+    run_lakectl_sequence,
     snapshot_rows,
     stream_three_files,
 )
@@ -34,10 +42,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 def test_sales_workflow_over_spark_connect_matches_local_mode(
     tmp_path, connect_url: str, local_reference
 ):
-    run = partial(
-        run_lakectl_process, tmp_path, "--warehouse", tmp_path / "wh", "--remote", connect_url
-    )
-    results = [run(*command) for command in [CREATE, *WORKFLOW]]
+    remote = ("--warehouse", tmp_path / "wh", "--remote", connect_url)
+    results = run_lakectl_sequence(tmp_path, [(*remote, *c) for c in [CREATE, *WORKFLOW]])
     over_connect = comparable(results[1:])
     assert len(over_connect["snapshot"]) == 200 + 30 - 11 + 1 - 5
     assert over_connect["loads"] == local_reference["loads"]
@@ -45,28 +51,32 @@ def test_sales_workflow_over_spark_connect_matches_local_mode(
 
 
 def test_a_replayed_batch_and_snapshot_out_over_spark_connect(tmp_path, connect_url: str):
-    """A retried CDC load is all ignored and changes nothing; ``snapshot --out`` writes a file,
-    then refuses to overwrite it."""
-    run = partial(
-        run_lakectl_process, tmp_path, "--warehouse", tmp_path / "wh", "--remote", connect_url
+    """A CDC load retried from a new client process (a new session on the warm server) is all
+    ignored and changes nothing; ``snapshot --out`` writes a file, then refuses to overwrite it."""
+    remote = ("--warehouse", tmp_path / "wh", "--remote", connect_url)
+    loads = [("load", "sales", SALES / name, *CDC) for name in ("base.csv", "cdc_batch_1.csv")]
+    run_lakectl_sequence(tmp_path, [(*remote, *c) for c in [CREATE, *loads]])
+    out = tmp_path / "out.csv"
+    replay, before, now, written, again = run_lakectl_sequence(
+        tmp_path,
+        [
+            (*remote, *loads[1]),
+            (*remote, "snapshot", "sales", "--version", "2"),
+            (*remote, "snapshot", "sales"),
+            (*remote, "snapshot", "sales", "--out", out, "--format", "csv"),
+            (*remote, "snapshot", "sales", "--out", out, "--format", "csv"),
+        ],
+        expect={4: 65},
     )
-    run(*CREATE)
-    for name in ("base.csv", "cdc_batch_1.csv"):
-        run("load", "sales", SALES / name, *CDC)
-    replay = run("load", "sales", SALES / "cdc_batch_1.csv", *CDC)
     nothing = {"inserted": 0, "updated": 0, "deleted": 0, "superseded_in_batch": 0}
     assert replay["counts"] == {**nothing, "ignored": 82}
     assert replay["added"] == []
-    before = snapshot_rows(run("snapshot", "sales", "--version", "2"))
-    assert snapshot_rows(run("snapshot", "sales")) == before
-    assert len(before) == 200 + 30 - 11
+    assert snapshot_rows(now) == snapshot_rows(before)
+    assert len(snapshot_rows(before)) == 200 + 30 - 11
 
-    out = tmp_path / "out.csv"
-    written = run("snapshot", "sales", "--out", out, "--format", "csv")
-    assert written["rows_written"] == len(before)
+    assert written["rows_written"] == len(snapshot_rows(before))
     lines = [p.read_text().splitlines() for p in out.glob("*.csv")]
-    assert sum(len(f) - 1 for f in lines) == len(before)  # one header per file
-    again = run("snapshot", "sales", "--out", out, "--format", "csv", expect=65)
+    assert sum(len(f) - 1 for f in lines) == len(snapshot_rows(before))  # one header per file
     assert "already exists" in again["error"]["message"]
 
 
@@ -97,9 +107,9 @@ def test_connect_sessions_get_lakectl_sql_settings_and_the_users(connect_url: st
     }
 
 
-def test_a_server_wide_conf_is_refused_with_a_hint(tmp_path, connect_url: str):
+def test_a_server_wide_conf_is_refused_with_a_hint(tmp_path, connect_url: str, lakectl_cli):
     wh = ("--warehouse", tmp_path / "wh")
-    run_lakectl_process(tmp_path, *wh, *CREATE)
+    assert lakectl_cli(*wh, *CREATE).code == 0  # no Spark: in this process
     done = subprocess.run(
         [sys.executable, "-m", "lakectl", *map(str, wh), "--remote", connect_url,
          "--conf", "spark.executor.memory=2g", "snapshot", "sales", "--json"],
@@ -149,25 +159,29 @@ def test_a_connect_server_without_lakectls_jar_reads_through_the_join_path(
     """A server someone else started (here: lakectl's, with its class path emptied) cannot
     resolve the data source: the client falls back to Spark's ORC scan and the joins."""
     port = free_port()
-    server = start_connect_server(
-        port,
+    # The server starts in the background while this process writes the table locally.
+    server = start_daemon(
+        "Spark Connect server",
+        connect_server_argv(
+            port,
+            master="local[1]",
+            conf={"spark.driver.extraClassPath": "", **cheap_server_conf("local[1]")},
+        ),
         tmp_path / "server.log",
-        master="local[2]",
-        conf={"spark.driver.extraClassPath": ""},
-        timeout=STARTUP_TIMEOUT,
     )
     try:
+        warehouse = tmp_path / "wh"
+        for command in [CREATE, WORKFLOW[0], WORKFLOW[1]]:
+            done = lakectl_cli(*command, "--warehouse", warehouse, "--json")
+            assert done.code == 0, done.err
+        local = lakectl_cli("snapshot", "sales", "--warehouse", warehouse, "--json").json
+        server.wait_until(lambda: port_open(LOOPBACK, port), "accepting clients", STARTUP_TIMEOUT)
         url = f"sc://{LOOPBACK}:{port}"
         probe = subprocess.run(
             [sys.executable, "-c", NATIVE_PROBE, url], capture_output=True, text=True, timeout=120
         )
         assert probe.returncode == 0, probe.stderr[-2000:]
         assert probe.stdout.strip() == "False"
-        warehouse = tmp_path / "wh"
-        for command in [CREATE, WORKFLOW[0], WORKFLOW[1]]:
-            done = lakectl_cli(*command, "--warehouse", warehouse, "--json")
-            assert done.code == 0, done.err
-        local = lakectl_cli("snapshot", "sales", "--warehouse", warehouse, "--json").json
         remote = run_lakectl_process(
             tmp_path, "--warehouse", warehouse, "--remote", url, "snapshot", "sales"
         )

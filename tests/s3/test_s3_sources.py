@@ -52,7 +52,10 @@ def spark_written(spark, tmp_path_factory) -> dict[str, Path]:
 def test_one_csv_read_in_small_ranges_gives_spark_s_rows_in_file_order(s3, spark, monkeypatch):
     url = s3.url("landing/base.csv")
     upload(SALES / "base.csv", url)
-    monkeypatch.setattr(fsspec_files, "SPLIT_BYTES", 1000)  # ~18 byte ranges, lines cut across
+    monkeypatch.setattr(fsspec_files, "SPLIT_BYTES", 3000)
+    data = (SALES / "base.csv").read_bytes()
+    cuts = range(3000, len(data), 3000)
+    assert len(cuts) == 5 and all(data[c - 1 : c] != b"\n" for c in cuts)  # each cuts a line
     for infer in (True, False):
         local = collected(read_source(spark, str(SALES / "base.csv"), "csv", infer))
         remote = collected(read_source(spark, url, "csv", infer))

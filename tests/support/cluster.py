@@ -31,6 +31,7 @@ from lakectl.spark.daemons import (
     start_connect_server,
     start_daemon,
 )
+from lakectl.spark.session import driver_conf, merge_java_options
 
 SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"
 SCHEMA = (
@@ -39,6 +40,11 @@ SCHEMA = (
 )
 CDC = ("--mode", "cdc", "--op-column", "op_code", "--order-by", "change_ts")
 STARTUP_TIMEOUT = 180.0
+# The test servers and a test cluster's executors do little work on small tables: like
+# short-lived drivers (tests.support.processes.JVM_OPTIONS), their JVMs start cheaper with the C1
+# compiler only and the serial collector. (lakectl adds these to its own executor options.)
+CHEAP_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+EXECUTOR_OPTIONS = ("--conf", f"spark.executor.extraJavaOptions={CHEAP_JVM}")
 COMMAND_TIMEOUT = 300.0
 
 
@@ -65,27 +71,31 @@ def standalone_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sta
     logs = tmp_path_factory.mktemp("standalone")
     port, ui_port, worker_ui = free_port(), free_port(), free_port()
     daemons: list[SparkDaemon] = []
+    url = f"spark://{LOOPBACK}:{port}"
     try:
-        master = start_daemon(
-            "Spark master",
-            spark_class_argv(
-                MASTER_CLASS, "--host", LOOPBACK, "--port", str(port),
-                "--webui-port", str(ui_port),
-            ),
-            logs / "master.log",
-        )  # fmt: skip
-        daemons.append(master)
-        master.wait_until(lambda: port_open(LOOPBACK, port), "accepting workers", STARTUP_TIMEOUT)
-        url = f"spark://{LOOPBACK}:{port}"
-        worker = start_daemon(
-            "Spark worker",
-            spark_class_argv(
-                WORKER_CLASS, url, "--host", LOOPBACK, "--cores", "1", "--memory", "1g",
-                "--webui-port", str(worker_ui), "--work-dir", str(logs / "work"),
-            ),
-            logs / "worker.log",
-        )  # fmt: skip
-        daemons.append(worker)
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("SPARK_DAEMON_JAVA_OPTS", CHEAP_JVM)  # spark-class: master and worker
+            master = start_daemon(
+                "Spark master",
+                spark_class_argv(
+                    MASTER_CLASS, "--host", LOOPBACK, "--port", str(port),
+                    "--webui-port", str(ui_port),
+                ),
+                logs / "master.log",
+            )  # fmt: skip
+            daemons.append(master)
+            master.wait_until(
+                lambda: port_open(LOOPBACK, port), "accepting workers", STARTUP_TIMEOUT
+            )
+            worker = start_daemon(
+                "Spark worker",
+                spark_class_argv(
+                    WORKER_CLASS, url, "--host", LOOPBACK, "--cores", "1", "--memory", "1g",
+                    "--webui-port", str(worker_ui), "--work-dir", str(logs / "work"),
+                ),
+                logs / "worker.log",
+            )  # fmt: skip
+            daemons.append(worker)
         worker.wait_until(
             lambda: _alive_workers(ui_port) >= 1, "registered with the master", STARTUP_TIMEOUT
         )
@@ -110,12 +120,23 @@ def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "spark.sql.shuffle.partitions": "3",
     }
     server = start_connect_server(
-        port, log, master="local[2]", conf=foreign_defaults, timeout=STARTUP_TIMEOUT
+        port,
+        log,
+        master="local[2]",
+        conf={**foreign_defaults, **cheap_server_conf("local[2]")},
+        timeout=STARTUP_TIMEOUT,
     )
     try:
         yield f"sc://{LOOPBACK}:{port}"
     finally:
         server.stop()
+
+
+def cheap_server_conf(master: str) -> dict[str, str]:
+    """Settings for a test Connect server with ``master``: lakectl's driver JVM options with
+    :data:`CHEAP_JVM`."""
+    ours = driver_conf(master)["spark.driver.extraJavaOptions"]
+    return {"spark.driver.extraJavaOptions": merge_java_options(ours, CHEAP_JVM)}
 
 
 def _process_env(cwd: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -145,28 +166,35 @@ def run_lakectl_process(
 
 
 # Runs several CLI invocations in one process, so they share one SparkContext (one driver, one
-# set of executors): on a busy 2-core machine a JVM start per command costs minutes.
+# set of executors) or one Connect session: on a busy 2-core machine a JVM start per command costs
+# minutes. Each command's wall time goes to stderr, kept in CWD/lakectl-sequence.log.
 _SEQUENCE = """
-import contextlib, io, json, sys
+import contextlib, io, json, sys, time
 from lakectl.cli.main import main
 results = []
-for argv in json.loads(sys.argv[1]):
-    out = io.StringIO()
+for argv, expected in json.loads(sys.argv[1]):
+    out, started = io.StringIO(), time.monotonic()
     with contextlib.redirect_stdout(out):
         code = main(argv + ["--json"])
-    if code:
-        sys.exit(f"lakectl {argv}: exit {code}: {out.getvalue()}")
+    print(f"{time.monotonic() - started:6.1f}s lakectl {' '.join(argv)}", file=sys.stderr)
+    if code != expected:
+        sys.exit(f"lakectl {argv}: exit {code}, expected {expected}: {out.getvalue()}")
     results.append(json.loads(out.getvalue()))
 print(json.dumps(results))
 """
 
 
 def run_lakectl_sequence(
-    cwd: Path, commands: list[tuple[object, ...]], env: dict[str, str] | None = None
+    cwd: Path,
+    commands: list[tuple[object, ...]],
+    env: dict[str, str] | None = None,
+    expect: dict[int, int] | None = None,
 ) -> list[dict[str, Any]]:
     """Run CLI commands one after another in a single fresh process (``env`` added to this
-    one's); their JSON results."""
-    argvs = [[str(a) for a in command] for command in commands]
+    one's); their JSON results (an error's where ``expect`` maps a command's index to the
+    nonzero exit code it must give; every other command must exit 0)."""
+    codes = expect or {}
+    argvs = [([str(a) for a in command], codes.get(i, 0)) for i, command in enumerate(commands)]
     done = subprocess.run(
         [sys.executable, "-c", _SEQUENCE, json.dumps(argvs)],
         cwd=cwd,
@@ -175,6 +203,8 @@ def run_lakectl_sequence(
         text=True,
         timeout=COMMAND_TIMEOUT * 2,
     )
+    with (cwd / "lakectl-sequence.log").open("a") as log:  # for a look at where the time went
+        log.write(done.stderr)
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stderr[-3000:]}"
     return list(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -278,12 +308,10 @@ def in_this_process(cli: Callable[..., Any]) -> Runner:
     return run
 
 
-def stream_three_files(
-    tmp: Path, *spark_args: str, run: Runner = run_lakectl_sequence
-) -> tuple[dict, list[tuple]]:
-    """`lakectl stream` over three CDC files (one micro-batch each) with ``spark_args``
-    (``--master URL`` / ``--remote URL``), then a snapshot, run by ``run``: the stream's result
-    and the rows."""
+def stream_commands(tmp: Path, *spark_args: object) -> list[tuple[object, ...]]:
+    """Commands for `lakectl stream` over three CDC files (one micro-batch each) with
+    ``spark_args`` (``--master URL`` / ``--remote URL``): create the table, stream, snapshot.
+    Their results go to :func:`stream_outcome`."""
     table, land = tmp / "t", tmp / "land"
     land.mkdir(parents=True)
     for name, body in STREAM_FILES.items():
@@ -294,6 +322,18 @@ def stream_three_files(
     stream += ("--order-by", "ts", "--trigger", "500ms", "--max-files-per-batch", "1")
     stream += ("--max-batches", len(STREAM_FILES), "--no-compact")
     snapshot = (*spark_args, "snapshot", table, "--limit", "0")
-    _, streamed, shown = run(tmp, [create, stream, snapshot])
+    return [create, stream, snapshot]
+
+
+def stream_outcome(results: list[dict[str, Any]]) -> tuple[dict, list[tuple]]:
+    """The stream's result and the snapshot's rows from :func:`stream_commands`' results."""
+    _, streamed, shown = results
     rows = sorted(tuple(r[c] for c in ("id", "ts", "v", "day")) for r in shown["rows"])
     return streamed, rows
+
+
+def stream_three_files(
+    tmp: Path, *spark_args: str, run: Runner = run_lakectl_sequence
+) -> tuple[dict, list[tuple]]:
+    """:func:`stream_commands` run by ``run``: the stream's result and the rows."""
+    return stream_outcome(run(tmp, stream_commands(tmp, *spark_args)))
