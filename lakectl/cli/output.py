@@ -14,6 +14,7 @@ import decimal
 import json
 import os
 import sys
+import textwrap
 import threading
 import time
 import traceback
@@ -257,7 +258,26 @@ def bar_chart(
 
 
 def line(text: str) -> None:
-    stdout.print(safe_text(text), markup=False, highlight=False)
+    """A line of text on stdout: on a terminal, folded between words to its width, the rest
+    indented under its start (a long list of properties never breaks inside a word);
+    elsewhere one line, as it is."""
+    shown = safe_text(text)
+    if stdout.is_terminal:
+        shown = "\n".join(fold(part, stdout.width) for part in shown.split("\n"))
+    stdout.print(shown, markup=False, highlight=False)
+
+
+def fold(text: str, width: int) -> str:
+    """``text`` folded between words into lines of at most ``width`` characters (a longer
+    word keeps a line of its own), continuation lines indented 4 more than the first."""
+    if len(text) <= width:
+        return text
+    indent = " " * (len(text) - len(text.lstrip(" ")) + 4)
+    return "\n".join(
+        textwrap.wrap(
+            text, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+        )
+    )
 
 
 def note(text: str) -> None:

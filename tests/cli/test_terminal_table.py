@@ -90,3 +90,15 @@ def test_bars_scale_to_the_largest_value_and_mark_the_average() -> None:
 def test_bars_are_left_out_when_there_is_no_room() -> None:
     lines = render(None, ["value"], [["x" * 30]], 36, [Bar("bar", [1])])
     assert lines[0] == "value"
+
+
+def test_long_lines_fold_between_words_under_their_start() -> None:
+    from lakectl.cli.output import fold
+
+    text = "  properties: clean.retain=7d, orc.compress=SNAPPY, write.target-file-size=128MB"
+    assert fold(text, 40) == (
+        "  properties: clean.retain=7d,\n"
+        "      orc.compress=SNAPPY,\n"
+        "      write.target-file-size=128MB"
+    )
+    assert fold("short", 40) == "short"
