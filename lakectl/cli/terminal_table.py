@@ -1,9 +1,10 @@
 """Tables laid out for a terminal of a given width (the ``table`` format on a terminal).
 
 Every value stays on one line. When the columns at their natural widths do not fit, the widest
-text columns are cut, each value ending in ``…``; numbers are never cut. When even cut columns
-do not fit (each text column keeps at least :data:`MIN_TEXT` characters), every row becomes a
-block of ``column │ value`` lines under ``-[ RECORD n ]-``, as psql's expanded mode shows them.
+columns of long texts are cut, each value ending in ``…``; numbers and columns of short texts
+(at most :data:`CUT_OVER` characters: times, names, codes) are never cut. When even cut columns
+do not fit (each keeps at least :data:`MIN_TEXT` characters), every row becomes a block of
+``column │ value`` lines under ``-[ RECORD n ]-``, as psql's expanded mode shows them.
 
 Numbers are right-aligned, and the floating-point values of a column share one precision.
 Columns of bars (:class:`Bar`) draw a number as a row of blocks, scaled to the column's largest
@@ -27,6 +28,9 @@ SEPARATOR = " │ "
 RULE_JOINT = "─┼─"
 ELLIPSIS = "…"
 MIN_TEXT = 12  # a text column is never cut below this many characters
+# A text column is cut only when one of its values is longer than this: shorter ones (times,
+# names, codes, partition values) mean nothing in part.
+CUT_OVER = 24
 MAX_DECIMALS = 6  # floats needing more digits are shown in scientific notation
 BAR_MIN, BAR_MAX = 8, 40
 BLOCK, SLIVER, MARK = "█", "▏", "┆"
@@ -206,7 +210,11 @@ def _fit(
     room = width - len(SEPARATOR) * (len(natural) - 1)
     if sum(natural) <= room:
         return natural
-    flexible = [i for i, w in enumerate(natural) if not numeric[i] and w > MIN_TEXT]
+    flexible = [
+        i
+        for i, col in enumerate(texts)
+        if not numeric[i] and max((cell_len(t) for t in col), default=0) > CUT_OVER
+    ]
     fixed = sum(w for i, w in enumerate(natural) if i not in flexible)
     budget = room - fixed
     if budget < MIN_TEXT * len(flexible) or not flexible:

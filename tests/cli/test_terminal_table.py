@@ -102,3 +102,13 @@ def test_long_lines_fold_between_words_under_their_start() -> None:
         "      write.target-file-size=128MB"
     )
     assert fold("short", 40) == "short"
+
+
+def test_short_texts_are_never_cut_only_long_ones() -> None:
+    rows = [["2024-01-02 10:00:00", "apply-updates", "inserted=8, updated=4, deleted=1"]]
+    columns = ["committed (UTC)", "operation", "counts"]
+    assert (
+        render(None, columns, rows, 50)[2] == "2024-01-02 10:00:00 │ apply-updates │ inserted=8,…"
+    )
+    # without a long text to cut, a table too wide becomes blocks
+    assert render(None, columns[:2], [rows[0][:2]], 30)[0].startswith("-[ RECORD 1 ]")
