@@ -75,7 +75,7 @@ def render(
         cells = [
             _pad(cut(texts[c][i], widths[c]), widths[c], numeric[c]) for c in range(len(columns))
         ]
-        cells += [draw_bar(b.values[i], b.values, w, b.mark) for b, w in shown_bars]
+        cells += [_pad(draw_bar(b.values[i], b.values, w, b.mark), w, False) for b, w in shown_bars]
         lines.append(_join(cells))
     return lines
 

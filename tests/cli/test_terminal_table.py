@@ -112,3 +112,13 @@ def test_short_texts_are_never_cut_only_long_ones() -> None:
     )
     # without a long text to cut, a table too wide becomes blocks
     assert render(None, columns[:2], [rows[0][:2]], 30)[0].startswith("-[ RECORD 1 ]")
+
+
+def test_several_bar_columns_stay_aligned() -> None:
+    bars = [Bar("deltas", [3, 1]), Bar("bytes", [100, 100])]
+    assert render(None, ["p"], [["a"], ["b"]], 30, bars) == [
+        "p │ deltas     │ bytes",
+        "──┼────────────┼───────────",
+        "a │ ██████████ │ ██████████",
+        "b │ ███        │ ██████████",
+    ]
