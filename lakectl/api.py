@@ -481,11 +481,14 @@ class Table:
         timezone: str | None = None,
         order_by: str | Sequence[str] | None = None,
         engine: Literal["spark", "arrow"] = "spark",
+        key_order: bool = False,
     ) -> SnapshotResult:
         """What ``lakectl snapshot`` does: the rows collected to the driver (at most ``limit``,
-        sorted by ``order_by`` when given), or written to ``out`` as Parquet, ORC, CSV or
-        JSON. ``engine="arrow"`` reads with pyarrow instead of Spark (no JVM; see
-        :meth:`to_arrow` for what it cannot apply)."""
+        sorted by ``order_by`` when given, else with ``key_order`` by the table's primary key
+        when it has one), or written to ``out`` as Parquet, ORC, CSV or JSON; the result's
+        ``order_by`` names the sort applied (empty: the order of the table's files).
+        ``engine="arrow"`` reads with pyarrow instead of Spark (no JVM; see :meth:`to_arrow`
+        for what it cannot apply)."""
         from lakectl.ops.snapshot import snapshot
 
         request = replace(
@@ -494,6 +497,7 @@ class Table:
             out=out,
             out_format=out_format,
             order_by=_columns(order_by),
+            key_order=key_order,
         )
         if engine == "arrow":
             from lakectl.arrow.snapshot import arrow_snapshot

@@ -38,6 +38,8 @@ PAGES_NOT_RUN = {
     "install.md": "builds and installs wheels (tested by tests/packaging)",
     "damaged-data-files.md": "no sh examples (its errors are tested in "
     "tests/ops/test_damaged_data_files.py)",
+    "terminal-output.md": "no sh examples (terminal screens are tested in "
+    "tests/cli/test_readable_output.py and tests/cli/test_terminal_table.py)",
 }
 SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 # Lines the test does not run, each with the reason (any other non-lakectl line fails the test).

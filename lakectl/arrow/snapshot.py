@@ -7,6 +7,7 @@ directory (here of one ``part-00000`` file) in Parquet, ORC or CSV.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.read import ArrowRead, read_arrow
@@ -30,16 +31,25 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
         )
     read = read_arrow(ctx, table_ref, SnapshotRequest(**{**vars(request), "order_by": ()}))
     meta = read.target.metadata
+    shown = read.schema.names
+    order = request.row_order(meta.primary_key)
+    if order and not request.order_by and not set(order) <= set(shown):
+        # key order with --columns leaving the key out: read the key too, sort, then drop it
+        wider = (*request.columns, *(k for k in order if k not in shown))
+        read = read_arrow(ctx, table_ref, replace(request, order_by=(), columns=wider))
     result = SnapshotResult(
         table=read.table,
-        columns=read.schema.names,
-        types=[meta.schema[c].type for c in read.schema.names],
+        columns=shown,
+        types=[meta.schema[c].type for c in shown],
         version=read.version,
         scan=read.scan.to_json(),
         read_path="arrow",
+        order_by=list(order),
     )
     ctx.progress("reading")
-    batches = _sorted(read, request.order_by) if request.order_by else read.batches()
+    batches: Any = read.batches()
+    if order:
+        batches = [b.select(shown) for b in _sorted(read, order)]
     if request.out:
         result.out, result.written = write_out(batches, read.schema, request, ctx)
         return result

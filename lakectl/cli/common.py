@@ -58,8 +58,9 @@ def _json_value(result: Any) -> Any:
 
 
 FORMAT_HELP = (
-    "How to print the rows: table (plain aligned rows, one line each, when stdout is not a "
-    "terminal), csv, tsv, or json (an array of objects). --json prints the whole result instead."
+    "How to print the rows: table (fitted to the terminal's width; plain aligned rows, one line "
+    "each, when stdout is not a terminal), csv, tsv, or json (an array of objects). --json prints "
+    "the whole result instead."
 )
 
 
@@ -160,7 +161,9 @@ def api_table(ctx: Any, ref: str | None) -> Table:
 def run_operation(settings: Settings, ctx: Any, operation: Callable[[Any], Any]) -> Any:
     """Run ``operation(ctx)`` with a status line on a terminal (none with ``--json``) and return
     its result, for :func:`render`."""
-    with output.progress(not settings.as_json) as report:
+    from lakectl.spark.task_progress import active_tasks
+
+    with output.progress(not settings.as_json, active_tasks) as report:
         ctx.progress = report
         return operation(ctx)
 

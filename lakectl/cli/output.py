@@ -1,8 +1,9 @@
 """All terminal output in one place: rich text for people, JSON for scripts (``--json``).
 
-Tables (:func:`table`) have four renderings (``--format``): ``table`` is a rich table on a
-terminal and plain aligned rows, one line per row, when stdout is a pipe or a file; ``csv``,
-``tsv`` and ``json`` (an array of objects) print the rows only, for other programs.
+Tables (:func:`table`) have four renderings (``--format``): ``table`` is a table fitted to the
+terminal's width (:mod:`lakectl.cli.terminal_table`) on a terminal and plain aligned rows, one
+line per row, nothing cut, when stdout is a pipe or a file; ``csv``, ``tsv`` and ``json`` (an
+array of objects) print the rows only, for other programs.
 """
 
 from __future__ import annotations
@@ -13,18 +14,22 @@ import decimal
 import json
 import os
 import sys
+import textwrap
+import threading
+import time
 import traceback
 import unicodedata
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
+from lakectl.cli import terminal_table
+from lakectl.cli.terminal_table import Bar
 from lakectl.errors import LakectlError
 from lakectl.table.json_input import TableWarning
 
@@ -141,8 +146,16 @@ def render_value(value: Any) -> str:
 TABLE_FORMATS = ("table", "csv", "tsv", "json")
 
 
-def table(title: str | None, columns: list[str], rows: list[list[Any]], fmt: str = "table") -> None:
-    """The one table renderer: ``fmt`` is one of :data:`TABLE_FORMATS`."""
+def table(
+    title: str | None,
+    columns: list[str],
+    rows: list[list[Any]],
+    fmt: str = "table",
+    bars: Sequence[Bar] = (),
+) -> None:
+    """The one table renderer: ``fmt`` is one of :data:`TABLE_FORMATS`. On a terminal the table
+    fits its width (:mod:`lakectl.cli.terminal_table`), with ``bars`` as extra columns when there
+    is room; elsewhere every value is printed whole and ``bars`` are left out."""
     if fmt in ("csv", "tsv"):
         # Quoted fields may hold line breaks and tabs; every other control character is shown
         # escaped (safe_text), also through a pipe (`| column -t` still ends on a terminal).
@@ -163,12 +176,15 @@ def table(title: str | None, columns: list[str], rows: list[list[Any]], fmt: str
             note(title)
         plain_rows(columns, [[render_value(v) for v in row] for row in rows])
         return
-    t = Table(title=title and Text(safe_text(title)), show_lines=False, header_style="bold")
-    for c in columns:
-        t.add_column(Text(safe_text(c)), overflow="fold")
-    for row in rows:  # Text: values are shown as they are, never read as rich markup
-        t.add_row(*[Text(safe_text(render_value(v))) for v in row])
-    stdout.print(t)
+    lines = terminal_table.render(
+        title and safe_text(title),
+        [safe_text(c) for c in columns],
+        [[safe_text(v) if isinstance(v, str) else v for v in row] for row in rows],
+        stdout.width,  # the terminal's width; COLUMNS, when set, wins
+        bars,
+    )
+    stdout.file.write("".join(f"{line}\n" for line in lines))
+    stdout.file.flush()
 
 
 def _one_line(text: str) -> str:
@@ -191,45 +207,77 @@ def plain_rows(
         sys.stdout.write("  ".join(padded).rstrip() + "\n")
 
 
+OTHERS = "(all others)"
+
+
 def bar_chart(
-    title: str, rows: list[tuple[str, int, float]], marked: set[str] | None = None, width: int = 40
+    title: str,
+    rows: list[tuple[str, int, float]],
+    marked: set[str] | None = None,
+    width: int = 40,
+    average: float | None = None,
+    others: tuple[int, float] | None = None,
 ) -> None:
-    """Horizontal bars: label, count, share (0..1); ``marked`` labels are highlighted (marked
-    with ``*`` when stdout is not a terminal)."""
+    """Horizontal bars: label, count, share (0..1); ``marked`` labels end in `` *``; ``others``
+    (count, share) is a last row for everything else. On a terminal the bars fit its width, are
+    scaled to the largest count of ``rows`` (``others`` gets no bar) and, given the ``average``
+    count, a column says how many times the average each count is and a dotted line marks the
+    average across the bars."""
+    labels = [label + (" *" if marked and label in marked else "") for label, _, _ in rows]
+    if others is not None:
+        labels.append(OTHERS)
+    everything = [*rows, *([(OTHERS, *others)] if others is not None else [])]
     if not stdout.is_terminal:
         line(title)
         plain_rows(
             ["value", "rows", "share", ""],
             [
                 [
-                    label + (" *" if marked and label in marked else ""),
+                    labels[i],
                     f"{count:,}",
                     f"{share:6.1%}",
                     "█" * max(0, round(share * width)) or ("▏" if share > 0 else ""),
                 ]
-                for label, count, share in rows
+                for i, (_, count, share) in enumerate(everything)
             ],
             right=frozenset({1, 2}),
         )
         return
-    t = Table(
-        title=Text(safe_text(title)),
-        title_justify="left",
-        show_lines=False,
-        header_style="bold",
-        box=None,
-    )
-    for name in ("value", "rows", "share", ""):
-        t.add_column(name, justify="right" if name in ("rows", "share") else "left")
-    for label, count, share in rows:
-        bar = "█" * max(0, round(share * width)) or ("▏" if share > 0 else "")
-        style = "bold green" if marked and label in marked else "cyan"
-        t.add_row(Text(safe_text(label)), f"{count:,}", f"{share:6.1%}", Text(bar, style=style))
-    stdout.print(t)
+    columns = ["value", "rows", "share"]
+    cells: list[list[Any]] = [
+        [labels[i], f"{count:,}", f"{share:.1%}"] for i, (_, count, share) in enumerate(everything)
+    ]
+    if average:
+        columns.append("× average")
+        for i, cell in enumerate(cells):
+            cell.append(f"{everything[i][1] / average:,.1f}" if i < len(rows) else "-")
+    counts: list[float | None] = [count for _, count, _ in rows]
+    counts += [None] if others is not None else []
+    bar = Bar("rows (┆ average)" if average else "rows", counts, average)
+    table(safe_text(title), columns, cells, "table", [bar])
 
 
 def line(text: str) -> None:
-    stdout.print(safe_text(text), markup=False, highlight=False)
+    """A line of text on stdout: on a terminal, folded between words to its width, the rest
+    indented under its start (a long list of properties never breaks inside a word);
+    elsewhere one line, as it is."""
+    shown = safe_text(text)
+    if stdout.is_terminal:
+        shown = "\n".join(fold(part, stdout.width) for part in shown.split("\n"))
+    stdout.print(shown, markup=False, highlight=False)
+
+
+def fold(text: str, width: int) -> str:
+    """``text`` folded between words into lines of at most ``width`` characters (a longer
+    word keeps a line of its own), continuation lines indented 4 more than the first."""
+    if len(text) <= width:
+        return text
+    indent = " " * (len(text) - len(text.lstrip(" ")) + 4)
+    return "\n".join(
+        textwrap.wrap(
+            text, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+        )
+    )
 
 
 def note(text: str) -> None:
@@ -262,11 +310,55 @@ def table_warnings() -> Iterator[None]:
         yield
 
 
+def elapsed(seconds: float) -> str:
+    """``7s``, ``1m 05s``, ``2h 03m``: how long work has run."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m {whole % 60:02d}s"
+    return f"{whole // 3600}h {whole // 60 % 60:02d}m"
+
+
+PROGRESS_TICK = 0.5  # seconds between refreshes of the status line
+
+
 @contextmanager
-def progress(enabled: bool) -> Iterator[Any]:
-    """A status line on stderr for long work, shown only on a terminal."""
+def progress(
+    enabled: bool, tasks: Callable[[], str | None] | None = None
+) -> Iterator[Callable[[str], None]]:
+    """A status line on stderr for long work, shown only on a terminal: the current phase
+    (what the callback yielded was last given), the time since the work started and, from
+    ``tasks``, how far the running job is (e.g. Spark's done/total tasks)."""
     if not enabled or not stderr.is_terminal:
         yield lambda message: None
         return
-    with stderr.status("working...") as status:
-        yield lambda message: status.update(message)
+    started = time.monotonic()
+    phase = ["working"]
+    stop = threading.Event()
+
+    def text() -> Text:
+        parts = [phase[0], elapsed(time.monotonic() - started)]
+        try:
+            extra = tasks() if tasks else None
+        except Exception:  # the job's progress is a nicety: never let it fail the work
+            extra = None
+        return Text(safe_text("  ".join([*parts, *([extra] if extra else [])])))
+
+    with stderr.status(text()) as status:
+
+        def tick() -> None:
+            while not stop.wait(PROGRESS_TICK):
+                status.update(text())
+
+        def report(message: str) -> None:
+            phase[0] = message
+            status.update(text())
+
+        ticker = threading.Thread(target=tick, name="lakectl-progress", daemon=True)
+        ticker.start()
+        try:
+            yield report
+        finally:
+            stop.set()
+            ticker.join(timeout=2)

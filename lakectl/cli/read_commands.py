@@ -3,6 +3,7 @@ the row changes between two versions."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import click
@@ -56,7 +57,8 @@ if TYPE_CHECKING:
 @click.option(
     "--order-by",
     metavar="COLS",
-    help='Sort the rows (comma-separated; a column may end in " desc"), e.g. "create_date,sell_id".',
+    help='Sort the rows (comma-separated; a column may end in " desc"), e.g. "create_date,sell_id" '
+    "[default: the primary key, when the table has one, except with --out].",
 )
 @click.option("--out", metavar="PATH", help="Write the rows to PATH instead of showing them.")
 @click.option(
@@ -64,8 +66,9 @@ if TYPE_CHECKING:
     "fmt",
     type=click.Choice([*output.TABLE_FORMATS, "parquet", "orc"]),
     default=None,
-    help="Without --out, how to print the rows: table [default; plain aligned rows, one line "
-    "each, when stdout is not a terminal], csv, tsv or json (an array of objects). With --out, "
+    help="Without --out, how to print the rows: table [default; fitted to the terminal's "
+    "width, or plain aligned rows, one line each, when stdout is not a terminal], csv, tsv or "
+    "json (an array of objects). With --out, "
     "the file format: parquet [default], orc, csv or json.",
 )
 @click.option(
@@ -139,12 +142,34 @@ def snapshot(
             valid_write_ids=valid_write_ids,
             order_by=order_by,
             engine="arrow" if engine == "arrow" else "spark",
+            key_order=True,
         ),
     )
-    render(settings, result, lambda r: _print_snapshot(r, fmt))
+    times = SnapshotTimes(as_of_ms, known_at_ms, raw or (as_of_ms is not None and as_of_ms < 0))
+    render(settings, result, lambda r: _print_snapshot(r, fmt, times, bool(order_by)))
 
 
-def _print_snapshot(result: SnapshotResult, fmt: str) -> None:
+@dataclass(frozen=True)
+class SnapshotTimes:
+    """The times a snapshot was asked for, for its footer."""
+
+    as_of: int | None
+    known_at: int | None
+    raw: bool
+
+    def describe(self) -> str:
+        """``as of now``, ``as of 2014-01-01T00:00:00Z``, ``raw data``; ``, known at ...``."""
+        from lakectl.updates.times import format_millis
+
+        if self.raw:
+            valid = "raw data (no statements applied)"
+        else:
+            valid = "as of " + ("now" if self.as_of is None else format_millis(self.as_of))
+        known = "" if self.known_at is None else f", known at {format_millis(self.known_at)}"
+        return valid + known
+
+
+def _print_snapshot(result: SnapshotResult, fmt: str, times: SnapshotTimes, sorted_: bool) -> None:
     if result.out:
         output.line(f"wrote {result.written:,} rows to {result.out}")
         return
@@ -153,9 +178,22 @@ def _print_snapshot(result: SnapshotResult, fmt: str) -> None:
     )
     output.table(title, result.columns, [list(r) for r in result.rows], fmt)
     more = " (more rows: raise --limit or use --out)" if result.truncated else ""
-    output.note(f"{len(result.rows)} row(s){more}")
+    footer = f"{len(result.rows)} row(s){more}"
+    if output.stderr.is_terminal:  # piped or redirected, the footer stays as scripts know it
+        version = "the newest state" if result.version is None else f"version {result.version}"
+        footer += f" of {version} {times.describe()}; {_order(result, sorted_)}"
+    output.note(footer)
     if result.note:
         output.note(result.note)
+
+
+def _order(result: SnapshotResult, sorted_: bool) -> str:
+    """How the rows are sorted, for the footer."""
+    if sorted_:
+        return "ordered by " + ", ".join(result.order_by)
+    if result.order_by:
+        return f"in key order ({', '.join(result.order_by)})"
+    return "in file order (the table has no primary key; --order-by COLS sorts)"
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)

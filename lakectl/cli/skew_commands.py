@@ -98,14 +98,14 @@ def skew(
 def _print_skew(result: SkewResult) -> None:
     for p in result.partitions:
         rows = [(_label(v.values), v.rows, v.share) for v in p.top]
-        if p.rows:
-            rows.append(("(all others)", p.rows - sum(v.rows for v in p.top), p.others_share))
-        marked = {_label(v) for v in p.recommended}
+        others = (p.rows - sum(v.rows for v in p.top), p.others_share) if p.rows else None
         output.bar_chart(
             f"{p.partition or '(table)'}: {p.rows:,} rows, {p.distinct:,} distinct "
             f"{', '.join(result.columns)}",
             rows,
-            marked,
+            {_label(v) for v in p.recommended},
+            average=p.rows / p.distinct if p.distinct else None,
+            others=others,
         )
         advice = (
             f"recommended: {', '.join(_label(v) for v in p.recommended)} "

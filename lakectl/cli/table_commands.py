@@ -141,7 +141,11 @@ def _print_show(result: ShowResult, table_format: str) -> None:
         ]
         for p in result.partitions
     ]
-    output.table(None, columns, rows)
+    bars = [
+        output.Bar("▇ deltas", [p.deltas + p.delete_deltas for p in result.partitions]),
+        output.Bar("▇ bytes", [p.bytes for p in result.partitions]),
+    ]
+    output.table(None, columns, rows, bars=bars)
     for p in result.partitions:
         if p.list_bucketing is not None:
             output.line(f"  {p.partition}: list-bucketed by {p.list_bucketing.describe()}")

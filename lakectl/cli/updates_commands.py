@@ -19,6 +19,7 @@ from lakectl.cli.common import (
     run_operation,
 )
 from lakectl.errors import UsageError
+from lakectl.table.log import ALWAYS
 
 if TYPE_CHECKING:
     from lakectl.ops.materialize import MaterializeResult
@@ -138,10 +139,23 @@ def updates_cmd(table: str | None, table_format: str, settings: Settings) -> Non
     render(settings, entries, lambda e: _print_statements(e, table_format))
 
 
+# Effective times that mean "from the beginning": a statement file without a time directive
+# (0), and changes valid at every time (the log's ALWAYS).
+_FROM_THE_START = (0, ALWAYS)
+
+
+def _effective(entry: InstalledStatement, table_format: str) -> str:
+    """When the statement takes effect: ``always`` on a terminal or in plain rows for one
+    effective from the start, else the ISO time (also in csv, tsv and json)."""
+    if table_format == "table" and entry.statement.effective_ms in _FROM_THE_START:
+        return "always"
+    return str(entry.to_json()["effective"])
+
+
 def _print_statements(entries: list[InstalledStatement], table_format: str) -> None:
     rows = [
         [
-            e.to_json()["effective"],
+            _effective(e, table_format),
             e.statement.sql if e.problem is None else f"REFUSED: {e.problem}",
             e.version,
             output.format_millis(e.installed_at),

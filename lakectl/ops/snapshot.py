@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,16 @@ class SnapshotRequest:
     raw: bool = False
     # ``--order-by``: column names, each optionally followed by `` desc`` (or `` asc``).
     order_by: tuple[str, ...] = ()
+    # Without ``order_by``, rows returned (not written to ``out``) in primary-key order when the
+    # table has a key.
+    key_order: bool = False
+
+    def row_order(self, primary_key: Sequence[str]) -> tuple[str, ...]:
+        """The sort the read applies: ``order_by``, else the key (see ``key_order``), else
+        none (the order of the table's files)."""
+        if self.order_by:
+            return self.order_by
+        return tuple(primary_key) if self.key_order and not self.out else ()
 
     def __post_init__(self) -> None:
         # A negative valid time (``--as-of -1``) asks for the raw data, without statements.
@@ -59,12 +70,14 @@ class SnapshotResult:
     scan: dict[str, Any] | None = None  # files/bytes read after pruning (lakectl.ops.pruning)
     read_path: str | None = None  # data_source, join or none (lakectl.spark.acid_read.READ_PATHS)
     note: str | None = None  # why a read returned nothing, when a time bound is the reason
+    order_by: list[str] = field(default_factory=list)  # the rows' sort; empty: file order
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "table": self.table,
             "version": self.version,
             "columns": self.columns,
+            "order_by": self.order_by,
         }
         if self.note is not None:
             data["note"] = self.note
@@ -125,6 +138,7 @@ class SnapshotFrame:
     version: int | None
     scan: ScanStats
     read_path: str  # how the rows are read (``acid_read.READ_PATHS``)
+    order_by: tuple[str, ...] = ()  # the sort applied (empty: file order)
 
 
 def snapshot_dataframe(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> DataFrame:
@@ -166,13 +180,14 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
     df = df if request.raw else _apply_statements(df, target, request)
     if where is not None and not early:
         df = _filtered(df, where)
-    if request.order_by:
-        df = df.orderBy(*sort_columns(request.order_by, target.metadata.schema.names))
+    order = request.row_order(target.metadata.primary_key)
+    if order:
+        df = df.orderBy(*sort_columns(order, target.metadata.schema.names))
     if request.columns:
         df = df.select(*[F.col(f"`{target.metadata.schema[c].name}`") for c in request.columns])
     version = target.state.max_write_id if target.state is not None else None
     store = target.store
-    return SnapshotFrame(df, store.name or store.url, version, scan, read_path)
+    return SnapshotFrame(df, store.name or store.url, version, scan, read_path, order)
 
 
 def check_request(
@@ -213,6 +228,7 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         version=read.version,
         scan=read.scan.to_json(),
         read_path=read.read_path,
+        order_by=list(read.order_by),
     )
     if request.out:
         return write_out(df, request, result, ctx.config.storage_options)
