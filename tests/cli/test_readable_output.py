@@ -36,8 +36,6 @@ from lakectl.cli import output
 from lakectl.spark.task_progress import active_tasks
 from tests.conftest import REPO, run_lakectl
 
-pytestmark = pytest.mark.spark
-
 SCREENS = Path(__file__).parent / "screens"
 # Set to write the screens afresh (then read them before committing).
 WRITE_SCREENS = os.environ.get("LAKECTL_WRITE_SCREENS") == "1"
