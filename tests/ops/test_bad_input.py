@@ -159,24 +159,20 @@ def test_value_that_does_not_fit_the_type(
     assert f"column {column!r}: 1 value(s) do not fit type {type_}, e.g. {value!r}" in message
 
 
-def test_empty_batch(table, tmp_path, lakectl_cli, unchanged):
-    result, source = _load(lakectl_cli, table, tmp_path, HEADER + "\n")
-    message = _error(result, 65, "bad_input")
-    assert f"{source}: the batch is empty" in message
-
-
-def test_empty_file(table, tmp_path, lakectl_cli, unchanged):
-    result, source = _load(lakectl_cli, table, tmp_path, "")
-    message = _error(result, 65, "bad_input")
-    assert f"{source}: the batch is empty" in message
+@pytest.mark.parametrize("body", [HEADER + "\n", "", HEADER + "\n\n  \n"])
+def test_an_empty_batch_loads_nothing(table, tmp_path, lakectl_cli, unchanged, body):
+    result, source = _load(lakectl_cli, table, tmp_path, body)
+    assert (result.code, result.json["status"]) == (0, "empty"), result.err
+    text = lakectl_cli("load", table["path"], source, *CDC)
+    assert text.out.strip() == f"nothing to load: {source} has no rows; nothing was committed"
 
 
 def test_first_load_of_an_empty_file_creates_no_table(tmp_path, lakectl_cli, spark):
     source = tmp_path / "empty.csv"
     source.write_text("")
     table = tmp_path / "new_table"
-    result = lakectl_cli("load", table, source, "--primary-key", "id", "--json")
-    assert f"{source}: the batch is empty" in _error(result, 65, "bad_input")
+    result = lakectl_cli("load", table, source, "--create", "--primary-key", "id", "--json")
+    assert (result.code, result.json["status"]) == (0, "empty"), result.err
     assert not table.exists()
 
 
@@ -266,7 +262,7 @@ def test_first_load_of_a_malformed_file_creates_no_table(tmp_path, lakectl_cli, 
     source = tmp_path / "batch.json"
     source.write_text('{"id": 1, "name": "a"}\n{"id": 2,\n')
     table = tmp_path / "wh" / "new_table"
-    result = lakectl_cli("load", table, source, "--primary-key", "id", "--json")
+    result = lakectl_cli("load", table, source, "--create", "--primary-key", "id", "--json")
     message = _error(result, 65, "bad_input")
     assert f"{source}: cannot be parsed" in message
     assert not table.exists()
@@ -282,10 +278,13 @@ def test_load_into_a_hive_table_directory_is_refused(tmp_path, interop, lakectl_
     before = lakectl_cli("show", hive, "--json").json
     source = tmp_path / "b.csv"
     source.write_text("n_nationkey,n_name,n_regionkey,n_comment\n99,NOWHERE,1,x\n")
-    for args in (("load", hive, source), ("create", hive, "--schema", "n_nationkey int")):
+    creating = ("load", hive, source, "--create"), ("create", hive, "--schema", "n_nationkey int")
+    for args in creating:
         result = lakectl_cli(*args, "--json")
         message = _error(result, 73, "exists")
         assert f"{hive} exists and is not empty" in message
         assert not (hive / "_lakectl").exists()
+    message = _error(lakectl_cli("load", hive, source, "--json"), 66, "not_found")
+    assert message == f"{hive} has no lakectl log: it is not a lakectl table"
     assert lakectl_cli("show", hive, "--json").json == before
     assert before["kind"] == "hive" and before["totals"]["rows"] == 23_000
