@@ -224,6 +224,11 @@ def _prepare(ctx: Context, table_ref: str | None, options: LoadOptions) -> Table
         return store
     if not options.create:
         raise missing_table_error(store)
+    if options.mode != "append" and not options.primary_key:
+        raise UsageError(
+            f"--mode {options.mode} needs a primary key; the table --create makes would have none",
+            hint="add --primary-key COLS, or use --mode append",
+        )
     if store.exists() and store.storage.list_names(store.root):
         # A first load creates the table: never over other data (a Hive table's deltas would
         # silently disappear from every read).
