@@ -297,7 +297,7 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
     except AlreadyLoadedError as exc:  # another run committed the same source meanwhile
         return _skipped(table, options, exc.version)
     except SourceParseError as exc:
-        located = _located(storage, path) if fmt == "csv" else None
+        located = _located(storage, path, options.source) if fmt == "csv" else None
         if located is None:
             raise
         raise located from exc
@@ -320,7 +320,7 @@ def _source_format(options: LoadOptions, source_options: dict[str, Any]) -> str:
     return fmt
 
 
-def _located(storage: Storage, path: str) -> BadInputError | None:
+def _located(storage: Storage, path: str, shown: str) -> BadInputError | None:
     """A CSV parse error naming the file and line of the first record of the wrong width
     (Spark's message renders the record, not where it is), or ``None`` when none is found."""
     import csv
@@ -328,7 +328,7 @@ def _located(storage: Storage, path: str) -> BadInputError | None:
     from lakectl.storage.source_files import first_malformed_csv_line
 
     try:
-        found = first_malformed_csv_line(storage, path)
+        found = first_malformed_csv_line(storage, path, shown)
     except (UnicodeDecodeError, csv.Error, OSError):
         found = None
     if found is None:

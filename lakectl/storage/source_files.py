@@ -96,22 +96,23 @@ class _RowWatch:
 class MalformedLine:
     """A CSV record whose number of fields differs from its file's header."""
 
-    url: str
+    file: str
     line: int
     fields: int
     expected: int
 
     def describe(self) -> str:
         return (
-            f"{self.url}, line {self.line}: {self.fields} field(s) where the header has "
+            f"{self.file}, line {self.line}: {self.fields} field(s) where the header has "
             f"{self.expected}"
         )
 
 
-def first_malformed_csv_line(storage: Storage, path: str) -> MalformedLine | None:
-    """The first record of the CSV source at ``path`` (a file or folder) with more or fewer
-    fields than its file's header (blank lines aside, as Spark skips them); ``None`` when every
-    record has the header's width. Reads the files on this machine, one after the other."""
+def first_malformed_csv_line(storage: Storage, path: str, shown: str) -> MalformedLine | None:
+    """The first record of the CSV source at ``path`` (a file or folder, ``shown`` as the user
+    named it) with more or fewer fields than its file's header (blank lines aside, as Spark
+    skips them); ``None`` when every record has the header's width. Reads the files on this
+    machine, one after the other."""
     import csv
     import io
 
@@ -129,6 +130,7 @@ def first_malformed_csv_line(storage: Storage, path: str) -> MalformedLine | Non
         start = reader.line_num + 1
         for record in reader:
             if record and len(record) != len(header):
-                return MalformedLine(storage.url(full), start, len(record), len(header))
+                name = posixpath.join(shown, relative) if relative else shown
+                return MalformedLine(name, start, len(record), len(header))
             start = reader.line_num + 1
     return None

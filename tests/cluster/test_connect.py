@@ -45,7 +45,7 @@ def test_sales_workflow_over_spark_connect_matches_local_mode(
 
 
 def test_a_replayed_batch_and_snapshot_out_over_spark_connect(tmp_path, connect_url: str):
-    """A retried CDC load is all ignored and changes nothing; ``snapshot --out`` writes a file,
+    """A retried CDC load is skipped; forced, it is all ignored and changes nothing; ``snapshot --out`` writes a file,
     then refuses to overwrite it."""
     run = partial(
         run_lakectl_process, tmp_path, "--warehouse", tmp_path / "wh", "--remote", connect_url
@@ -53,7 +53,9 @@ def test_a_replayed_batch_and_snapshot_out_over_spark_connect(tmp_path, connect_
     run(*CREATE)
     for name in ("base.csv", "cdc_batch_1.csv"):
         run("load", "sales", SALES / name, *CDC)
-    replay = run("load", "sales", SALES / "cdc_batch_1.csv", *CDC)
+    skipped = run("load", "sales", SALES / "cdc_batch_1.csv", *CDC)
+    assert (skipped["status"], skipped["loaded_by"]) == ("skipped", 2)
+    replay = run("load", "sales", SALES / "cdc_batch_1.csv", *CDC, "--force")
     nothing = {"inserted": 0, "updated": 0, "deleted": 0, "superseded_in_batch": 0}
     assert replay["counts"] == {**nothing, "ignored": 82}
     assert replay["added"] == []

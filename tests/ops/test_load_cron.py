@@ -34,7 +34,7 @@ CRON_SCRIPT = """#!/bin/sh
 table="$1"; landing="$2"; shift 2
 mkdir -p "$landing/rejected"
 for f in "$landing"/*.csv; do
-    $LAKECTL load "$table" "$f" "$@" --json >>"$landing/../runs.jsonl"
+    $LAKECTL load "$table" "$f" "$@" --json >>"$landing/../runs.json"
     rc=$?
     echo "$(basename "$f") $rc" >>"$landing/../codes.txt"
     case $rc in
@@ -101,6 +101,17 @@ def _load_commits(wh: Path) -> list[str]:
     ]
 
 
+def _documents(path: Path) -> list[dict]:
+    """The JSON documents the runs printed one after the other into ``path``."""
+    text, decoder, docs = path.read_text(), json.JSONDecoder(), []
+    position = 0
+    while text[position:].strip():
+        position += len(text[position:]) - len(text[position:].lstrip())
+        doc, position = decoder.raw_decode(text, position)
+        docs.append(doc)
+    return docs
+
+
 def _fake_java(tmp: Path) -> tuple[dict[str, str], Path]:
     """An environment whose only ``java`` fails loudly, leaving a marker when it is run."""
     bin_dir = tmp / "fakebin"
@@ -162,12 +173,12 @@ def test_a_cron_job_over_a_landing_folder(lakectl_cli, tmp_path):
     assert replayed.returncode == 0, replayed.stderr[-2000:]
     codes = (tmp_path / "codes.txt").read_text().split("\n")
     assert [c for c in codes if c] == [f"h0{i}.csv 0" for i in range(1, 7)]
-    statuses = [json.loads(line)["status"] for line in (tmp_path / "runs.jsonl").open()]
+    statuses = [doc["status"] for doc in _documents(tmp_path / "runs.json")]
     assert statuses == ["skipped", "skipped", "empty", "empty", "skipped", "skipped"]
     args[1] = "ordrs"
     typo = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert typo.returncode == 66, typo.stderr[-2000:]
-    error = json.loads((tmp_path / "runs.jsonl").read_text().splitlines()[-1])["error"]
+    error = _documents(tmp_path / "runs.json")[-1]["error"]
     assert "table ordrs does not exist" in error["message"]
     assert "did you mean 'orders'?" in error["message"] and "--create" in error["hint"]
     assert not marker.exists(), "a JVM was started"

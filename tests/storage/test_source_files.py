@@ -61,8 +61,15 @@ def test_the_first_record_of_the_wrong_width_is_found_by_its_line(tmp_path):
     source = tmp_path / "batch.csv"
     source.write_text('id,v\n1,"a\nb"\n2,b,extra\n3\n')
     storage, path = storage_for(str(source))
-    found = first_malformed_csv_line(storage, path)
+    found = first_malformed_csv_line(storage, path, "batch.csv")
     assert found is not None
-    assert found.describe() == f"{storage.url(path)}, line 4: 3 field(s) where the header has 2"
+    assert found.describe() == "batch.csv, line 4: 3 field(s) where the header has 2"
     source.write_text("id,v\n1,a\n\n2,b\n")
-    assert first_malformed_csv_line(storage, path) is None
+    assert first_malformed_csv_line(storage, path, "batch.csv") is None
+    folder = tmp_path / "landing"
+    folder.mkdir()
+    (folder / "a.csv").write_text("id,v\n1,a\n")
+    (folder / "b.csv").write_text("id,v\n1\n")
+    storage, path = storage_for(str(folder))
+    found = first_malformed_csv_line(storage, path, "landing")
+    assert found is not None and found.describe().startswith("landing/b.csv, line 2: 1 field(s)")
