@@ -357,9 +357,10 @@ def find_conflict(candidate: CommitRecord, newer: list[CommitRecord]) -> CommitR
     mine = set(candidate.partitions)
     # A load of a source another writer loaded meanwhile commits nothing (unless forced).
     loads = None if candidate.info.get("reloaded") else source_key(candidate)
+    same = next((r for r in newer if loads is not None and source_key(r) == loads), None)
+    if same is not None:
+        return same
     for other in newer:
-        if loads is not None and source_key(other) == loads:
-            return other
         if candidate.operation in WHOLE_TABLE_OPS and other.operation in DATA_OPS:
             return other
         if (

@@ -143,7 +143,8 @@ def test_a_cron_job_over_a_landing_folder(lakectl_cli, tmp_path):
         )
 
     # The first run, in this process (the session's Spark). The first file creates the table.
-    first = run("orders", "h01.csv", "--create", "--primary-key", "order_id")
+    schema = "order_id bigint, amount double, status string, change_ts string"
+    first = run("orders", "h01.csv", "--create", "--primary-key", "order_id", "--schema", schema)
     assert first.code == 0, first.err
     assert first.json["status"] == "loaded" and first.json["created_table"] is True
     assert run("orders", "h02.csv").code == 0
