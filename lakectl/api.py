@@ -290,16 +290,26 @@ class Table:
         primary_key: str | Sequence[str] | None = None,
         partition_by: str | Sequence[str] | None = None,
         evolve: bool = False,
+        create: bool = False,
+        buckets: int = 0,
+        schema: str | None = None,
+        force: bool = False,
     ) -> LoadResult:
         """Load one batch as one transaction: a file or directory (CSV, JSON lines, Parquet,
         ORC, Avro; ``format`` overrides the extension) or a Spark DataFrame.
 
         Without ``mode``: ``cdc`` when ``op_column`` is given, ``upsert`` when the table has a
         primary key, else ``append``. The result's ``inserted``, ``updated``, ``deleted``,
-        ``ignored`` and ``version`` say what the load did. A first load into a location with
-        no table creates it, with ``primary_key`` and ``partition_by``. With ``evolve``, the
-        batch's columns the table lacks are added first (nullable, at the end) in a schema
-        commit of their own (``result.evolved`` names them); without it they are an error.
+        ``ignored`` and ``version`` say what the load did. A load into a missing table raises
+        :class:`~lakectl.errors.TableNotFoundError` unless ``create``: then the table is
+        created with ``primary_key``, ``partition_by``, ``buckets`` and ``schema`` (as
+        :meth:`create` takes them; columns from the batch without ``schema``). With
+        ``evolve``, the batch's columns the table lacks are added first (nullable, at the end)
+        in a schema commit of their own (``result.evolved`` names them); without it they are
+        an error. A file or folder the log says was loaded already (same location and
+        content) is skipped unless ``force``, and one without rows commits nothing:
+        ``result.status`` is then ``"skipped"`` (``result.loaded_by``: its version) or
+        ``"empty"``; neither starts Spark.
         """
         from lakectl.ops.load import load, load_dataframe, load_options
 
@@ -315,6 +325,10 @@ class Table:
             order_by=order_by,
             effective_at=to_millis(effective_from, "effective_from"),
             evolve=evolve,
+            create=create,
+            buckets=buckets,
+            schema=schema,
+            force=force,
         )
         if isinstance(source, str):
             return load(self._ctx, self._ref, options)

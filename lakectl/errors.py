@@ -40,8 +40,20 @@ class BadInputError(LakectlError):
     kind = "bad_input"
 
 
+class SourceParseError(BadInputError):
+    """A source file that its format's reader cannot parse (a malformed CSV record)."""
+
+
 class TableNotFoundError(LakectlError):
     """The table (or a source path) does not exist (exit 66, EX_NOINPUT)."""
+
+    exit_code = 66
+    kind = "not_found"
+
+
+class SourceNotFoundError(LakectlError):
+    """A file or folder to read (a load's source, a landing directory) does not exist (exit 66,
+    EX_NOINPUT, as a missing table)."""
 
     exit_code = 66
     kind = "not_found"
@@ -59,6 +71,15 @@ class CommitConflictError(LakectlError):
 
     exit_code = 75
     kind = "conflict"
+
+
+class AlreadyLoadedError(CommitConflictError):
+    """A load found, at its commit, that another writer committed the same source (same
+    location and content) since it read the table: ``load`` reports the source as skipped."""
+
+    def __init__(self, message: str, *, version: int | None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.version = version
 
 
 class StorageError(LakectlError):

@@ -31,7 +31,8 @@ PAGES_NOT_RUN = {
     "clusters.md": "needs a cluster, a Connect server, S3 or HDFS",
     "skew.md": "works on an `events` table no example creates",
     "streaming.md": "a long-running stream over a landing directory",
-    "loading.md": "no sh examples",
+    "loading.md": "a job looping over a landing folder no example makes (run as a script by "
+    "tests/ops/test_load_cron.py)",
     "schema-evolution.md": "loads a batch_with_channel.parquet no example makes (its commands "
     "are tested in tests/ops/test_schema_evolution.py)",
     "python-api.md": "Python, not sh (its API is tested in tests/api)",

@@ -18,6 +18,13 @@ from lakectl.cli.common import (
     render,
     run_operation,
 )
+from lakectl.cli.table_options import (
+    Decorator,
+    buckets_option,
+    partition_by_option,
+    primary_key_option,
+    schema_option,
+)
 
 # --- load -------------------------------------------------------------------------------------
 
@@ -31,7 +38,7 @@ def batch_options(
     """The options ``load`` and ``stream`` share: format, mode, key, partitioning, op codes and
     change order (``fmt``, ``mode``, ``primary_key``, ``partition_by``, ``op_column``,
     ``op_values``, ``order_by``)."""
-    options = [
+    options: list[Decorator] = [
         click.option(
             "--format",
             "fmt",
@@ -41,8 +48,8 @@ def batch_options(
         click.option(
             "--mode", type=click.Choice(["append", "upsert", "cdc"]), default=None, help=mode_help
         ),
-        click.option("--primary-key", metavar="COLS", help=key_help),
-        click.option("--partition-by", metavar="COLS", help=partition_help),
+        primary_key_option(key_help),
+        partition_by_option(partition_help),
         click.option("--op-column", metavar="COL", help="CDC op code column [default op_code]."),
         click.option(
             "--op-values",
@@ -81,8 +88,30 @@ evolve_option = click.option(
     format_help="Source format (default: from the file extension).",
     mode_help="append: insert only; upsert: insert or replace by key; cdc: rows carry an op "
     "code. Default: cdc with --op-column, upsert with a key, else append.",
-    key_help="Key columns (when the load creates the table).",
-    partition_help="Partition columns (when the load creates the table).",
+    key_help="Key columns (comma-separated) of the table --create makes; else, if given, "
+    "the table's own.",
+    partition_help="Partition columns (comma-separated) of the table --create makes; else, "
+    "if given, the table's own.",
+)
+@click.option(
+    "--create",
+    is_flag=True,
+    default=False,
+    help="Create the table when it does not exist (with --primary-key, --partition-by, "
+    "--buckets and --schema as `create` takes them; columns from the source without "
+    "--schema). Without it, a missing table is an error (exit 66).",
+)
+@schema_option(
+    required=False,
+    help="Columns of the table --create makes, as for `create` (default: the source's).",
+)
+@buckets_option("Bucket files per partition of the table --create makes (0: no bucketing).")
+@click.option(
+    "--force",
+    is_flag=True,
+    default=False,
+    help="Load the source even if the log says it was loaded already (same location and "
+    "content); without it such a load is skipped (exit 0).",
 )
 @click.option(
     "--effective-from",
@@ -96,12 +125,19 @@ def load(
     source: str,
     effective_from: str | None,
     evolve: bool,
+    create: bool,
+    schema_text: str | None,
+    buckets: int,
+    force: bool,
     settings: Settings,
     **batch: Any,
 ) -> None:
     """Load a batch (insert/update/delete) as one transaction.
 
     Writes new delta and delete-delta directories only; existing files are never rewritten.
+    Safe to retry: a source already loaded (same location and content) is skipped, and a
+    source without rows (empty, or a CSV header only) commits nothing; both exit 0 before
+    Spark starts.
 
     \b
     Example:
@@ -124,12 +160,25 @@ def load(
             primary_key=batch["primary_key"],
             partition_by=batch["partition_by"],
             evolve=evolve,
+            create=create,
+            buckets=buckets,
+            schema=schema_text,
+            force=force,
         ),
     )
     render(settings, result, lambda r: _print_load(r, source))
 
 
 def _print_load(result: LoadResult, source: str) -> None:
+    if result.status == "skipped":
+        output.line(
+            f"skipped {source}: already loaded into {result.table} as version "
+            f"{result.loaded_by} (same location and content; --force loads it again)"
+        )
+        return
+    if result.status == "empty":
+        output.line(f"nothing to load: {source} has no rows; nothing was committed")
+        return
     c = result.counts
     created = " (table created)" if result.created_table else ""
     output.line(

@@ -39,6 +39,11 @@ Every command exits with one of these codes. With `--json`, an error is one JSON
 | 76 | `format` | files are not in the expected format: a damaged table |
 | 130 | | interrupted (Ctrl-C) |
 
+`load` exits 0 without loading when the log says its source was loaded already (same location
+and content; `--json`: `"status": "skipped"`, `"loaded_by"`: that version) or when the source has
+no rows (`"status": "empty"`); a load into a table that does not exist is exit 66 unless
+`--create` is given. A job can retry a load blindly (see the loading guide).
+
 A damaged table (exit 76) is one whose log cannot be trusted: a log record that is not JSON,
 larger than 64 MiB, nested deeper than 400 levels, with a field of the wrong type or range, or
 holding another seq than its file name (two entries for one seq); log entries missing in the

@@ -19,6 +19,12 @@ from lakectl.cli.common import (
     make_context,
     render,
 )
+from lakectl.cli.table_options import (
+    buckets_option,
+    partition_by_option,
+    primary_key_option,
+    schema_option,
+)
 
 # --- create -----------------------------------------------------------------------------------
 
@@ -31,18 +37,10 @@ if TYPE_CHECKING:
 
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("table")
-@click.option(
-    "--schema", "schema_text", required=True, help='Columns, e.g. "sell_id bigint, amt double".'
-)
-@click.option("--primary-key", metavar="COLS", help="Key columns (comma-separated).")
-@click.option("--partition-by", metavar="COLS", help="Partition columns (comma-separated).")
-@click.option(
-    "--buckets",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Bucket files per partition, hashed by key (0: no bucketing).",
-)
+@schema_option(required=True, help='Columns, e.g. "sell_id bigint, amt double".')
+@primary_key_option()
+@partition_by_option()
+@buckets_option()
 @common_options
 def create(
     table: str,

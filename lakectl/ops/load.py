@@ -8,7 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakectl.errors import (
+    AlreadyLoadedError,
     BadInputError,
+    SourceNotFoundError,
+    SourceParseError,
     StorageError,
     TableExistsError,
     TableNotFoundError,
@@ -19,12 +22,13 @@ from lakectl.ops.context import Context
 from lakectl.ops.create import build_metadata, split_columns
 from lakectl.ops.reading import plan_lakectl
 from lakectl.ops.rewrite import write_tasks
-from lakectl.storage.fs import storage_for
+from lakectl.storage.fs import Storage, storage_for
 from lakectl.storage.inputs import require_input_files
+from lakectl.storage.source_files import SourceDigest
 from lakectl.table.layout import delta_dir_name, escape_partition_value
 from lakectl.table.log import ALWAYS, CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
-from lakectl.table.schema import Column, Schema, normalize_type
+from lakectl.table.schema import Column, Schema, normalize_type, parse_schema
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
 
@@ -51,6 +55,17 @@ class LoadOptions:
     order_by: str | None = None
     effective_at: int | None = None
     evolve: bool = False
+    create: bool = False
+    """Create the table (from ``schema``, else from the source's columns) when it is missing;
+    without it a missing table is an error."""
+    buckets: int = 0
+    schema: str | None = None
+    force: bool = False
+    """Load a source the log says was loaded already (same location and content)."""
+
+
+# What a load that committed nothing did instead (LoadResult.status).
+LOADED, SKIPPED, EMPTY = "loaded", "skipped", "empty"
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,15 @@ class LoadResult:
     phases: dict[str, float] = field(default_factory=dict)
     evolved: tuple[str, ...] = ()
     """Columns ``--evolve`` added to the table (in a schema commit just before the load)."""
+    status: str = LOADED
+    """``loaded``; ``skipped``: the log says this source was loaded already (by version
+    ``loaded_by``), nothing was read; ``empty``: the source has no rows, nothing committed."""
+    loaded_by: int | None = None
+
+    @property
+    def skipped(self) -> bool:
+        """Did the load commit nothing (a source loaded before, or an empty one)?"""
+        return self.status != LOADED
 
     @property
     def version(self) -> int:
@@ -108,6 +132,9 @@ class LoadResult:
         }
         if self.evolved:
             data["evolved"] = list(self.evolved)
+        data["status"] = self.status
+        if self.loaded_by is not None:
+            data["loaded_by"] = self.loaded_by
         return data
 
 
@@ -146,9 +173,14 @@ def load_options(
     order_by: str | None = None,
     effective_at: int | None = None,
     evolve: bool = False,
+    create: bool = False,
+    buckets: int = 0,
+    schema: str | None = None,
+    force: bool = False,
 ) -> LoadOptions:
     """The options of one load into ``store``; without ``mode``, :func:`resolve_mode` decides.
-    ``primary_key`` and ``partition_by`` apply when the load creates the table."""
+    ``primary_key``, ``partition_by``, ``buckets`` and ``schema`` apply when the load creates
+    the table (``create``); for an existing table, a key or partitioning given must be its own."""
     return LoadOptions(
         source=source,
         format=format,
@@ -160,6 +192,10 @@ def load_options(
         order_by=order_by,
         effective_at=effective_at,
         evolve=evolve,
+        create=create,
+        buckets=buckets,
+        schema=schema,
+        force=force,
     )
 
 
@@ -180,10 +216,20 @@ def resolve_mode(
 
 
 def _prepare(ctx: Context, table_ref: str | None, options: LoadOptions) -> TableStore:
-    """The checks every load makes before reading its batch; the table's store."""
+    """The checks every load makes before reading its batch; the table's store. A missing
+    table is an error unless the load creates it (``create``)."""
     check_mode_options(options)
     store = ctx.table(table_ref)
-    if not store.has_log() and store.exists() and store.storage.list_names(store.root):
+    if store.has_log():
+        return store
+    if not options.create:
+        raise missing_table_error(store)
+    if options.mode != "append" and not options.primary_key:
+        raise UsageError(
+            f"--mode {options.mode} needs a primary key; the table --create makes would have none",
+            hint="add --primary-key COLS, or use --mode append",
+        )
+    if store.exists() and store.storage.list_names(store.root):
         # A first load creates the table: never over other data (a Hive table's deltas would
         # silently disappear from every read).
         raise TableExistsError(
@@ -194,30 +240,126 @@ def _prepare(ctx: Context, table_ref: str | None, options: LoadOptions) -> Table
     return store
 
 
+def missing_table_error(store: TableStore) -> TableNotFoundError:
+    """The error for a load into a table that does not exist: a close name of a table next to
+    it as "did you mean", and ``--create`` as the way to create it."""
+    from lakectl.table.nearby import close_table_names
+
+    if store.exists() and store.storage.list_names(store.root):
+        return TableNotFoundError(
+            f"{store.url} has no lakectl log: it is not a lakectl table",
+            hint="load into a new location; read a Hive-written table with `lakectl snapshot`",
+        )
+    close = close_table_names(store)
+    guess = f"; did you mean {close[0]!r}?" if close else ""
+    return TableNotFoundError(
+        f"table {store.name or store.url} does not exist ({store.url}){guess}",
+        hint="to create it with this load, add --create (with --primary-key, --partition-by, "
+        "--buckets or --schema as `lakectl create` takes them), or run `lakectl create` first",
+    )
+
+
 def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResult:
-    """Load one batch into a table, creating the table on first load."""
+    """Load one batch (a file or folder) into a table as one transaction.
+
+    Before Spark starts: a missing table is an error (unless ``options.create``); a source
+    without rows commits nothing (status ``empty``); a source the log says was loaded already,
+    same location and content hash, is skipped (status ``skipped``) unless ``options.force``.
+    """
     import time
 
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark.sources import FORMATS, guess_format, read_source, source_stamp
+    from lakectl.storage.source_files import digest_source
 
     started = time.time()
     source_options = ctx.config.storage_options  # [storage] applies to sources too
-    check_source(options.source, source_options)  # what needs no Spark, before it starts
-    fmt = (options.format or guess_format(options.source, source_options)).lower()
-    if fmt not in FORMATS:
-        raise UsageError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
-    store = _prepare(ctx, table_ref, options)
+    store = _prepare(ctx, table_ref, options)  # what needs no Spark, before it starts
+    check_source(options.source, source_options)
+    fmt = _source_format(options, source_options)
     state = store.read_state() if store.has_log() else None
     if state is not None:
         check_table_options(state.metadata, options)
+    storage, path = storage_for(options.source, source_options)
+    ctx.progress(f"checking {options.source}")
+    source = digest_source(storage, path, fmt)
+    version = state.max_write_id if state is not None else 0
+    table = store.name or store.url
+    if source.empty:
+        return LoadResult(table, version, options.mode, {}, (), status=EMPTY)
+    previous = None if state is None or options.force else state.loaded(_key(source))
+    if previous is not None and previous.write_id is not None:
+        return _skipped(table, options, previous.write_id)
+    info: dict[str, Any] = {"source": options.source, "format": fmt, "source_url": source.url}
+    info["source_hash"] = source.digest
+    if options.force:
+        info["reloaded"] = True
+    try:
+        return _load_source(ctx, store, state, options, fmt, info, started)
+    except AlreadyLoadedError as exc:  # another run committed the same source meanwhile
+        return _skipped(table, options, exc.version)
+    except SourceParseError as exc:
+        located = _located(storage, path, options.source) if fmt == "csv" else None
+        if located is None:
+            raise
+        raise located from exc
+
+
+def _key(source: SourceDigest) -> tuple[str, str]:
+    return source.url, source.digest
+
+
+def _skipped(table: str, options: LoadOptions, version: int | None) -> LoadResult:
+    return LoadResult(table, version or 0, options.mode, {}, (), status=SKIPPED, loaded_by=version)
+
+
+def _source_format(options: LoadOptions, source_options: dict[str, Any]) -> str:
+    from lakectl.spark.sources import FORMATS, guess_format
+
+    fmt = (options.format or guess_format(options.source, source_options)).lower()
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt!r}: use one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def _located(storage: Storage, path: str, shown: str) -> BadInputError | None:
+    """A CSV parse error naming the file and line of the first record of the wrong width
+    (Spark's message renders the record, not where it is), or ``None`` when none is found."""
+    import csv
+
+    from lakectl.storage.source_files import first_malformed_csv_line
+
+    try:
+        found = first_malformed_csv_line(storage, path, shown)
+    except (UnicodeDecodeError, csv.Error, OSError):
+        found = None
+    if found is None:
+        return None
+    return BadInputError(
+        f"malformed CSV: {found.describe()}; nothing was loaded",
+        hint="fix or remove that line (a field with a comma or a line break needs double "
+        "quotes), then load the file again",
+    )
+
+
+def _load_source(
+    ctx: Context,
+    store: TableStore,
+    state: TableState | None,
+    options: LoadOptions,
+    fmt: str,
+    info: dict[str, Any],
+    started: float,
+) -> LoadResult:
+    """Read the source with Spark and load it (:func:`load_frame`)."""
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.spark.sources import read_source, source_stamp
+
+    source_options = ctx.config.storage_options
     spark = ctx.spark()
     ctx.progress(f"reading {options.source}")
-    raw = read_source(
-        spark, options.source, fmt, infer=state is None, storage_options=source_options
-    )
+    infer = state is None and options.schema is None
+    raw = read_source(spark, options.source, fmt, infer=infer, storage_options=source_options)
     if fmt not in REREAD_FORMATS:
-        return load_frame(ctx, store, state, raw, options, fmt=fmt, started=started)
+        return load_frame(ctx, store, state, raw, options, fmt=fmt, info=info, started=started)
     stamp = source_stamp(options.source, source_options)
 
     def unchanged() -> None:
@@ -234,6 +376,7 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
         raw,
         options,
         fmt=fmt,
+        info=info,
         started=started,
         cache_source=False,
         before_commit=unchanged,
@@ -262,7 +405,10 @@ def check_source(source: str, storage_options: dict[str, Any] | None = None) -> 
     """Refuse a source that does not exist or (a local one) that this user cannot read."""
     storage, path = storage_for(source, storage_options)
     if not storage.exists(path):
-        raise TableNotFoundError(f"source {source} does not exist")
+        raise SourceNotFoundError(
+            f"source {source} does not exist",
+            hint="check the path (a relative one is from the current directory)",
+        )
     require_input_files(storage, path, "source", source)
     if storage.scheme == "file":
         mode = os.R_OK | os.X_OK if storage.isdir(path) else os.R_OK
@@ -302,6 +448,8 @@ def check_table_options(meta: TableMetadata, options: LoadOptions) -> None:
     """Refuse ``--primary-key`` / ``--partition-by`` that differ from an existing table's, and
     what :func:`check_batch_options` refuses."""
     check_batch_options(meta, options)
+    if options.buckets and options.buckets != meta.buckets:
+        raise UsageError(f"--buckets {options.buckets} differs from the table's ({meta.buckets})")
     for flag, given, actual in (
         ("--primary-key", options.primary_key, meta.primary_key),
         ("--partition-by", options.partition_by, meta.partition_by),
@@ -364,7 +512,7 @@ def load_frame(
     op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
     op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
     created = False
-    meta = state.metadata if state is not None else _metadata_from_source(raw, options, op_column)
+    meta = state.metadata if state is not None else new_table_metadata(raw, options, op_column)
     evolution = None
     if options.evolve and state is not None:
         evolution = _evolution(state, raw, op_column)
@@ -596,15 +744,20 @@ def _evolution(
     return record, meta, [f.name for f in new]
 
 
-def _metadata_from_source(raw, options: LoadOptions, op_column: str | None) -> TableMetadata:
+def new_table_metadata(raw: Any, options: LoadOptions, op_column: str | None) -> TableMetadata:
+    """The metadata of the table a load creates: ``options.schema`` (as ``create --schema``),
+    else the batch's columns (all but the op column), with the key, partitioning and buckets
+    ``create`` takes."""
+    layout = (
+        tuple(split_columns(",".join(options.primary_key))),
+        tuple(split_columns(",".join(options.partition_by))),
+        options.buckets,
+    )
+    if options.schema is not None:
+        return build_metadata(parse_schema(options.schema), *layout)
     columns = []
     for field_ in raw.schema.fields:
         if op_column and field_.name.lower() == op_column.lower():
             continue
         columns.append(Column(field_.name, normalize_type(field_.dataType.simpleString())))
-    schema = Schema(tuple(columns))
-    return build_metadata(
-        schema,
-        tuple(split_columns(",".join(options.primary_key))),
-        tuple(split_columns(",".join(options.partition_by))),
-    )
+    return build_metadata(Schema(tuple(columns)), *layout)

@@ -133,7 +133,7 @@ def require_table_like(store: TableStore, listings: list[PartitionListing]) -> N
         f"{store.url} is not a table: it has no lakectl log, no Hive ACID directories "
         "(base_N, delta_N_N_S) and no ORC files",
         hint="give the directory of a table (its name under the warehouse or its location); "
-        "create one with `lakectl create` or a first `lakectl load`",
+        "create one with `lakectl create` or `lakectl load --create`",
     )
 
 

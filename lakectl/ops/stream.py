@@ -37,7 +37,7 @@ from lakectl.errors import (
     BadInputError,
     CommitConflictError,
     LakectlError,
-    TableNotFoundError,
+    SourceNotFoundError,
     UsageError,
 )
 from lakectl.ops.context import Context
@@ -59,7 +59,7 @@ from lakectl.planning.stream_plan import (
     stream_info,
 )
 from lakectl.storage.fs import storage_for
-from lakectl.table.schema import Schema
+from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import META_DIR, now_millis
 
 STREAMS_DIR = f"{META_DIR}/streams"
@@ -186,7 +186,7 @@ class StreamRunner:
         check_table_options(state.metadata, lo)
         self.source_storage, self.source_path = storage_for(lo.source, ctx.config.storage_options)
         if not self.source_storage.isdir(self.source_path):
-            raise TableNotFoundError(f"landing directory {lo.source} does not exist")
+            raise SourceNotFoundError(f"landing directory {lo.source} does not exist")
         self.source_url = self.source_storage.url(self.source_path)
         self.fmt = (lo.format or "").lower() or _guess_format(lo.source, ctx.config.storage_options)
         self.status = StreamStatus()
@@ -422,7 +422,7 @@ class StreamRunner:
             try:
                 frames.append((f.name, self._read_one(spark, f.name, url, read_source)))
                 kept.append(f)
-            except TableNotFoundError:
+            except SourceNotFoundError:
                 self._skipped.add(f.name)
                 self.event(f"{f.name}: vanished before it was read; skipped")
             except BadInputError as exc:
@@ -448,7 +448,7 @@ class StreamRunner:
             with self.source_storage.fs.open(path, "rb") as handle:
                 first = handle.readline().decode("utf-8-sig").rstrip("\r\n")
         except FileNotFoundError as exc:
-            raise TableNotFoundError(f"source {url} does not exist") from exc
+            raise SourceNotFoundError(f"source {url} does not exist") from exc
         header = next(csv.reader([first]), []) if first else []
         if not header:
             raise BadInputError(f"{url}: the batch is empty (no columns, no rows)")
@@ -459,7 +459,7 @@ class StreamRunner:
 
         self._unless_abandoned()
         state = self.store.read_state()
-        raw = _union(state.metadata.schema, [frame for _, frame in frames])
+        raw = _union(state.metadata, [frame for _, frame in frames])
         names = [n for n, _ in frames]
         info = stream_info(self.source_url, self.fmt, names, self._skipped_unrecorded)
         # Errors name the file when there is one, else the landing directory.
@@ -624,12 +624,13 @@ class StreamRunner:
                 self.store.mark_aborted(write_id, "stream: the writer's process is gone")
 
 
-def _union(schema: Schema, frames: list[Any]) -> Any:
+def _union(meta: TableMetadata, frames: list[Any]) -> Any:
     """The files of a micro-batch as one frame. A file may lack a column another one has: it
-    reads the table column's default there (as a load of that file alone would), or NULL."""
+    reads what a load of that file alone would (the table's rule for absent columns,
+    :meth:`~lakectl.table.metadata.TableMetadata.may_be_absent`: the default, or NULL)."""
     from functools import reduce
 
-    from lakectl.spark.acid_read import default_column
+    from lakectl.spark.batch import absent_column
 
     types = {f.name.lower(): f.dataType for frame in frames for f in frame.schema.fields}
     names = {f.name.lower(): f.name for frame in frames for f in frame.schema.fields}
@@ -637,9 +638,9 @@ def _union(schema: Schema, frames: list[Any]) -> Any:
     for frame in frames:
         have = {c.lower() for c in frame.columns}
         for lowered, name in names.items():
-            column = schema.find(name)
-            if lowered not in have and column is not None and column.default is not None:
-                frame = frame.withColumn(name, default_column(column).cast(types[lowered]))
+            column = meta.schema.find(name)
+            if lowered not in have and column is not None and meta.may_be_absent(name):
+                frame = frame.withColumn(name, absent_column(column).cast(types[lowered]))
         filled.append(frame)
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), filled)
 

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from lakectl.errors import BadInputError
+from lakectl.errors import BadInputError, SourceParseError
 from lakectl.table.metadata import TableMetadata
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
+
+    from lakectl.table.schema import Column as TableColumn
 
 ACTION_COL = "__lakectl_op"
 ORDER_COL = "__lakectl_order"
@@ -58,19 +60,10 @@ def shape_batch(
         )
     allowed_extra = {op_col.lower()} if op_col else set()
     extra = [c for c in columns if c.lower() not in expected and c.lower() not in allowed_extra]
-    missing = [
-        c.name for c in meta.schema.columns if _match(columns, c.name) is None and c.default is None
-    ]
-    defaulted = {c.name for c in meta.schema.columns if _match(columns, c.name) is None}
-    if defaulted - set(missing):
-        raw = raw.select(
-            "*",
-            *[
-                F.lit(c.default).cast(c.type).alias(c.name)
-                for c in meta.schema.columns
-                if c.name in defaulted
-            ],
-        )
+    absent = [c for c in meta.schema.columns if _match(columns, c.name) is None]
+    missing = [c.name for c in absent if not meta.may_be_absent(c.name)]
+    if absent and not missing:
+        raw = raw.select("*", *[absent_column(c) for c in absent])
         columns = [c for c in raw.columns if c != POSITION_COL]
     if missing or extra:
         parts = []
@@ -79,7 +72,8 @@ def shape_batch(
         if extra:
             parts.append(f"unknown column(s) {', '.join(extra)}")
         raise BadInputError(
-            f"{source}: {' and '.join(parts)}; the table has {', '.join(meta.schema.names)}"
+            f"{source}: {' and '.join(parts)}; the table has {', '.join(meta.schema.names)}",
+            hint=_columns_hint(extra, missing),
         )
     selected = [
         F.col(f"`{_match(columns, c.name)}`").cast(c.type).alias(c.name)
@@ -101,6 +95,26 @@ def shape_batch(
     if options.order_by:
         shaped = shaped.withColumn(ORDER_COL, F.col(f"`{meta.schema[options.order_by].name}`"))
     return shaped, stats
+
+
+def absent_column(column: TableColumn) -> Column:
+    """The value of ``column`` in the rows of a batch that lacks it (see
+    :meth:`~lakectl.table.metadata.TableMetadata.may_be_absent`): its default, or NULL."""
+    from lakectl.spark.acid_read import default_column
+
+    return default_column(column).alias(column.name)
+
+
+def _columns_hint(extra: list[str], missing: list[str]) -> str:
+    if extra:
+        return (
+            "add --evolve to add the new column(s) to the table with the load, or add them "
+            f'first with `lakectl alter TABLE --add-column "{extra[0]} TYPE"`'
+        )
+    return (
+        f"every row needs {', '.join(missing)} (a key, partition or NOT NULL column without a "
+        "default): add it to the source"
+    )
 
 
 def _check(
@@ -137,7 +151,7 @@ def _check(
     try:
         result = raw.agg(*aggs).collect()[0].asDict()
     except Exception as exc:  # Spark's FAILFAST parse errors
-        raise BadInputError(f"{source}: cannot be parsed: {first_line(exc)}") from exc
+        raise SourceParseError(f"{source}: cannot be parsed: {first_line(exc)}") from exc
     if result["__rows"] == 0:
         raise BadInputError(f"{source}: the batch is empty (no rows); nothing was loaded")
     for i, col in enumerate(meta.schema.columns):

@@ -13,7 +13,13 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
-from lakectl.errors import BadInputError, LakectlError, TableNotFoundError, UsageError
+from lakectl.errors import (
+    BadInputError,
+    LakectlError,
+    SourceNotFoundError,
+    SourceParseError,
+    UsageError,
+)
 from lakectl.storage.fs import storage_for
 
 if TYPE_CHECKING:
@@ -65,7 +71,7 @@ def read_source(
 
     storage, path = storage_for(source, storage_options)
     if not storage.exists(path):
-        raise TableNotFoundError(f"source {source} does not exist")
+        raise SourceNotFoundError(f"source {source} does not exist")
     if fmt == "avro":
         return _read_avro(spark, storage, path)
     if fmt not in FORMATS:
@@ -84,7 +90,7 @@ def read_source(
     except Exception as exc:
         from lakectl.spark.batch import first_line
 
-        raise BadInputError(f"{source}: cannot be parsed: {first_line(exc)}") from exc
+        raise SourceParseError(f"{source}: cannot be parsed: {first_line(exc)}") from exc
     if not df.columns:
         raise BadInputError(
             f"{source}: the batch is empty (no columns, no rows); nothing was loaded"

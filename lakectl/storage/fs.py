@@ -253,6 +253,15 @@ class Storage:
         except FileNotFoundError as exc:
             raise FileNotFoundError(f"{self.url(path)} does not exist") from exc
 
+    def read_chunks(self, path: str, size: int = 1 << 20) -> Iterator[bytes]:
+        """A file's bytes from the start, ``size`` at a time: one sequential read."""
+        try:
+            with self._errors("reading", path), self.fs.open(path, "rb") as handle:
+                while chunk := handle.read(size):
+                    yield bytes(chunk)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(f"{self.url(path)} does not exist") from exc
+
     def read_tail(self, path: str, size: int) -> tuple[bytes, int]:
         """The last ``size`` bytes of a file (fewer if it is shorter) and the file's size."""
         with self._errors("reading", path), self.fs.open(path, "rb") as handle:

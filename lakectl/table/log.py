@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from lakectl.errors import CommitConflictError, TimeTravelError
+from lakectl.errors import AlreadyLoadedError, CommitConflictError, TimeTravelError
 from lakectl.table.json_input import (
     REQUIRED,
     as_int,
@@ -226,6 +226,8 @@ _INFO_FIELDS: dict[str, Callable[[object, str], object]] = {
     "log_start": lambda v, what: as_int(v, what, 0),
     "max_write_id": lambda v, what: as_int(v, what, 0),
     "run_id": as_str,
+    "source_url": as_str,
+    "source_hash": as_str,
     "compactions": lambda v, what: [compaction_item(c, what) for c in _list(v, what)],
     "list_bucketing": _layouts,
     "statements": _list,
@@ -308,6 +310,11 @@ class TableState:
         """
         return self._keeping(lambda r: r.operation not in operations)
 
+    def loaded(self, key: tuple[str, str]) -> CommitRecord | None:
+        """The newest load of the source ``key`` (location, content hash) in this state: a
+        scan of the records the state already holds (see :func:`source_key`)."""
+        return next((r for r in reversed(self.records) if source_key(r) == key), None)
+
     def _keeping(self, keep: Callable[[CommitRecord], bool]) -> TableState:
         """The records ``keep`` accepts, minus compactions that folded in a dropped write id."""
         kept = [r for r in self.records if keep(r)]
@@ -348,6 +355,11 @@ def find_conflict(candidate: CommitRecord, newer: list[CommitRecord]) -> CommitR
     data change anywhere since its read conflicts with it.
     """
     mine = set(candidate.partitions)
+    # A load of a source another writer loaded meanwhile commits nothing (unless forced).
+    loads = None if candidate.info.get("reloaded") else source_key(candidate)
+    same = next((r for r in newer if loads is not None and source_key(r) == loads), None)
+    if same is not None:
+        return same
     for other in newer:
         if candidate.operation in WHOLE_TABLE_OPS and other.operation in DATA_OPS:
             return other
@@ -362,7 +374,22 @@ def find_conflict(candidate: CommitRecord, newer: list[CommitRecord]) -> CommitR
     return None
 
 
+def source_key(record: CommitRecord) -> tuple[str, str] | None:
+    """The source a load's record says it loaded: its location and content hash (``None`` for
+    other records, and for loads committed before lakectl recorded them)."""
+    url, digest = record.info.get("source_url"), record.info.get("source_hash")
+    if record.operation not in DATA_OPS or not url or not digest:
+        return None
+    return str(url), str(digest)
+
+
 def conflict_error(candidate: CommitRecord, other: CommitRecord) -> CommitConflictError:
+    if source_key(candidate) is not None and source_key(candidate) == source_key(other):
+        return AlreadyLoadedError(
+            f"{candidate.info.get('source')} was loaded by another writer (version "
+            f"{other.write_id}) while this load was running; nothing of this one is visible",
+            version=other.write_id,
+        )
     shared = sorted(set(candidate.partitions) & set(other.partitions))
     where = f" in partition(s) {', '.join(p or '(table)' for p in shared[:5])}" if shared else ""
     return CommitConflictError(

@@ -72,6 +72,19 @@ class TableMetadata:
     def has_key(self) -> bool:
         return bool(self.primary_key)
 
+    def may_be_absent(self, name: str) -> bool:
+        """May a batch (a loaded file, a micro-batch's file) lack the column ``name``? Yes when
+        the column has a default (the rows get it), or is nullable and neither a key nor a
+        partition column (the rows get NULL); a key, partition or NOT NULL column is required."""
+        column = self.schema.find(name)
+        if column is None:
+            return False
+        if column.default is not None:
+            return True
+        lowered = name.lower()
+        structural = {c.lower() for c in (*self.primary_key, *self.partition_by)}
+        return column.nullable and lowered not in structural
+
     def property(self, key: str) -> str:
         return self.properties.get(key, DEFAULT_PROPERTIES.get(key, ""))
 

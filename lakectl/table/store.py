@@ -107,11 +107,11 @@ class TableStore:
                 raise TableNotFoundError(
                     f"{self.url} has no lakectl log: it is not a lakectl table",
                     hint="read a Hive-written table with `lakectl snapshot`; create one with "
-                    "`lakectl create` or a first `lakectl load`",
+                    "`lakectl create` or `lakectl load --create`",
                 )
             raise TableNotFoundError(
                 f"table {self.name or self.url} does not exist ({self.url})",
-                hint="create it with `lakectl create` or a first `lakectl load`",
+                hint="create it with `lakectl create` or `lakectl load --create`",
             )
 
     # --- log ------------------------------------------------------------------------------

@@ -223,6 +223,26 @@ def test_errors_are_lakectl_errors(tmp_path) -> None:
     assert issubclass(lakectl.UsageError, lakectl.LakectlError)
 
 
+def test_a_load_into_a_missing_table_or_from_a_missing_source_says_which(tmp_path) -> None:
+    """Both before Spark starts: a missing table (with the close name of a table next to it)
+    and a missing source (its own error, not the table's)."""
+    lakectl.create_table(str(tmp_path / "orders"), schema="id bigint, v string")
+    source = tmp_path / "batch.csv"
+    source.write_text("id,v\n1,a\n")
+    with pytest.raises(lakectl.TableNotFoundError, match="did you mean 'orders'") as missing:
+        lakectl.open_table(str(tmp_path / "ordrs")).load(str(source), mode="cdc")
+    assert "--create" in (missing.value.hint or "")
+    assert not (tmp_path / "ordrs").exists()
+    nothing = tmp_path / "nothing.csv"
+    with pytest.raises(lakectl.SourceNotFoundError, match=f"source {nothing} does not exist"):
+        lakectl.open_table(str(tmp_path / "orders")).load(str(nothing), create=True)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("id,v\n")
+    result = lakectl.open_table(str(tmp_path / "new")).load(str(empty), create=True)
+    assert (result.status, result.skipped, result.version) == ("empty", True, 0)
+    assert not (tmp_path / "new").exists()
+
+
 def test_names_resolve_under_the_warehouse(tmp_path) -> None:
     table = lakectl.create_table("orders", schema="a int", warehouse=str(tmp_path))
     assert table.name == "orders"

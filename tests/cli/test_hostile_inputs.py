@@ -137,7 +137,7 @@ def test_a_byte_order_mark_in_a_csv_source_is_not_part_of_the_first_column(
 ):
     source = project / "excel.csv"
     source.write_bytes("\ufeffid,name\r\n1,a\r\n2,b\r\n".encode("utf-8"))
-    done = lakectl_cli("load", "fresh", str(source), "--primary-key", "id", "--json")
+    done = lakectl_cli("load", "fresh", str(source), "--create", "--primary-key", "id", "--json")
     assert done.code == 0, done.out + done.err
     shown = lakectl_cli("show", "fresh", "--json").json
     assert [c["name"] for c in shown["schema"]] == ["id", "name"]

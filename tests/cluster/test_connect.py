@@ -51,23 +51,26 @@ def test_sales_workflow_over_spark_connect_matches_local_mode(
 
 
 def test_a_replayed_batch_and_snapshot_out_over_spark_connect(tmp_path, connect_url: str):
-    """A CDC load retried from a new client process (a new session on the warm server) is all
-    ignored and changes nothing; ``snapshot --out`` writes a file, then refuses to overwrite it."""
+    """A CDC load retried from a new client process (a new session on the warm server) is
+    skipped; forced, it is all ignored and changes nothing; ``snapshot --out`` writes a file, then
+    refuses to overwrite it."""
     remote = ("--warehouse", tmp_path / "wh", "--remote", connect_url)
     loads = [("load", "sales", SALES / name, *CDC) for name in ("base.csv", "cdc_batch_1.csv")]
     run_lakectl_sequence(tmp_path, [(*remote, *c) for c in [CREATE, *loads]])
     out = tmp_path / "out.csv"
-    replay, before, now, written, again = run_lakectl_sequence(
+    skipped, replay, before, now, written, again = run_lakectl_sequence(
         tmp_path,
         [
             (*remote, *loads[1]),
+            (*remote, *loads[1], "--force"),
             (*remote, "snapshot", "sales", "--version", "2"),
             (*remote, "snapshot", "sales"),
             (*remote, "snapshot", "sales", "--out", out, "--format", "csv"),
             (*remote, "snapshot", "sales", "--out", out, "--format", "csv"),
         ],
-        expect={4: 65},
+        expect={5: 65},
     )
+    assert (skipped["status"], skipped["loaded_by"]) == ("skipped", 2)
     nothing = {"inserted": 0, "updated": 0, "deleted": 0, "superseded_in_batch": 0}
     assert replay["counts"] == {**nothing, "ignored": 82}
     assert replay["added"] == []

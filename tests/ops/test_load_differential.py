@@ -291,7 +291,15 @@ def test_upsert_first_load_creates_the_table_then_replaces_by_key(tmp_path, lake
     second = _write(tmp_path / "b.csv", UPSERT_FILE_COLUMNS, _upsert_rows(rng, range(10, 26), 25))
 
     result = lakectl_cli(
-        "load", table, first, "--primary-key", "id", "--partition-by", "region", "--json"
+        "load",
+        table,
+        first,
+        "--create",
+        "--primary-key",
+        "id",
+        "--partition-by",
+        "region",
+        "--json",
     )
     assert result.code == 0, result.err
     assert result.json["created_table"] is True
@@ -348,7 +356,7 @@ def test_strings_get_orcs_default_encoding_in_deltas_and_bases(tmp_path, lakectl
     table = tmp_path / "events"
     rows = [{"id": i, "name": f"n{i % 3}", "score": 1.0, "region": f"r{i}"} for i in range(400)]
     source = _write(tmp_path / "a.csv", UPSERT_FILE_COLUMNS, rows)
-    loaded = lakectl_cli("load", table, source, "--primary-key", "id", "--json")
+    loaded = lakectl_cli("load", table, source, "--create", "--primary-key", "id", "--json")
     assert loaded.code == 0, loaded.err
     deltas = list(table.glob("delta_*/bucket_*"))
     assert deltas and all(dictionary_columns(f) == {"row.name"} for f in deltas)
@@ -408,7 +416,7 @@ def test_parquet_orc_json_and_avro_sources(tmp_path, lakectl_cli, spark, interop
     doctors = interop / "hive-scd" / "doctors.avro"
     with doctors.open("rb") as handle:
         expected = [dict(r) for r in fastavro.reader(handle)]
-    result = lakectl_cli("load", tmp_path / "doctors", doctors, "--json")
+    result = lakectl_cli("load", tmp_path / "doctors", doctors, "--create", "--json")
     assert result.code == 0, result.err
     assert result.json["created_table"] is True and result.json["mode"] == "append"
     got = lakectl_cli("snapshot", tmp_path / "doctors", "--json").json
@@ -424,7 +432,7 @@ def test_snapshot_out_files(tmp_path, lakectl_cli, spark):
     rng = random.Random(8)
     table = tmp_path / "t"
     source = _write(tmp_path / "a.csv", UPSERT_FILE_COLUMNS, _upsert_rows(rng, range(1, 30), 40))
-    assert lakectl_cli("load", table, source, "--primary-key", "id", "--json").code == 0
+    assert lakectl_cli("load", table, source, "--create", "--primary-key", "id").code == 0
     oracle = CdcOracle(UPSERT_COLUMNS, key=("id",))
     oracle.apply_csv(str(source), "upsert")
     out = tmp_path / "out.parquet"
@@ -483,7 +491,7 @@ def test_avro_source_without_a_record_schema(tmp_path, lakectl_cli, spark):
     with source.open("wb") as handle:
         fastavro.writer(handle, "long", [1, 2, 3])
     table = tmp_path / "t"
-    result = lakectl_cli("load", table, source, "--json")
+    result = lakectl_cli("load", table, source, "--create", "--json")
     assert result.code == 65, result.err
     assert "top level must be a record" in result.err
     assert not table.exists()  # nothing created for a source that cannot be read

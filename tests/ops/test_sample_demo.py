@@ -113,15 +113,24 @@ def test_sample_sales_demo(tmp_path, lakectl_cli, spark):
 
 
 def test_a_replayed_cdc_batch_is_ignored_and_changes_nothing(tmp_path, lakectl_cli, spark):
-    """A retried load of the same CDC batch exits 0, counts every change as ignored, and the
-    table stays what DuckDB gets by applying each change once."""
+    """A retried load of the same CDC batch exits 0 as skipped (the log says it was loaded);
+    forced, it counts every change as ignored, and the table stays what DuckDB gets by applying
+    each change once."""
     warehouse = _create_sales(lakectl_cli, tmp_path)
     oracle = CdcOracle(COLUMNS, key=("sell_id",), order_by="change_ts", op_column="op_code")
+    versions = []
     for name in ("base.csv", "cdc_batch_1.csv"):
-        assert lakectl_cli("load", "sales", SALES / name, *warehouse, *CDC).code == 0
+        loaded = lakectl_cli("load", "sales", SALES / name, *warehouse, *CDC, "--json")
+        assert loaded.code == 0, loaded.err
+        versions.append(loaded.json["version"])
         oracle.apply_csv(str(SALES / name), "cdc")
-    replay = lakectl_cli("load", "sales", SALES / "cdc_batch_1.csv", *warehouse, *CDC, "--json")
+    batch = SALES / "cdc_batch_1.csv"
+    skipped = lakectl_cli("load", "sales", batch, *warehouse, *CDC, "--json")
+    assert skipped.code == 0, skipped.err
+    assert (skipped.json["status"], skipped.json["loaded_by"]) == ("skipped", versions[1])
+    replay = lakectl_cli("load", "sales", batch, *warehouse, *CDC, "--force", "--json")
     assert replay.code == 0, replay.err
+    assert replay.json["status"] == "loaded"
     changes = sum(EXPECTED_COUNTS["cdc_batch_1.csv"].values())
     assert replay.json["counts"] == {
         **dict.fromkeys(EXPECTED_COUNTS["base.csv"], 0),

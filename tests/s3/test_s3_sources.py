@@ -105,6 +105,9 @@ def test_cdc_loads_from_s3_sources_and_snapshot_out_to_s3_match_local(
             assert loaded.code == 0, loaded.err
             counts[where].append(loaded.json["counts"])
     assert counts["s3"] == counts["local"]
+    # A replayed S3 source is recognised by its location and content, as a local one is.
+    replay = lakectl_cli("load", tables["s3"], sources["s3"][1], *CDC, "--json")
+    assert (replay.code, replay.json["status"], replay.json["loaded_by"]) == (0, "skipped", 2)
     expected = rows(lakectl_cli("snapshot", tables["local"], "--json"))
     assert len(expected) == 200 + 30 - 11
 
@@ -139,12 +142,13 @@ def test_missing_and_malformed_sources_on_s3_fail_as_locally(s3, tmp_path, lakec
     upload(bad, s3.url("landing/bad.json"))
     results = {}
     for where, source in (("local", bad), ("s3", s3.url("landing/bad.json"))):
-        done = lakectl_cli("load", tmp_path / f"t-{where}", source, "--json")
+        done = lakectl_cli("load", tmp_path / f"t-{where}", source, "--create", "--json")
         results[where] = (done.code, done.json["error"]["message"].split(": ", 1)[1][:40])
     assert results["s3"][0] == results["local"][0] == 65
-    missing = lakectl_cli("load", tmp_path / "t", s3.url("landing/nothing.csv"), "--json")
+    nothing = s3.url("landing/nothing.csv")
+    missing = lakectl_cli("load", tmp_path / "t", nothing, "--create", "--json")
     assert missing.code == 66, missing.out
-    assert "does not exist" in missing.json["error"]["message"]
+    assert missing.json["error"]["message"] == f"source {nothing} does not exist"
 
 
 def test_sources_registered_and_read_from_several_threads_at_once(s3, spark):

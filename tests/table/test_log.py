@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from lakectl.errors import (
+    AlreadyLoadedError,
     CommitConflictError,
     TableExistsError,
     TableNotFoundError,
@@ -195,6 +196,32 @@ def _rec(
     return CommitRecord(
         -1, operation, 0, write_id=write_id, read_seq=read_seq, partitions=partitions
     )
+
+
+def _loaded(operation: str, url: str, digest: str, **info: object) -> CommitRecord:
+    record = _rec(operation, "region=a")
+    return replace(record, info={"source_url": url, "source_hash": digest, **info})
+
+
+@pytest.mark.parametrize("mode", ["append", "upsert", "cdc"])
+def test_a_load_of_a_source_another_writer_just_loaded_commits_nothing(mode):
+    """Two runs loading one source at once: the one committing second finds the first one's
+    record (even for appends, which conflict with nothing else) and reports it skipped."""
+    first = replace(_loaded("append", "file:///l/a.csv", "sha256:1"), write_id=4)
+    mine = _loaded(mode, "file:///l/a.csv", "sha256:1")
+    assert find_conflict(mine, [first]) is first
+    error = conflict_error(mine, first)
+    assert isinstance(error, AlreadyLoadedError) and error.version == 4
+    for other in (
+        _loaded("append", "file:///l/a.csv", "sha256:2"),
+        _loaded("append", "x", "sha256:1"),
+    ):
+        assert find_conflict(_loaded("append", "file:///l/a.csv", "sha256:1"), [other]) is None
+    forced = _loaded("append", "file:///l/a.csv", "sha256:1", reloaded=True)
+    assert find_conflict(forced, [first]) is None
+    state = TableState((replace(first, seq=0), replace(forced, seq=1, write_id=5)))
+    assert state.loaded(("file:///l/a.csv", "sha256:1")).write_id == 5
+    assert state.loaded(("file:///l/a.csv", "sha256:3")) is None
 
 
 @pytest.mark.parametrize("mine", ["cdc", "upsert", "delete"])
