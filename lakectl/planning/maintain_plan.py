@@ -124,7 +124,7 @@ def _clean(plan: CleanPlan) -> Action | None:
         ids = ", ".join(str(w) for w in plan.abort_write_ids)
         parts.append(f"mark write id(s) {ids} aborted (their writers are gone)")
     if plan.log is not None and plan.log.changes_anything:
-        parts.append(plan.log.summary(dry_run=True).removeprefix("would "))
+        parts.append(plan.log.summary(dry_run=True).replace("would ", ""))
     if not parts:  # only records directories already gone
         parts.append(f"record {_plural(len(plan.record_deleted), 'removed directory')}")
     return Action(
