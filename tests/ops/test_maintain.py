@@ -95,6 +95,14 @@ def test_maintain_gives_each_table_what_it_needs(tmp_path, lakectl_cli, spark) -
     before = {n: _rows(cli, wh, n) for n in ("minor", "major")}
     idle_log = sorted(p.name for p in (wh / "idle" / "_lakectl").rglob("*"))
 
+    listed = {t["table"]: t for t in _ok(cli("tables", "--warehouse", wh, "--json"))["tables"]}
+    assert [p["type"] for p in listed["minor"]["pending_compaction"]] == ["minor"]
+    assert [p["type"] for p in listed["major"]["pending_compaction"]] == ["major"]
+    assert [listed["minor"][k] for k in ("version", "rows", "deltas")] == [4, 5, 2]
+    assert [listed["major"][k] for k in ("version", "rows", "deltas")] == [2, 3, 2]
+    assert listed["idle"]["pending_compaction"] == [] and listed["idle"]["rows"] == 0
+    assert listed["damaged"]["error"]["type"] == "format"
+
     plan = cli("maintain", "--warehouse", wh, "--dry-run", "--json")
     assert plan.code == 79, plan.err
     planned = {t["table"]: [a["action"] for a in t["actions"]] for t in plan.json["tables"]}
