@@ -33,8 +33,10 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from lakectl.api import Table as Table
+    from lakectl.api import Warehouse as Warehouse
     from lakectl.api import create_table as create_table
     from lakectl.api import open_table as open_table
+    from lakectl.api import open_warehouse as open_warehouse
 
 __all__ = [
     "BadInputError",
@@ -49,15 +51,17 @@ __all__ = [
     "TableNotFoundError",
     "TimeTravelError",
     "UsageError",
+    "Warehouse",
     "__version__",
     "create_table",
     "open_table",
+    "open_warehouse",
 ]
 
 
 def __getattr__(name: str) -> Any:
     """Import the table API on first use, so that ``lakectl --help`` stays fast."""
-    if name in ("Table", "create_table", "open_table"):
+    if name in ("Table", "Warehouse", "create_table", "open_table", "open_warehouse"):
         from lakectl import api
 
         return getattr(api, name)

@@ -44,12 +44,14 @@ if TYPE_CHECKING:
     from lakectl.ops.inspect import History, PartitionSummary, ShowResult
     from lakectl.ops.list_bucket import ListBucketResult
     from lakectl.ops.load import LoadResult
+    from lakectl.ops.maintain import MaintainResult
     from lakectl.ops.materialize import MaterializeResult
     from lakectl.ops.restore import RestoreResult
     from lakectl.ops.set_properties import SetResult
     from lakectl.ops.skew import SkewResult
     from lakectl.ops.snapshot import SnapshotResult
     from lakectl.ops.stream import StreamResult, StreamStatus
+    from lakectl.ops.tables import TablesResult
     from lakectl.ops.updates import InstalledStatement, InstallResult
     from lakectl.table.schema import Schema
 
@@ -880,6 +882,62 @@ def create_table(
     store = table.context.table(ref)
     create(store, schema, _columns(primary_key), _columns(partition_by), buckets)
     return table
+
+
+class Warehouse:
+    """The lakectl tables under one warehouse root, listed and maintained together. Create it
+    with :func:`open_warehouse`."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+
+    def __repr__(self) -> str:
+        return f"lakectl.Warehouse({self._ctx.config.warehouse!r})"
+
+    @property
+    def context(self) -> Context:
+        """The configuration and Spark session the warehouse's operations use."""
+        return self._ctx
+
+    def table_names(self) -> tuple[str, ...]:
+        """The names of the lakectl tables under the warehouse, sorted (one listing)."""
+        from lakectl.ops.tables import find_tables
+
+        return find_tables(self._ctx).names
+
+    def tables(self) -> TablesResult:
+        """Every lakectl table of the warehouse with its version, rows, bytes, deltas, pending
+        compaction and last commit (``lakectl tables``; no JVM). A table lakectl cannot read is
+        listed with its error."""
+        from lakectl.ops.tables import list_tables
+
+        return list_tables(self._ctx)
+
+    def maintain(
+        self, tables: Iterable[str] = (), *, dry_run: bool = False, wait: bool = False
+    ) -> MaintainResult:
+        """Compact, clean and checkpoint every table (or those named) as its properties and
+        state call for (``lakectl maintain``), one table at a time under its maintenance lock:
+        a table another run holds is skipped, or waited for with ``wait``. A failing table is
+        reported in the result (``status == "failed"``) and the others still run."""
+        from lakectl.ops.maintain import MaintainOptions, maintain
+
+        return maintain(self._ctx, MaintainOptions(tuple(tables), dry_run, wait))
+
+
+def open_warehouse(
+    warehouse: str | None = None,
+    *,
+    spark: SparkSession | None = None,
+    master: str | None = None,
+    remote: str | None = None,
+    conf: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+    progress: Progress = no_progress,
+) -> Warehouse:
+    """The warehouse at ``warehouse`` (else the configured one), as :func:`open_table` takes
+    its options."""
+    return Warehouse(_context(warehouse, spark, master, remote, conf, storage_options, progress))
 
 
 def _ref(ref: str | None, config: Config) -> str:

@@ -25,6 +25,7 @@ PAGES = [
     GUIDE / "compaction.md",
     GUIDE / "changes.md",
     GUIDE / "history-and-changes.md",
+    GUIDE / "cron.md",
 ]
 # Pages whose examples this test does not run, with the reason.
 PAGES_NOT_RUN = {

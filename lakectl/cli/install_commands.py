@@ -57,7 +57,8 @@ def _installed(name: str) -> str:
 def completion(shell: str) -> None:
     """Print the shell completion script for SHELL (bash, zsh or fish).
 
-    Completes command names, options and their choices. Load it from the shell's startup file.
+    Completes command names, options and their choices, and TABLE arguments with the names of
+    the tables under the warehouse. Load it from the shell's startup file.
 
     \b
     Examples:

@@ -25,6 +25,7 @@ from lakectl.cli import (
     stream_commands,
     table_commands,
     updates_commands,
+    warehouse_commands,
 )
 from lakectl.cli.common import CONTEXT_SETTINGS, AliasedGroup
 from lakectl.errors import InternalError, LakectlError, UsageError, engine_error
@@ -96,9 +97,12 @@ for command in (
     change_commands.delete,
     change_commands.update,
     change_commands.restore,
+    warehouse_commands.tables,
+    warehouse_commands.maintain,
     install_commands.completion,
 ):
     cli.add_command(command)
+warehouse_commands.add_table_completion(cli)
 
 
 # --- entry point ------------------------------------------------------------------------------
@@ -112,8 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     debug = output.debug_requested(args)
     with output.debug_mode(debug), output.table_warnings():
         try:
-            cli.main(args=args, prog_name="lakectl", standalone_mode=False)
-            return 0
+            code = cli.main(args=args, prog_name="lakectl", standalone_mode=False)
+            # A command that exits with a code of its own (click's Exit, e.g. `maintain` when
+            # some tables failed) gets it back here; commands themselves return None.
+            return code if isinstance(code, int) and not isinstance(code, bool) else 0
         except LakectlError as exc:
             output.emit_error(exc, _wants_json(args))
             return exc.exit_code

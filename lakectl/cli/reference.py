@@ -37,6 +37,7 @@ Every command exits with one of these codes. With `--json`, an error is one JSON
 | 74 | `storage` | the storage failed (permissions, space, network) |
 | 75 | `conflict` | another writer committed a conflicting change; run again |
 | 76 | `format` | files are not in the expected format: a damaged table |
+| 79 | | `maintain`: some tables failed (the result names them, with their errors); the others were maintained |
 | 130 | | interrupted (Ctrl-C) |
 
 `load` exits 0 without loading when the log says its source was loaded already (same location
