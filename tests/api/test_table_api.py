@@ -252,7 +252,9 @@ def test_names_resolve_under_the_warehouse(tmp_path) -> None:
 
 def test_the_callers_own_session_is_reused(tmp_path, jvm_processes) -> None:
     """A PySpark application that made its own session: lakectl runs its jobs there and starts
-    no second one."""
+    no second one. A new process, so that no session exists before the application's."""
+    settings = (c.partition("=") for c in jvm_processes[1::2])  # each follows a "--conf"
+    builder = "".join(f".config({key!r}, {value!r})" for key, _, value in settings)
     script = textwrap.dedent(
         f"""
         import json
@@ -260,7 +262,7 @@ def test_the_callers_own_session_is_reused(tmp_path, jvm_processes) -> None:
         import lakectl
         from lakectl.spark import session as lakectl_session
 
-        spark = SparkSession.builder.master("local[1]").appName("mine").getOrCreate()
+        spark = SparkSession.builder.master("local[1]").appName("mine"){builder}.getOrCreate()
         t = lakectl.create_table({str(tmp_path / "t")!r}, schema="id bigint, v string",
                                  primary_key="id")
         t.load(spark.createDataFrame([(1, "x"), (2, "y")], "id long, v string"))

@@ -20,6 +20,7 @@ from typing import Any
 import duckdb
 import pytest
 
+from tests.support.duck_rows import insert_rows
 from tests.support.processes import run_crashing
 
 SCHEMA = "id bigint, x int, y string, val string, ds string"
@@ -90,9 +91,8 @@ class Model:
     def expected(self, where: str | None) -> list[tuple]:
         db = duckdb.connect()
         db.execute("CREATE TABLE t (id BIGINT, x INTEGER, y VARCHAR, val VARCHAR, ds VARCHAR)")
-        db.executemany(
-            "INSERT INTO t VALUES (?, ?, ?, ?, ?)",
-            [(r["id"], r["x"], r["y"], r["val"], r["ds"]) for r in self.rows.values()],
+        insert_rows(
+            db, "t", [(r["id"], r["x"], r["y"], r["val"], r["ds"]) for r in self.rows.values()]
         )
         if self.x_to_6_from is not None:
             db.execute("UPDATE t SET x = 6 WHERE x >= ?", [self.x_to_6_from])

@@ -206,7 +206,9 @@ def test_killed_and_restarted_stream_applies_every_file_exactly_once(tmp_path, s
 
 
 @pytest.mark.slow
-def test_second_signal_abandons_the_running_micro_batch(tmp_path, spark, lakectl_cli):
+def test_second_signal_abandons_the_running_micro_batch(
+    tmp_path, spark, lakectl_cli, jvm_processes
+):
     """Ctrl-C stops after the running micro-batch; a second Ctrl-C abandons it: nothing of it
     commits or stays on storage, and the next run applies its file."""
     table, land = tmp_path / "t", tmp_path / "land"

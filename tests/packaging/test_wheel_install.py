@@ -22,7 +22,6 @@ import pytest
 
 from lakectl.data_source_jar import jar_path
 from lakectl.spark.native_read import ENABLED_CONF
-from tests.support.processes import JVM_OPTIONS
 
 pytestmark = pytest.mark.slow
 
@@ -153,7 +152,9 @@ def test_bash_completion_of_the_installed_command(installed):
     assert installed.run("bash", "-c", script).stdout.split() == ["snapshot"]
 
 
-def test_load_and_snapshot_read_through_the_data_source(installed, spark, lakectl_cli):
+def test_load_and_snapshot_read_through_the_data_source(
+    installed, spark, lakectl_cli, jvm_processes
+):
     # One load and one snapshot: each command starts a JVM (the read paths' agreement on
     # deltas and deletes is tests/spark/test_native_read.py's).
     wh = installed.work / "warehouse"
@@ -163,9 +164,9 @@ def test_load_and_snapshot_read_through_the_data_source(installed, spark, lakect
         "--partition-by", "create_date",
     )  # fmt: skip
     assert created["table"] == "sales"
-    base = installed.lakectl_json("load", *table, SALES / "base.csv", *CDC, *JVM_OPTIONS)
+    base = installed.lakectl_json("load", *table, SALES / "base.csv", *CDC, *jvm_processes)
     assert base["counts"]["inserted"] == BASE_INSERTED
-    snapshot = installed.lakectl_json("snapshot", *table, *JVM_OPTIONS)
+    snapshot = installed.lakectl_json("snapshot", *table, *jvm_processes)
     assert snapshot["read_path"] == "data_source"
     assert len(snapshot["rows"]) == BASE_INSERTED
 
