@@ -14,6 +14,7 @@ import pytest
 
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import TableStore
+from tests.support.cli import run_lakectl_until_crash
 
 pytestmark = pytest.mark.spark
 
@@ -247,10 +248,6 @@ def test_dry_run_changes_nothing_and_open_write_ids_block(tmp_path, lakectl_cli,
 
 @pytest.mark.slow
 def test_auto_compacts_where_aborted_writers_left_directories(tmp_path, lakectl_cli, spark):
-    import os
-    import subprocess
-    import sys
-
     table, batches = _setup(tmp_path, lakectl_cli, seed=11, loads=2)
     expected = _rows(lakectl_cli("snapshot", table, "--json"))
     assert _short(expected) == batches.expected()
@@ -259,10 +256,9 @@ def test_auto_compacts_where_aborted_writers_left_directories(tmp_path, lakectl_
     crashed.write_text(
         f"{HEADER}\nI,1001,2024-02-01 00:00:00,lost,a\nI,1002,2024-02-01 00:00:00,lost,b\n"
     )
-    env = dict(os.environ, LAKECTL_FAILPOINTS="load.before_commit=crash")
-    command = [sys.executable, "-m", "lakectl", "load", str(table), str(crashed), *CDC]
-    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 137, run.stderr[-2000:]
+    # (stopped in this process as a kill would stop it: no abort runs)
+    run = run_lakectl_until_crash("load", table, crashed, *CDC, failpoint="load.before_commit")
+    assert run.code == 137, run.err[-2000:]
     left = sorted(str(p.relative_to(table)) for p in table.glob("*/delta_0000003_*"))
     assert left == ["part=a/delta_0000003_0000003_0000", "part=b/delta_0000003_0000003_0000"]
 
@@ -327,19 +323,15 @@ def test_valid_time_travel_skips_a_compaction_that_folded_in_a_later_change():
 def test_killed_compaction_leaves_the_table_as_it_was_and_a_rerun_completes(
     tmp_path, lakectl_cli, spark
 ):
-    import os
-    import subprocess
-    import sys
-
+    """Stopped in this process as a kill would stop it (no cleanup runs); real kills of a
+    compaction: test_compact_processes."""
     table, _ = _setup(tmp_path, lakectl_cli, seed=5, loads=2)
     before = _rows(lakectl_cli("snapshot", table, "--json"))
     log = sorted((table / "_lakectl" / "log").iterdir())
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKECTL_")}
-    env["LAKECTL_FAILPOINTS"] = "compact.before_commit=crash"
-    command = [sys.executable, "-m", "lakectl", "compact", str(table), "--major", "--json"]
-    command += ["--master", "local[1]", "--conf", "spark.driver.memory=1g"]
-    killed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert killed.returncode == 137, killed.stderr[-2000:]
+    killed = run_lakectl_until_crash(
+        "compact", table, "--major", "--json", failpoint="compact.before_commit"
+    )
+    assert killed.code == 137, killed.err[-2000:]
     assert list(table.glob("part=*/base_*"))  # written, but never committed: invisible
     assert sorted((table / "_lakectl" / "log").iterdir()) == log
     assert _rows(lakectl_cli("snapshot", table, "--json")) == before
