@@ -1,19 +1,54 @@
 """Named points where tests can crash or stall a real process (``LAKECTL_FAILPOINTS``).
 
 ``LAKECTL_FAILPOINTS="load.before_commit=crash"`` makes the process exit abruptly (as ``kill -9``
-would) when it reaches that point; ``=sleep:5`` stalls it for 5 seconds; ``=touch:PATH`` creates a
-file and ``=wait:PATH`` waits for one, so tests can order steps of two processes. Unset in normal use,
-where each check is one dictionary lookup.
+would) when it reaches that point; ``=raise`` raises :class:`SimulatedCrash` there instead (the
+same stop, without ending the process); ``=sleep:5`` stalls it for 5 seconds; ``=touch:PATH``
+creates a file and ``=wait:PATH`` waits for one, so tests can order steps of two processes. Tests
+in the same process arm a point with :func:`crash_at`. Unset in normal use, where each check is
+one dictionary lookup.
+
+A simulated crash must leave on storage exactly what a killed process leaves, so no cleanup runs
+for it: every cleanup path that catches more than :class:`Exception` (a write transaction's
+abort, a compaction's failed status, a staging directory's removal) lets it pass untouched
+(:func:`is_crash`). A user's Ctrl-C still cleans up as before.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Iterator
+
+_ARMED: set[str] = set()
+"""Points armed in this process by :func:`crash_at`."""
+
+
+class SimulatedCrash(BaseException):
+    """Raised at an armed failpoint: the writer stops there as if killed, and no abort or cleanup
+    path handles it (a ``BaseException``, so ``except Exception`` lets it through)."""
+
+
+def is_crash(exc: BaseException | None) -> bool:
+    """True for a :class:`SimulatedCrash`: cleanup a killed process could not do is skipped."""
+    return isinstance(exc, SimulatedCrash)
+
+
+@contextlib.contextmanager
+def crash_at(name: str) -> Iterator[None]:
+    """While the block runs, reaching failpoint ``name`` raises :class:`SimulatedCrash` (for tests
+    that run lakectl in their own process)."""
+    _ARMED.add(name)
+    try:
+        yield
+    finally:
+        _ARMED.discard(name)
 
 
 def failpoint(name: str) -> None:
-    """Crash or stall here if the environment asks for it."""
+    """Crash or stall here if the environment (or :func:`crash_at`) asks for it."""
+    if name in _ARMED:
+        raise SimulatedCrash(name)
     spec = os.environ.get("LAKECTL_FAILPOINTS")
     if not spec:
         return
@@ -24,6 +59,8 @@ def failpoint(name: str) -> None:
         action = action.strip()
         if action == "crash":
             os._exit(137)
+        if action == "raise":
+            raise SimulatedCrash(name)
         if action.startswith("sleep:"):
             time.sleep(float(action.split(":", 1)[1]))
         if action.startswith("touch:"):  # tell another process this point was reached

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lakectl.errors import UsageError
-from lakectl.failpoints import failpoint
+from lakectl.failpoints import failpoint, is_crash
 from lakectl.ops.context import Context
 from lakectl.planning.compaction_plan import MAJOR, PartitionCompaction
 from lakectl.planning.list_bucket_plan import ListBucketing, kept_layouts
@@ -273,8 +273,11 @@ def rewrite_partitions(
                 store.storage.join(directory, COMPACTOR_METADATA_FILE),
                 COMPACTOR_MARKER.encode(),
             )
-    finally:
-        store.storage.delete(staging, recursive=True)
+    except BaseException as exc:
+        if not is_crash(exc):  # a simulated crash leaves the staging a killed run leaves
+            store.storage.delete(staging, recursive=True)
+        raise
+    store.storage.delete(staging, recursive=True)
     counts["dirs_in"] = sum(len(p.inputs) for p in chosen)
     counts["dirs_out"] = len(added)
     return added, counts

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from lakectl.errors import FormatError, LakectlError, engine_error
+from lakectl.failpoints import is_crash
 from lakectl.table.json_input import (
     JsonInputError,
     SizeLimit,
@@ -234,6 +235,8 @@ def tracked(store: TableStore, status: RunStatus) -> Iterator[list[RunStatus]]:
     try:
         yield holder
     except BaseException as exc:
+        if is_crash(exc):  # a simulated crash leaves the status a killed run leaves: working
+            raise
         with lock:
             holder[0] = replace(
                 holder[0],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from lakectl.failpoints import is_crash
 from lakectl.table.log import CommitRecord
 from lakectl.table.paths import Shape, table_path
 
@@ -59,8 +60,12 @@ class WriteTransaction:
         return self.committed
 
     def abort(self, cause: BaseException | str) -> None:
-        """Mark the write id aborted and remove what it wrote; nothing once it has committed."""
-        if self.committed is not None:
+        """Mark the write id aborted and remove what it wrote; nothing once it has committed.
+
+        A Ctrl-C aborts like an error does; a test's simulated crash does nothing, so it leaves
+        what a killed writer leaves (``clean`` aborts the write id and removes its files).
+        """
+        if self.committed is not None or (not isinstance(cause, str) and is_crash(cause)):
             return
         reason = cause if isinstance(cause, str) else f"{type(cause).__name__}: {cause}"
         # Each step on its own: when storage is failing (a full disk), the others still run.

@@ -34,7 +34,8 @@ import pytest
 import lakectl
 from lakectl.cli import output
 from lakectl.spark.task_progress import active_tasks
-from tests.conftest import REPO, run_lakectl
+from tests.support.cli import run_lakectl
+from tests.support.paths import REPO
 
 SCREENS = Path(__file__).parent / "screens"
 # Set to write the screens afresh (then read them before committing).

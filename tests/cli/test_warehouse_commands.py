@@ -20,7 +20,8 @@ from lakectl.cli.main import cli
 from lakectl.storage.fs import storage_for
 from lakectl.table.maintenance_lock import MaintenanceLock
 from lakectl.table.store import TableStore
-from tests.conftest import REPO, run_lakectl
+from tests.support.cli import run_lakectl
+from tests.support.paths import REPO
 
 SCHEMA = "id bigint, v string"
 

@@ -1,4 +1,4 @@
-"""Fixtures for the tests against real Spark servers (see cluster_support)."""
+"""Fixtures for the tests against real Spark servers (see tests/support/cluster.py)."""
 
 from tests.support.cluster import connect_url, local_reference, s3_server, standalone_cluster
 

@@ -17,6 +17,7 @@ import pytest
 
 import lakectl
 from lakectl.table.log import CommitRecord, Operation, find_conflict
+from tests.support.cli import run_lakectl_until_crash
 from tests.support.processes import REPO, run_crashing
 
 SCHEMA = "id bigint, label string, qty int, day string"
@@ -47,11 +48,13 @@ def table(spark, tmp_path: Path) -> lakectl.Table:
 
 @pytest.mark.parametrize("point", ["dml.before_commit", "write.after_first_move"])
 def test_a_killed_update_changes_nothing_and_a_rerun_completes(table, point) -> None:
+    """Stopped in this process as a kill would stop it (no abort runs); a real kill of this
+    write protocol: test_crash_and_concurrency."""
     before = _state(table)
     args = ("update", table.location, "--set", "qty = qty + 1", "--where", "day = 'd1'")
-    killed = run_crashing(*args, "--json", failpoint=point)
-    assert killed.returncode == 137, killed.stderr[-2000:]
-    assert killed.stdout == ""
+    killed = run_lakectl_until_crash(*args, "--json", failpoint=point)
+    assert killed.code == 137, killed.err[-2000:]
+    assert killed.out == ""
     assert _state(table) == before
     done = table.update("qty = qty + 1", "day = 'd1'")
     assert done.updated == sum(1 for r in before[2] if r[3] == "d1") > 0
@@ -60,7 +63,8 @@ def test_a_killed_update_changes_nothing_and_a_rerun_completes(table, point) -> 
     )
 
 
-def test_a_restore_killed_while_moving_its_files_changes_nothing(table) -> None:
+def test_a_restore_killed_while_moving_its_files_changes_nothing(table, jvm_processes) -> None:
+    """A real ``kill -9`` of a restore (a new process), in the middle of moving its files."""
     first = table.version - 1
     expected = _rows(table, version=first)
     before = _state(table)

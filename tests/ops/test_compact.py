@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyorc
@@ -17,6 +14,7 @@ import pytest
 
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import TableStore
+from tests.support.cli import run_lakectl_until_crash
 
 SCHEMA = "id bigint, change_ts timestamp, val string, part string"
 HEADER = "op_code,id,change_ts,val,part"
@@ -246,38 +244,8 @@ def test_dry_run_changes_nothing_and_open_write_ids_block(tmp_path, lakectl_cli,
     assert _files(table) == files
 
 
-def _left_by_a_load_dying_before_its_commit(
-    table: Path, batch: Path, cli, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """A copy of ``table`` as a ``load`` of ``batch`` leaves it when its process dies just before
-    the commit (as kill -9 would): its directories written, its write id open, no log entry.
-
-    The load runs in this process and waits at that failpoint while the table is copied; then it
-    commits to the original, which the caller no longer uses.
-    """
-    arrived, go = table.parent / "arrived", table.parent / "go"
-    points = f"load.before_commit=touch:{arrived},load.before_commit=wait:{go}"
-    monkeypatch.setenv("LAKECTL_FAILPOINTS", points)
-    copy = table.parent / "left_behind"
-    with ThreadPoolExecutor(1) as pool:
-        load = pool.submit(cli, "load", table, batch, *CDC)
-        try:
-            deadline = time.time() + 300
-            while not arrived.exists():
-                assert not load.done(), load.result()
-                assert time.time() < deadline, "the load did not reach its commit"
-                time.sleep(0.1)
-            shutil.copytree(table, copy)
-        finally:
-            go.touch()
-        assert load.result(timeout=600).code == 0
-    monkeypatch.delenv("LAKECTL_FAILPOINTS")
-    return copy
-
-
-def test_auto_compacts_where_aborted_writers_left_directories(
-    tmp_path, lakectl_cli, spark, monkeypatch
-):
+@pytest.mark.slow
+def test_auto_compacts_where_aborted_writers_left_directories(tmp_path, lakectl_cli, spark):
     table, batches = _setup(tmp_path, lakectl_cli, seed=11, loads=2)
     expected = _rows(lakectl_cli("snapshot", table, "--json"))
     assert _short(expected) == batches.expected()
@@ -286,8 +254,9 @@ def test_auto_compacts_where_aborted_writers_left_directories(
     crashed.write_text(
         f"{HEADER}\nI,1001,2024-02-01 00:00:00,lost,a\nI,1002,2024-02-01 00:00:00,lost,b\n"
     )
-    table = _left_by_a_load_dying_before_its_commit(table, crashed, lakectl_cli, monkeypatch)
-    assert len(list((table / "_lakectl" / "log").iterdir())) == 3  # create and two loads
+    # (stopped in this process as a kill would stop it: no abort runs)
+    run = run_lakectl_until_crash("load", table, crashed, *CDC, failpoint="load.before_commit")
+    assert run.code == 137, run.err[-2000:]
     left = sorted(str(p.relative_to(table)) for p in table.glob("*/delta_0000003_*"))
     assert left == ["part=a/delta_0000003_0000003_0000", "part=b/delta_0000003_0000003_0000"]
 
@@ -352,19 +321,15 @@ def test_valid_time_travel_skips_a_compaction_that_folded_in_a_later_change():
 def test_killed_compaction_leaves_the_table_as_it_was_and_a_rerun_completes(
     tmp_path, lakectl_cli, spark
 ):
-    import os
-    import subprocess
-    import sys
-
+    """Stopped in this process as a kill would stop it (no cleanup runs); real kills of a
+    compaction: test_compact_processes."""
     table, _ = _setup(tmp_path, lakectl_cli, seed=5, loads=2)
     before = _rows(lakectl_cli("snapshot", table, "--json"))
     log = sorted((table / "_lakectl" / "log").iterdir())
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKECTL_")}
-    env["LAKECTL_FAILPOINTS"] = "compact.before_commit=crash"
-    command = [sys.executable, "-m", "lakectl", "compact", str(table), "--major", "--json"]
-    command += ["--master", "local[1]", "--conf", "spark.driver.memory=1g"]
-    killed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert killed.returncode == 137, killed.stderr[-2000:]
+    killed = run_lakectl_until_crash(
+        "compact", table, "--major", "--json", failpoint="compact.before_commit"
+    )
+    assert killed.code == 137, killed.err[-2000:]
     assert list(table.glob("part=*/base_*"))  # written, but never committed: invisible
     assert sorted((table / "_lakectl" / "log").iterdir()) == log
     assert _rows(lakectl_cli("snapshot", table, "--json")) == before

@@ -1,5 +1,6 @@
-"""Real processes: a load killed before it commits leaves nothing visible, and two loads at once
-on the same keys cannot both commit.
+"""Real processes: a load killed before it commits (by kill -9; and in the middle of moving its
+files, stopped in this process where a kill would stop it) leaves nothing visible, and two loads
+at once on the same keys cannot both commit.
 
 Each `lakectl load` here is a separate Python process with its own JVM (slow), so one fixture
 starts all of them at once, each scenario on its own table; setup and checks go through the
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cdc_oracle import CdcOracle
+from tests.support.cli import run_lakectl_until_crash
 from tests.support.processes import JVM_OPTIONS
 
 pytestmark = [pytest.mark.slow]
@@ -128,11 +130,13 @@ BATCHES = {
     "p2": [("U", k, "2024-01-04 00:00:00", f"two{k}") for k in (11, 12)]
     + [("D", 13, "2024-01-04 00:00:00", "")],
 }
-# (table, batch, failpoints) per load killed at a failpoint.
+# (table, batch, failpoint) per load killed at a failpoint: by a real kill -9 of its own process
+# (REAL_KILLS), or stopped in this process where a kill would stop it (no abort runs).
 CRASHES = {
-    "crash_before_commit": ("crash_before_commit", "changes", "load.before_commit=crash"),
-    "crash_mid_move": ("crash_mid_move", "changes", "write.after_first_move=crash"),
+    "crash_before_commit": ("crash_before_commit", "changes", "load.before_commit"),
+    "crash_mid_move": ("crash_mid_move", "changes", "write.after_first_move"),
 }
+REAL_KILLS = {"crash_before_commit"}
 # Two loads at once per table: {table: (slow batch, fast batch)}. The slow one runs in its own
 # process and stops after writing, just before it commits; the fast one then runs here, start to
 # commit, and only then the slow one goes on. Each read the table before the other committed.
@@ -158,7 +162,7 @@ def _paused(table: Table, source: Path, root: Path) -> tuple[subprocess.Popen, P
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory, lakectl_cli, spark):
+def runs(tmp_path_factory, lakectl_cli, spark, jvm_processes):
     """Tables loaded with BASE, then every load of CRASHES and PAIRS run at once."""
     root = tmp_path_factory.mktemp("processes")
     base = _csv(root / "base.csv", BASE)
@@ -171,8 +175,9 @@ def runs(tmp_path_factory, lakectl_cli, spark):
     state = (tables[first].rows(), tables[first].history())
     before = dict.fromkeys(tables, state)
     started = {
-        name: _start("load", tables[t].path, sources[b], *CDC, failpoints=fp, cwd=root)
+        name: _start("load", tables[t].path, sources[b], *CDC, failpoints=f"{fp}=crash", cwd=root)
         for name, (t, b, fp) in CRASHES.items()
+        if name in REAL_KILLS
     }
     paused = {name: _paused(tables[name], sources[slow], root) for name, (slow, _) in PAIRS.items()}
     results = {}
@@ -186,6 +191,12 @@ def runs(tmp_path_factory, lakectl_cli, spark):
     finally:  # never leave a process waiting
         for _, _, resume in paused.values():
             resume.touch()
+    for name, (t, b, fp) in CRASHES.items():
+        if name not in REAL_KILLS:
+            killed = run_lakectl_until_crash(
+                "load", tables[t].path, sources[b], *CDC, "--json", failpoint=fp
+            )
+            results[name] = (killed.code, killed.out, killed.err)
     results.update({name: _finish(p) for name, p in started.items()})
     return {"tables": tables, "before": before, "results": results, "sources": sources}
 

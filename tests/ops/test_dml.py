@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 import lakectl
-from tests.support.processes import run_crashing
+from tests.support.cli import run_lakectl_until_crash
 
 SCHEMA = "id bigint, amount double, status string, qty int, day string"
 COLUMNS = ("id", "amount", "status", "qty", "day")
@@ -181,12 +181,14 @@ def test_cli_json_and_usage_errors(loaded, lakectl_cli) -> None:
 
 
 def test_a_killed_delete_leaves_the_table_as_it_was_and_a_rerun_completes(loaded) -> None:
+    """Stopped in this process as a kill would stop it (no abort runs); a real kill of this
+    write protocol: test_crash_and_concurrency."""
     table, _ = loaded
     before = (table.version, _table_rows(table))
-    killed = run_crashing(
+    killed = run_lakectl_until_crash(
         "delete", table.location, "--where", "qty = 3", "--json", failpoint="dml.before_commit"
     )
-    assert killed.returncode == 137, killed.stderr[-2000:]
+    assert killed.code == 137, killed.err[-2000:]
     assert (table.version, _table_rows(table)) == before
     done = table.delete("qty = 3")
     assert done.deleted == sum(1 for r in before[1] if r[3] == 3)

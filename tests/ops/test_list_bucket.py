@@ -344,14 +344,17 @@ def test_a_load_committing_during_the_rewrite(table, lakectl_cli, tmp_path, monk
     assert scans["x = 30"]["files_read"] == scans["x = 30"]["files"]
 
 
-def test_a_rewrite_killed_before_commit_changes_nothing(tmp_path, lakectl_cli, spark):
-    """``list-bucket`` killed (as by kill -9) after writing its split bases but before its commit:
-    the table reads exactly as before, a rerun completes, and ``clean`` removes the leftovers."""
+def test_a_rewrite_killed_before_commit_changes_nothing(
+    tmp_path, lakectl_cli, spark, jvm_processes
+):
+    """``list-bucket`` killed by a real kill -9 after writing its split bases but before its
+    commit: the table reads exactly as before, a rerun completes, and ``clean`` removes the
+    leftovers."""
     path = tmp_path / "t"
     model = Model(tmp_path, seed=11)
     assert lakectl_cli("create", path, "--schema", SCHEMA, "--primary-key", "id",
                        "--partition-by", "ds").code == 0  # fmt: skip
-    assert lakectl_cli("load", path, model.batch(800), "--mode", "cdc").code == 0
+    assert lakectl_cli("load", path, model.batch(120), "--mode", "cdc").code == 0
     log_before = sorted(p.name for p in (path / "_lakectl" / "log").iterdir())
     killed = run_crashing(
         "list-bucket", path, "--column", "x", "--keys", "6,20,30",

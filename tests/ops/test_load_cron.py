@@ -22,7 +22,8 @@ import pytest
 from lakectl.storage.fs import storage_for
 from lakectl.table.log import DATA_OPS
 from lakectl.table.store import TableStore
-from tests.crash_support import JVM_OPTIONS, REPO
+from tests.support.paths import REPO
+from tests.support.processes import JVM_OPTIONS
 
 pytestmark = pytest.mark.usefixtures("spark")
 

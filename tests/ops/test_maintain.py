@@ -12,13 +12,9 @@ import socket
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from lakectl.storage.fs import storage_for
 from lakectl.table.maintenance_lock import MaintenanceLock
 from lakectl.table.store import TableStore, now_millis
-
-pytestmark = pytest.mark.spark
 
 SCHEMA = "id bigint, v string"
 

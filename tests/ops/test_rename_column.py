@@ -13,6 +13,7 @@ import duckdb
 import pytest
 
 import lakectl
+from tests.support.cli import run_lakectl_until_crash
 from tests.support.processes import run_crashing
 
 SCHEMA = "id bigint, qty int, note string, day string"
@@ -276,7 +277,7 @@ def test_a_killed_alter_changes_nothing_and_a_rerun_completes(tmp_path, lakectl_
     path = tmp_path / "k"
     assert lakectl_cli("create", path, "--schema", SCHEMA).code == 0
     args = ("alter", path, "--rename-column", "qty=quantity", "--add-column", "x int default 1")
-    killed = run_crashing(*args, failpoint="store.before_commit")
+    killed = run_crashing(*args, failpoint="store.before_commit")  # a real kill, no JVM
     assert killed.returncode == 137, killed.stderr[-2000:]
     assert _log_size(path) == 1
     assert [c.name for c in lakectl.open_table(str(path)).schema.columns] == SCHEMA_NAMES
@@ -297,8 +298,11 @@ def test_a_load_evolve_killed_after_its_schema_commit_is_completed_by_a_rerun(
     spark.createDataFrame(
         [(1, 2, "a", "d", "web")], "id bigint, qty int, note string, day string, channel string"
     ).write.parquet(str(batch))
-    killed = run_crashing("load", path, batch, "--evolve", failpoint="load.before_commit")
-    assert killed.returncode == 137, killed.stderr[-2000:]
+    # stopped in this process as a kill would stop it (no abort runs)
+    killed = run_lakectl_until_crash(
+        "load", path, batch, "--evolve", failpoint="load.before_commit"
+    )
+    assert killed.code == 137, killed.err[-2000:]
     # the schema commit landed, the rows did not
     assert [c.name for c in table.schema.columns] == [*SCHEMA_NAMES, "channel"]
     assert table.to_spark().count() == 0

@@ -11,7 +11,7 @@ import pytest
 
 import lakectl
 from lakectl.table.log import CommitRecord, Operation, find_conflict
-from tests.support.processes import run_crashing
+from tests.support.cli import run_lakectl_until_crash
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = "id bigint, name string, qty int, day string"
@@ -176,12 +176,14 @@ def test_as_of_picks_the_version_committed_by_then(history) -> None:
 
 
 def test_a_killed_restore_changes_nothing(history) -> None:
+    """Stopped in this process as a kill would stop it (no abort runs); a real kill of a
+    restore: test_change_commands_safety."""
     table, seen = history
     before = (table.version, _rows(table))
-    killed = run_crashing(
+    killed = run_lakectl_until_crash(
         "restore", table.location, "--version", 2, "--json", failpoint="restore.before_commit"
     )
-    assert killed.returncode == 137, killed.stderr[-2000:]
+    assert killed.code == 137, killed.err[-2000:]
     assert (table.version, _rows(table)) == before
     table.restore(2)
     assert _rows(table) == seen[2]

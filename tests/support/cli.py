@@ -30,3 +30,23 @@ def run_lakectl(*args: object) -> CliRun:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main([str(a) for a in args])
     return CliRun(code, out.getvalue(), err.getvalue())
+
+
+def run_lakectl_until_crash(*args: object, failpoint: str) -> CliRun:
+    """Run the CLI in this process until it reaches ``failpoint``, where it stops as a killed
+    process would (:func:`lakectl.failpoints.crash_at`: no abort or cleanup runs). Returns what
+    it printed until then, with code 137 (a ``kill -9``'s); fails the test if it never got there.
+    """
+    from lakectl.cli.main import main
+    from lakectl.failpoints import SimulatedCrash, crash_at
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), crash_at(failpoint):
+        try:
+            code = main([str(a) for a in args])
+        except SimulatedCrash:
+            return CliRun(137, out.getvalue(), err.getvalue())
+    raise AssertionError(
+        f"lakectl {' '.join(map(str, args))} ended with {code} before failpoint {failpoint}:\n"
+        f"{err.getvalue()[-2000:]}"
+    )
