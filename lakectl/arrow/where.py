@@ -9,6 +9,7 @@ column's type, as Spark casts it), ``AND``/``OR``/``NOT``, ``IS [NOT] NULL``, ``
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +18,6 @@ from sqlglot import exp
 from lakectl.arrow.types import arrow_type
 from lakectl.errors import UsageError
 from lakectl.table.schema import Schema
-from lakectl.updates.validate import check_where
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -33,11 +33,15 @@ _COMPARISONS: dict[type[exp.Expression], str] = {
 }
 
 
+@functools.lru_cache(maxsize=64)
 def arrow_filter(where: str, schema: Schema) -> pc.Expression:
-    """``where`` (over ``schema``'s columns) as an Arrow filter expression; raises
-    :class:`UsageError` naming a construct the Arrow reader does not evaluate."""
-    tree = check_where(where, schema)
-    return Translator(f"--where {where!r}", schema).condition(tree)
+    """``where`` (over ``schema``'s columns) as an Arrow filter expression, bound once by the
+    expression layer (:mod:`lakectl.expr`); raises :class:`UsageError` naming a construct the
+    Arrow engine does not evaluate with Spark's result."""
+    from lakectl.expr import bind_where
+    from lakectl.expr.compile_arrow import arrow_expression
+
+    return arrow_expression(bind_where(where, schema), f"--where {where[:200]!r}")
 
 
 def cast_text(text: str, target: pa.DataType) -> pa.Scalar:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 from lakectl.errors import BadInputError
+from lakectl.spark.acid_read import default_column
 from lakectl.table.metadata import TableMetadata
 
 if TYPE_CHECKING:
@@ -65,11 +66,7 @@ def shape_batch(
     if defaulted - set(missing):
         raw = raw.select(
             "*",
-            *[
-                F.lit(c.default).cast(c.type).alias(c.name)
-                for c in meta.schema.columns
-                if c.name in defaulted
-            ],
+            *[default_column(c).alias(c.name) for c in meta.schema.columns if c.name in defaulted],
         )
         columns = [c for c in raw.columns if c != POSITION_COL]
     if missing or extra:
