@@ -32,6 +32,7 @@ PAGES_NOT_RUN = {
     "skew.md": "works on an `events` table no example creates",
     "streaming.md": "a long-running stream over a landing directory",
     "loading.md": "no sh examples",
+    "expressions.md": "no sh examples (its rules are tested in tests/expr)",
     "schema-evolution.md": "loads a batch_with_channel.parquet no example makes (its commands "
     "are tested in tests/ops/test_schema_evolution.py)",
     "python-api.md": "Python, not sh (its API is tested in tests/api)",
