@@ -3,10 +3,11 @@
 UPDATE computes every SET value from the row as it was before it, cast to the column's type, and
 changes the rows its WHERE is true for (NULL matches nothing); a DELETE drops them.
 
-The statements are checked again (:func:`~lakectl.updates.validate.check_stored_statement`);
-their conditions take what a read's ``where`` takes (:mod:`lakectl.arrow.where`) and SET values
-are literals, NULL or a column of the same type. Anything else is refused, naming the statement
-and the construct: rows are never returned without a statement that applies to them.
+The statements are checked again (:func:`~lakectl.updates.validate.check_stored_statement`),
+bound by the expression layer (:class:`lakectl.expr.bind.Binder`: the coercion rules of every
+engine) and compiled with :mod:`lakectl.expr.compile_arrow`. What Arrow cannot evaluate with
+Spark's result is refused, naming the statement and the construct: rows are never returned
+without a statement that applies to them.
 """
 
 from __future__ import annotations

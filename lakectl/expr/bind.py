@@ -23,6 +23,7 @@ rules (written for users in docs/guide/expressions.md):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -31,7 +32,7 @@ from sqlglot import exp
 
 from lakectl.errors import BadInputError
 from lakectl.expr.convert import ConversionError, check_integer, convert_text, fit_decimal
-from lakectl.expr.parse import DIALECT
+from lakectl.expr.parse import DIALECT, Location
 from lakectl.expr.tree import (
     FLOATING,
     INTEGRAL,
@@ -56,14 +57,25 @@ _COMPARISONS: dict[type[exp.Expression], str] = {
     exp.GTE: "ge",
     exp.NullSafeEQ: "eq_null_safe",
 }
-_ARITHMETIC: dict[type[exp.Expression], str] = {exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div", exp.Mod: "mod"}
+_ARITHMETIC: dict[type[exp.Expression], str] = {
+    exp.Add: "add",
+    exp.Sub: "sub",
+    exp.Mul: "mul",
+    exp.Div: "div",
+    exp.Mod: "mod",
+}
 _STRING_FUNCTIONS: dict[type[exp.Expression], str] = {
     exp.Upper: "upper",
     exp.Lower: "lower",
     exp.Initcap: "initcap",
     exp.Reverse: "reverse",
 }
-_DATE_PARTS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month", exp.Day: "day", exp.DayOfMonth: "day"}
+_DATE_PARTS: dict[type[exp.Expression], str] = {
+    exp.Year: "year",
+    exp.Month: "month",
+    exp.Day: "day",
+    exp.DayOfMonth: "day",
+}
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,7 @@ class Binder:
 
     schema: Schema
     label: str
+    location: Location | None = None  # statements: messages name file:line:col of the node
 
     # entry points -------------------------------------------------------------------------
 
@@ -91,8 +104,7 @@ class Binder:
             return node
         if node.type == "null":
             return Lit(target, None)
-        common = wider(target, node.type)
-        if common is None or (common != target and not is_numeric(target)):
+        if not assignable(node.type, target):
             raise self.incompatible(column, target, node, tree)
         return self.cast(node, target, tree)
 
@@ -100,8 +112,11 @@ class Binder:
 
     def fail(self, tree: exp.Expression | None, message: str, hint: str | None = None) -> None:
         text = tree.sql(dialect=DIALECT)[:120] if tree is not None else ""
-        where = f" in {text!r}" if text and text not in self.label else ""
-        raise BadInputError(f"{self.label}{where}: {message}", hint=hint)
+        label = self.label
+        if self.location is not None and tree is not None:
+            label = self.location.of(tree)
+        where = f" in {text!r}" if text and text not in label else ""
+        raise BadInputError(f"{label}{where}: {message}", hint=hint)
 
     def bind(self, tree: exp.Expression) -> Node:
         while isinstance(tree, exp.Paren):
@@ -494,6 +509,10 @@ class Binder:
 
     def arithmetic(self, op: str, tree: exp.Expression) -> Node:
         left, right = tree.this, tree.expression
+        if op in ("add", "sub"):
+            moved = self.date_shift(op, left, right, tree)
+            if moved is not None:
+                return moved
         a, b = self.number_arg(left, tree), self.number_arg(right, tree)
         if isinstance(a, Lit) and isinstance(b, Lit) and a.type == "string" == b.type:
             self.fail(tree, "arithmetic needs numbers")
@@ -504,26 +523,46 @@ class Binder:
         common, (a, b) = self.unify(
             [self.arith_widen(a, tree), self.arith_widen(b, tree)], [left, right], tree
         )
-        parts = decimal_parts(common)
-        if parts is not None:
-            if op == "mod":
-                a, b, common = self.cast(a, "double", tree), self.cast(b, "double", tree), "double"
+        if op == "mod" and common not in INTEGRAL:
+            self.fail(
+                tree,
+                f"% takes integers, not {common}",
+                hint="CAST the operands AS bigint, or compute with / and floor",
+            )
+        if decimal_parts(common) is not None:
+            pa_, pb_ = as_decimal(a.type), as_decimal(b.type)
+            assert pa_ is not None and pb_ is not None
+            if op == "mul":
+                precision, scale = pa_[0] + pb_[0] + 1, pa_[1] + pb_[1]
             else:
-                pa_, pb_ = as_decimal(a.type), as_decimal(b.type)
-                assert pa_ is not None and pb_ is not None
-                if op == "mul":
-                    precision, scale = pa_[0] + pb_[0] + 1, pa_[1] + pb_[1]
-                else:
-                    scale = max(pa_[1], pb_[1])
-                    precision = scale + max(pa_[0] - pa_[1], pb_[0] - pb_[1]) + 1
-                if precision > 38:
-                    self.fail(
-                        tree,
-                        f"the exact result would need {precision} digits (at most 38)",
-                        hint="CAST one side AS double",
-                    )
-                common = decimal_type(precision, scale)
+                scale = max(pa_[1], pb_[1])
+                precision = scale + max(pa_[0] - pa_[1], pb_[0] - pb_[1]) + 1
+            if precision > 38:
+                self.fail(
+                    tree,
+                    f"the exact result would need {precision} digits (at most 38)",
+                    hint="CAST one side AS double",
+                )
+            common = decimal_type(precision, scale)
         return Call(common, op, (a, b))
+
+    def date_shift(
+        self, op: str, left: exp.Expression, right: exp.Expression, tree: exp.Expression
+    ) -> Node | None:
+        """``date + n``, ``n + date`` and ``date - n``: the date ``n`` days later or earlier
+        (as date_add and date_sub); None for other operands."""
+        a, b = self.bind(left), self.bind(right)
+        if a.type != "date" and not (op == "add" and b.type == "date"):
+            return None
+        day, days_tree = (a, right) if a.type == "date" else (b, left)
+        count = self.integer_arg(days_tree, tree)
+        if op == "sub":
+            count = (
+                Lit(count.type, -count.value)  # type: ignore[operator]
+                if isinstance(count, Lit) and count.value is not None
+                else Call(count.type, "neg", (count,))
+            )
+        return Call("date", "date_add", (day, count))
 
     def arith_widen(self, node: Node, tree: exp.Expression) -> Node:
         if node.type in ("tinyint", "smallint"):
@@ -690,6 +729,22 @@ def wider(a: str, b: str) -> str | None:
     return None
 
 
+def assignable(source: str, target: str) -> bool:
+    """Whether SET may store a value of ``source`` in a column of ``target``: numbers into
+    numbers (checked against the target's range), booleans and numbers into each other (1/0),
+    integers, decimals, dates and booleans into strings (their text is the same in every
+    engine; a double is not: quote it), dates and timestamps into each other."""
+    if source == target or source == "null":
+        return True
+    if is_numeric(source) and is_numeric(target):
+        return True
+    if "boolean" in (source, target) and (is_numeric(source) or is_numeric(target)):
+        return True
+    if target == "string":
+        return source in INTEGRAL or source in ("date", "boolean") or source.startswith("decimal(")
+    return {source, target} == {"date", "timestamp"}
+
+
 def number_literal(text: str) -> Lit:
     """A number as Spark types it: int, bigint, an exact decimal, or double with an exponent."""
     body = text.lstrip("+-")
@@ -717,12 +772,18 @@ def cast_value(value: object, source: str, target: str) -> object:
     if target == "string":
         if source == "boolean":
             return "true" if value else "false"
-        return str(value)
+        return value.isoformat() if isinstance(value, date) else str(value)
+    if target == "boolean":
+        if isinstance(value, (int, float, Decimal)):
+            return value != 0
+        raise ConversionError(f"{source} cannot be converted to boolean")
+    if isinstance(value, bool) and is_numeric(target):
+        value = int(value)
     if target in FLOATING:
-        if isinstance(value, bool):
-            raise ConversionError("a boolean is not a number")
         return float(value)  # type: ignore[arg-type]
     if target in INTEGRAL:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConversionError("not a finite number")
         if isinstance(value, (float, Decimal)) and value != int(value):
             raise ConversionError("not an integer")
         return check_integer(int(value), target)  # type: ignore[call-overload]
@@ -739,4 +800,4 @@ def cast_value(value: object, source: str, target: str) -> object:
     raise ConversionError(f"{source} cannot be converted to {target}")
 
 
-__all__ = ["Binder", "cast_value", "number_literal", "wider"]
+__all__ = ["Binder", "assignable", "cast_value", "number_literal", "wider"]

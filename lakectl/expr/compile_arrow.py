@@ -12,7 +12,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import UsageError
-from lakectl.expr.tree import FLOATING, INTEGRAL, Call, Col, Lit, Node
+from lakectl.expr.tree import (
+    FLOATING,
+    INTEGRAL,
+    INTEGRAL_DIGITS,
+    Call,
+    Col,
+    Lit,
+    Node,
+    decimal_parts,
+)
 
 if TYPE_CHECKING:
     import pyarrow.compute as pc
@@ -49,8 +58,8 @@ class _Compiler:
 
     def refuse(self, node: Call, why: str = "") -> UsageError:
         return UsageError(
-            f"{self.label}: {node.op}{' (' + why + ')' if why else ''} is not evaluated by the "
-            "Arrow engine with Spark's result",
+            f"{self.label}: {node.op}{' (' + why + ')' if why else ''} is not supported by the "
+            "Arrow reader (it would not give Spark's result)",
             hint="read with --engine spark",
         )
 
@@ -212,23 +221,12 @@ class _Compiler:
         return pc.abs(a[0])
 
     def _cast(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
-
         from lakectl.arrow.types import arrow_type
 
-        source = node.args[0].type
-        target = node.type
-        widening = source in INTEGRAL and (target in INTEGRAL or target in FLOATING)
-        widening |= source in INTEGRAL and target.startswith("decimal(")
-        widening |= source == "float" and target == "double"
-        widening |= source.startswith("decimal(") and (
-            target.startswith("decimal(") or target == "double"
-        )
-        widening |= source == "date" and target == "timestamp"
-        widening |= source in INTEGRAL and target == "string"
-        widening |= source == "date" and target == "string"
-        if not widening:
+        source, target = node.args[0].type, node.type
+        if not exact_cast(source, target):
             raise self.refuse(node, f"from {source} to {target}")
-        return a[0].cast(arrow_type(target))
+        return a[0].cast(arrow_type(target), safe=source != "double")
 
     def _case(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow.compute as pc
@@ -297,6 +295,157 @@ class _Compiler:
 
     def _day(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         return self._date_part("day", a)
+
+    def _date_add(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        days = pc.add_checked(a[0].cast(pa.int32()), a[1].cast(pa.int32()))
+        return days.cast(pa.date32())
+
+    def _datediff(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        return pc.subtract(a[0].cast(pa.int32()), a[1].cast(pa.int32()))
+
+    def _floor(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._rounding("floor", node, a)
+
+    def _ceil(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._rounding("ceil", node, a)
+
+    def _rounding(self, kernel: str, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        from lakectl.arrow.types import arrow_type
+
+        source = node.args[0].type
+        if source in INTEGRAL:
+            return a[0].cast(arrow_type(node.type))
+        if source in FLOATING:
+            raise self.refuse(node, "of a floating-point number")
+        return getattr(pc, kernel)(_headroom(a[0], source)).cast(arrow_type(node.type))
+
+    def _round(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        from lakectl.arrow.types import arrow_type
+
+        source, scale = node.args[0].type, int(node.param)
+        if source in INTEGRAL and scale >= 0:
+            return a[0]
+        if source in INTEGRAL or source in FLOATING:
+            raise self.refuse(node, f"of {source} to {scale} digits")
+        rounded = pc.round(_headroom(a[0], source), ndigits=scale, round_mode="half_up")
+        return rounded.cast(arrow_type(node.type))
+
+    def _sign(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        return pc.sign(a[0]).cast(pa.float64())
+
+    def _sqrt(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.sqrt(a[0])
+
+    def _pow(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.power(a[0], a[1])
+
+    def _greatest(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._extreme("max_element_wise", node, a)
+
+    def _least(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._extreme("min_element_wise", node, a)
+
+    def _extreme(self, kernel: str, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        if node.type in FLOATING:
+            raise self.refuse(node, "of floating-point numbers")
+        return getattr(pc, kernel)(*a, skip_nulls=True)
+
+    def _substring(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        bounds = [arg.value if isinstance(arg, Lit) else None for arg in node.args[1:]]
+        if not all(isinstance(b, int) for b in bounds):
+            raise self.refuse(node, "with a position or length that is not a literal")
+        position = int(str(bounds[0]))
+        length = int(str(bounds[1])) if len(bounds) > 1 else None
+        if length is not None and length <= 0:
+            return pc.if_else(pc.is_null(a[0]), a[0], pc.scalar(""))
+        # Spark: 1-based; 0 is the first character; negative counts from the end
+        start = position - 1 if position > 0 else position
+        stop: int | None = None
+        if length is not None:
+            end = start + length
+            stop = None if position < 0 and end >= 0 else end
+        return pc.utf8_slice_codeunits(a[0], start=start, stop=stop)
+
+    def _replace(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        search, replacement = node.param
+        if search == "":
+            return a[0]
+        return pc.replace_substring(a[0], pattern=search, replacement=replacement)
+
+    def _pad(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        width, fill, left = node.param
+        if len(fill) != 1:
+            raise self.refuse(node, "with padding of more than one character")
+        if width <= 0:
+            return pc.if_else(pc.is_null(a[0]), a[0], pc.scalar(""))
+        padded = (pc.utf8_lpad if left else pc.utf8_rpad)(a[0], width=width, padding=fill)
+        return pc.utf8_slice_codeunits(padded, start=0, stop=width)
+
+
+def _headroom(value: pc.Expression, type_name: str) -> pc.Expression:
+    """A decimal with one more integer digit, so that rounding up cannot overflow it."""
+    import pyarrow as pa
+
+    parts = decimal_parts(type_name)
+    assert parts is not None
+    precision, scale = parts
+    return value.cast(pa.decimal128(min(38, precision + 1), scale))
+
+
+def exact_cast(source: str, target: str) -> bool:
+    """Whether Arrow's cast from ``source`` to ``target`` gives Spark's value for every input
+    (widening conversions; numbers and dates to text where both print them alike)."""
+    if source == target:
+        return True
+    if source in INTEGRAL:
+        if target in INTEGRAL:
+            return INTEGRAL.index(target) >= INTEGRAL.index(source)
+        parts = decimal_parts(target)
+        if parts is not None:
+            return parts[0] - parts[1] >= INTEGRAL_DIGITS[source]
+        return target in FLOATING or target == "string"
+    source_parts = decimal_parts(source)
+    if source_parts is not None:
+        parts = decimal_parts(target)
+        if parts is not None:
+            return (
+                parts[1] >= source_parts[1]
+                and parts[0] - parts[1] >= source_parts[0] - source_parts[1]
+            )
+        return target == "double" or target == "string"
+    return (source, target) in {
+        ("float", "double"),
+        ("double", "float"),
+        ("date", "timestamp"),
+        ("timestamp", "date"),
+        ("date", "string"),
+        ("boolean", "string"),
+    }
 
 
 def _null_bool() -> Any:

@@ -10,12 +10,11 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from lakectl.errors import OVERFLOW
 from lakectl.expr.tree import INTEGRAL, Call, Col, Lit, Node
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
-
-OVERFLOW = "integer overflow"
 
 
 def spark_column(node: Node) -> Column:
@@ -225,4 +224,4 @@ _CALLS: dict[str, Callable[[Call, list[Column]], Column]] = {
     "datediff": _fn("datediff"),
 }
 
-__all__ = ["OVERFLOW", "spark_column"]
+__all__ = ["spark_column"]

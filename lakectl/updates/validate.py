@@ -171,7 +171,7 @@ def check_statement(
     if schema is not None:  # the coercion rules every engine applies (lakectl.expr.bind)
         from lakectl.expr.bind import Binder
 
-        binder = Binder(schema, location.at())
+        binder = Binder(schema, location.at(), location)
         for name, value in assignments:
             binder.assignment(name, value)
         if where is not None:

@@ -168,5 +168,5 @@ def test_set_of_a_number_to_a_string_column_is_refused() -> None:
     from lakectl.updates.statements import parse_updates_text
 
     with pytest.raises(BadInputError, match="cannot set column 's'") as caught:
-        parse_updates_text("UPDATE t SET s = 1e3;", schema=SCHEMA)
+        parse_updates_text("UPDATE t SET s = 1e3;", schema=SCHEMA)  # a double's text differs
     assert "quote the literal" in (caught.value.hint or "")
