@@ -124,6 +124,8 @@ class Binder:
         method = getattr(self, f"_{type(tree).__name__.lower()}", None)
         if method is not None:
             result: Node = method(tree)
+            if isinstance(result, Lit) and not result.origin:
+                result = Lit(result.type, result.value, id(tree))
             return result
         op = _COMPARISONS.get(type(tree))
         if op is not None:
@@ -215,6 +217,7 @@ class Binder:
         subject = converted[0]
         values: list[object] = []
         others: list[Node] = []
+        constants = tuple(n for n in converted[1:] if isinstance(n, Lit))
         has_null = False
         for node in converted[1:]:
             if isinstance(node, Lit):
@@ -224,7 +227,7 @@ class Binder:
                     values.append(node.value)
             else:
                 others.append(node)
-        result: Node = Call("boolean", "in", (subject,), (tuple(values), has_null))
+        result: Node = Call("boolean", "in", (subject,), (tuple(values), has_null, constants))
         for other in others:
             result = Call("boolean", "or", (result, Call("boolean", "eq", (subject, other))))
         return result
@@ -575,6 +578,7 @@ class Binder:
         self, nodes: list[Node], trees: list[exp.Expression], tree: exp.Expression
     ) -> tuple[str, list[Node]]:
         """The common type of ``nodes`` and each of them converted to it."""
+        original = nodes
         fixed = [n for n in nodes if not _adaptable(n)]
         if fixed:
             common = self.common_type([n.type for n in fixed], trees, parent=tree, nodes=nodes)
@@ -587,6 +591,10 @@ class Binder:
             nodes = [
                 self.literal_number(n, tree) if isinstance(n, Lit) and n.type == "string" else n
                 for n in nodes
+            ]
+            nodes = [
+                Lit(n.type, n.value, o.origin) if isinstance(n, Lit) and isinstance(o, Lit) else n
+                for n, o in zip(nodes, original, strict=True)
             ]
             common = self.common_type(
                 [n.type for n in nodes if n.type != "null"], trees, parent=tree
@@ -663,13 +671,13 @@ class Binder:
     def convert(self, node: Lit, target: str, tree: exp.Expression, *, exact: bool) -> Lit:
         """A string literal as a value of ``target``."""
         if node.value is None:
-            return Lit(target, None)
+            return Lit(target, None, node.origin)
         try:
             value = convert_text(str(node.value), target, exact=exact)
         except ConversionError as exc:
             self.fail(tree, f"{node.value!r} is not a {target} value: {exc}")
             raise AssertionError from exc
-        return Lit(target, value)
+        return Lit(target, value, node.origin)
 
     def cast(self, node: Node, target: str, tree: exp.Expression) -> Node:
         """``node`` as ``target`` (a constant is converted now)."""
@@ -677,9 +685,9 @@ class Binder:
             return node
         if isinstance(node, Lit):
             if node.value is None:
-                return Lit(target, None)
+                return Lit(target, None, node.origin)
             try:
-                return Lit(target, cast_value(node.value, node.type, target))
+                return Lit(target, cast_value(node.value, node.type, target), node.origin)
             except ConversionError as exc:
                 self.fail(tree, f"{_shown(node)} as {target}: {exc}")
         return Call(target, "cast", (node,))

@@ -146,7 +146,7 @@ class _Compiler:
 
         from lakectl.arrow.types import arrow_type
 
-        values, has_null = node.param
+        values, has_null, _ = node.param
         subject = a[0]
         subject_type = node.args[0].type
         items = [arrow_scalar(Lit(subject_type, v)).as_py() for v in values]

@@ -47,7 +47,15 @@ def _literal(node: Lit) -> Column:
     return F.lit(value).cast(node.type)
 
 
+_LIMITS = {"int": 2**31, "bigint": 2**63}
+
+
 def _checked(op: str) -> Callable[[Call, list[Column]], Column]:
+    """``+``, ``-`` or ``*``: exact for decimals and doubles; for integers computed exactly
+    (as decimal(38,0): no product of two bigints needs more digits) and checked against the
+    type's range in a lambda that reads the result once (so that nested arithmetic does not
+    copy its operands), raising the overflow error outside it."""
+
     def build(node: Call, args: list[Column]) -> Column:
         from pyspark.sql import functions as F
 
@@ -55,11 +63,19 @@ def _checked(op: str) -> Callable[[Call, list[Column]], Column]:
         if node.type not in INTEGRAL:
             result = {"add": a + b, "sub": a - b, "mul": a * b}[op]
             return result.cast(node.type)
-        tried = {"add": F.try_add, "sub": F.try_subtract, "mul": F.try_multiply}[op](a, b)
-        return F.when(
-            tried.isNull() & a.isNotNull() & b.isNotNull(),
-            F.raise_error(F.lit(OVERFLOW)).cast(node.type),
-        ).otherwise(tried)
+        exact = [x.cast("decimal(38,0)") for x in (a, b)]
+        value = {"add": exact[0] + exact[1], "sub": exact[0] - exact[1]}.get(op)
+        if value is None:
+            value = exact[0] * exact[1]
+        limit = _LIMITS[node.type]
+
+        def checked(x: Column) -> Column:
+            fits = x.isNull() | x.between(F.lit(-limit), F.lit(limit - 1))
+            return F.when(fits, x.cast(node.type)).otherwise(
+                F.raise_error(F.lit(OVERFLOW)).cast(node.type)
+            )
+
+        return F.transform(F.array(value), checked).getItem(0)
 
     return build
 
@@ -77,7 +93,7 @@ def _case(node: Call, args: list[Column]) -> Column:
 def _in(node: Call, args: list[Column]) -> Column:
     from pyspark.sql import functions as F
 
-    values, has_null = node.param
+    values, has_null, _ = node.param
     subject = args[0]
     items = [_literal(Lit(node.args[0].type, v)) for v in values]
     found = subject.isin(*items) if items else F.lit(False)

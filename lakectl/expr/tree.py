@@ -13,7 +13,7 @@ plus ``null`` for an untyped NULL.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 INTEGRAL = ("tinyint", "smallint", "int", "bigint")
@@ -40,9 +40,11 @@ class Col(Node):
 @dataclass(frozen=True)
 class Lit(Node):
     """A constant of ``type`` (Python value: int, float, Decimal, str, bool, date, datetime in
-    UTC without tzinfo, or None)."""
+    UTC without tzinfo, or None); ``origin`` identifies the parsed node it was written as (0
+    when the binder made it), for back ends that render parsed trees."""
 
     value: object
+    origin: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,18 @@ def decimal_type(precision: int, scale: int) -> str:
     return f"decimal({precision},{scale})"
 
 
+def literal_origins(nodes: list[Node]) -> dict[int, Lit]:
+    """The constants of ``nodes`` by the parsed node each was written as."""
+    found: dict[int, Lit] = {}
+    for root in nodes:
+        for node in walk(root):
+            if isinstance(node, Call) and node.op == "in":
+                found.update((c.origin, c) for c in node.param[2] if c.origin)
+            elif isinstance(node, Lit) and node.origin:
+                found[node.origin] = node
+    return found
+
+
 def walk(node: Node) -> list[Node]:
     """``node`` and its descendants, parents first."""
     out: list[Node] = []
@@ -101,5 +115,6 @@ __all__ = [
     "decimal_parts",
     "decimal_type",
     "is_numeric",
+    "literal_origins",
     "walk",
 ]

@@ -15,7 +15,7 @@ import functools
 import re
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import TYPE_CHECKING
@@ -31,6 +31,7 @@ from lakectl.expr.parse import (
     parse_statement_sql,
     statement_name,
 )
+from lakectl.expr.tree import Lit, literal_origins
 from lakectl.table.schema import Schema, normalize_type
 from lakectl.updates.like import like_problem
 
@@ -76,6 +77,9 @@ class CheckedStatement:
     assignments: tuple[tuple[str, exp.Expression], ...]
     where: exp.Expression | None
     location: Location
+    # The constants of the statement as the expression layer converted them, by the id of the
+    # parsed node (Spark's statement compiler writes these values, not the text).
+    literals: dict[int, Lit] = field(default_factory=dict, compare=False, hash=False)
 
     def reads(self) -> frozenset[str]:
         """Lower-cased names of the columns this statement reads (WHERE and SET values)."""
@@ -172,10 +176,11 @@ def check_statement(
         from lakectl.expr.bind import Binder
 
         binder = Binder(schema, location.at(), location)
-        for name, value in assignments:
-            binder.assignment(name, value)
+        bound = [binder.assignment(name, value) for name, value in assignments]
         if where is not None:
-            binder.condition(where)
+            bound.append(binder.condition(where))
+        literals = literal_origins(bound)
+        return CheckedStatement(kind, table, tuple(assignments), where, location, literals)
     return CheckedStatement(kind, table, tuple(assignments), where, location)
 
 
