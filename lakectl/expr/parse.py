@@ -12,6 +12,7 @@ option) through a :class:`Location`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from dataclasses import dataclass
@@ -84,8 +85,12 @@ class Location:
         return self.at()
 
 
+@functools.lru_cache(maxsize=256)
 def parse_expression(text: str) -> exp.Expression:
-    """Parse one SQL expression or statement in :data:`DIALECT` (sqlglot errors propagate)."""
+    """Parse one SQL expression or statement in :data:`DIALECT` (sqlglot errors propagate).
+
+    A read looks at its ``--where`` in several places (pruning, filtering first): the text is
+    parsed once and the tree shared; callers must not modify it."""
     tree = sqlglot.parse_one(text, read=DIALECT)
     assert isinstance(tree, exp.Expression)
     return tree

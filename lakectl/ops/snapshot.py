@@ -179,7 +179,7 @@ def check_request(
     schema: Schema, request: SnapshotRequest, storage_options: dict[str, Any] | None = None
 ) -> None:
     """Refuse what is wrong with ``request`` for a table of ``schema`` before Spark starts:
-    ``--where`` (:func:`~lakectl.updates.validate.check_where`), unknown ``--columns``, an
+    ``--where`` (bound once: :func:`lakectl.expr.bind_where`), unknown ``--columns``, an
     unknown ``--format`` or an ``--out`` path that exists."""
     from lakectl.storage.fs import storage_for
 

@@ -177,6 +177,7 @@ def test_spark_and_arrow_agree_on_random_conditions(spark) -> None:  # type: ign
     @settings(
         max_examples=EXAMPLES,
         derandomize=True,
+        database=None,
         deadline=None,
         suppress_health_check=list(HealthCheck),
     )
