@@ -526,26 +526,21 @@ class Binder:
         common, (a, b) = self.unify(
             [self.arith_widen(a, tree), self.arith_widen(b, tree)], [left, right], tree
         )
-        if op == "mod" and common not in INTEGRAL:
-            self.fail(
-                tree,
-                f"% takes integers, not {common}",
-                hint="CAST the operands AS bigint, or compute with / and floor",
-            )
         if decimal_parts(common) is not None:
             pa_, pb_ = as_decimal(a.type), as_decimal(b.type)
             assert pa_ is not None and pb_ is not None
-            if op == "mul":
+            if op == "mod":  # Spark's: the remainder is smaller than either operand
+                scale = max(pa_[1], pb_[1])
+                precision = min(pa_[0] - pa_[1], pb_[0] - pb_[1]) + scale
+            elif op == "mul":
                 precision, scale = pa_[0] + pb_[0] + 1, pa_[1] + pb_[1]
             else:
                 scale = max(pa_[1], pb_[1])
                 precision = scale + max(pa_[0] - pa_[1], pb_[0] - pb_[1]) + 1
-            if precision > 38:
-                self.fail(
-                    tree,
-                    f"the exact result would need {precision} digits (at most 38)",
-                    hint="CAST one side AS double",
-                )
+            if precision > 38:  # Spark's rule: keep the integer digits, round the fraction
+                integer_digits = precision - scale
+                scale = max(38 - integer_digits, min(scale, 6))
+                return Call(decimal_type(38, scale), op, (a, b), "rounded")
             common = decimal_type(precision, scale)
         return Call(common, op, (a, b))
 

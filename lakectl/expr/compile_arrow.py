@@ -178,6 +178,8 @@ class _Compiler:
 
         from lakectl.arrow.types import arrow_type
 
+        if node.param == "rounded":
+            raise self.refuse(node, "of decimals beyond 38 digits, rounded as Spark rounds them")
         if node.type in INTEGRAL:
             kernel += "_checked"
         return getattr(pc, kernel)(a[0], a[1]).cast(arrow_type(node.type))
@@ -202,7 +204,7 @@ class _Compiler:
 
         from lakectl.arrow.types import arrow_type
 
-        if node.type not in INTEGRAL:
+        if node.type not in INTEGRAL:  # Java's remainder of doubles and decimals
             raise self.refuse(node, "of non-integers")
         zero = pc.equal(a[1], 0)
         safe = pc.if_else(zero, pc.scalar(1).cast(arrow_type(node.type)), a[1])
@@ -226,7 +228,8 @@ class _Compiler:
         source, target = node.args[0].type, node.type
         if not exact_cast(source, target):
             raise self.refuse(node, f"from {source} to {target}")
-        return a[0].cast(arrow_type(target), safe=source != "double")
+        # to floating point: rounded to the nearest value, as Spark does (no check)
+        return a[0].cast(arrow_type(target), safe=target not in FLOATING)
 
     def _case(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow.compute as pc

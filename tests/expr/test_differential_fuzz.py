@@ -57,9 +57,12 @@ def _numbers() -> st.SearchStrategy[str]:
     leaf = st.sampled_from(INTEGERS + DOUBLES + DECIMALS)
 
     def grow(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-        pair = st.tuples(inner, st.sampled_from(["+", "-", "*", "/", "%"]), inner)
+        pair = st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner)
         return st.one_of(
             pair.map(lambda p: f"({p[0]} {p[1]} {p[2]})"),
+            st.tuples(st.sampled_from(INTEGERS[:7]), st.sampled_from(["0", "3", "-2"])).map(
+                lambda p: f"({p[0]} % {p[1]})"
+            ),
             inner.map(lambda x: f"abs({x})"),
             inner.map(lambda x: f"-({x})"),
             st.tuples(inner, inner).map(lambda p: f"coalesce({p[0]}, {p[1]})"),
