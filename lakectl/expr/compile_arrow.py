@@ -102,10 +102,10 @@ class _Compiler:
         if node.args[0].type not in FLOATING:
             return getattr(pc, op)(left, right)
         nan_l, nan_r = pc.is_nan(left), pc.is_nan(right)
-        plain = getattr(pc, op)(left, right)
+        plain = getattr(pc, "equal" if op == "not_equal" else op)(left, right)
         spark = {  # NaN = NaN, NaN above every number
             "equal": plain | (nan_l & nan_r),
-            "not_equal": ~(plain & ~nan_l & ~nan_r | (nan_l & nan_r)),
+            "not_equal": ~(plain | (nan_l & nan_r)),
             "less": ~nan_l & (nan_r | plain),
             "less_equal": nan_r | (~nan_l & plain),
             "greater": ~nan_r & (nan_l | plain),

@@ -72,7 +72,7 @@ def _spark_ids(frame: Any, where: str) -> list[int]:
 
 
 def test_spark_and_arrow_agree(spark) -> None:  # type: ignore[no-untyped-def]
-    frame = spark_frame(spark).cache()
+    frame = spark_frame(spark)  # not cached: a cached relation's batch statistics skip NaN
     table = arrow_table()
     differ = {}
     for where in WHERES:
@@ -80,7 +80,6 @@ def test_spark_and_arrow_agree(spark) -> None:  # type: ignore[no-untyped-def]
         spark_ids = _spark_ids(frame, where)
         if arrow_ids != spark_ids:
             differ[where] = (spark_ids, arrow_ids)
-    frame.unpersist()
     assert differ == {}
 
 

@@ -54,6 +54,8 @@ def test_refused_with_the_reason_and_the_way_out(where: str, fragment: str, hint
         ("dec = '1.005'", []),  # compared exactly, never rounded
         ("d = -0.0", [3, 5]),  # -0.0 equals 0.0
         ("d IN (0.0)", [3, 5]),
+        ("d <> 0", [1, 2, 4, 6]),
+        ("coalesce(d, 0) <> d", []),
         ("f = 3.4e38", []),  # the float widens to double: 3.3999999521443642e38
         ("f > 3.3e38", [1, 6]),
         ("n = 2.0", [5]),
