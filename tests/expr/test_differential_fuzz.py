@@ -18,7 +18,7 @@ from lakectl.expr import bind_where
 from lakectl.expr.compile_arrow import arrow_expression
 from lakectl.expr.compile_spark import spark_column
 
-EXAMPLES = int(os.environ.get("LAKECTL_FUZZ_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("LAKECTL_FUZZ_EXAMPLES", "6"))
 PER_EXAMPLE = 8
 
 INTEGERS = [
