@@ -250,11 +250,14 @@ class Binder:
 
     def _case(self, tree: exp.Case) -> Node:
         base = tree.args.get("this")
+        subject = self.bind(base) if base is not None else None
         conditions: list[Node] = []
         value_trees: list[exp.Expression] = []
         for branch in tree.args.get("ifs") or []:
-            if base is not None:
-                conditions.append(self.compare("eq", base, branch.this, tree))
+            if base is not None and subject is not None:
+                nodes = [subject, self.bind(branch.this)]
+                _, (a, b) = self.unify(nodes, [base, branch.this], tree)
+                conditions.append(Call("boolean", "eq", (a, b)))
             else:
                 conditions.append(self.condition(branch.this))
             value_trees.append(branch.args["true"])
@@ -288,8 +291,11 @@ class Binder:
         return Call(common, "coalesce", tuple(converted))
 
     def _nullif(self, tree: exp.Nullif) -> Node:
-        same = self.compare("eq", tree.this, tree.expression, tree)
         value = self.bind(tree.this)
+        _, (a, b) = self.unify(
+            [value, self.bind(tree.expression)], [tree.this, tree.expression], tree
+        )
+        same = Call("boolean", "eq", (a, b))
         return Call(value.type, "case", (same, Lit(value.type, None), value))
 
     def _greatest(self, tree: exp.Greatest) -> Node:
@@ -452,7 +458,10 @@ class Binder:
         raise AssertionError
 
     def number_arg(self, tree: exp.Expression, parent: exp.Expression) -> Node:
-        node = self.bind(tree)
+        return self.as_number(self.bind(tree), tree, parent)
+
+    def as_number(self, node: Node, tree: exp.Expression, parent: exp.Expression) -> Node:
+        """A bound operand as a number (a string literal as the number it spells)."""
         if is_numeric(node.type):
             return node
         if node.type == "null":
@@ -463,7 +472,11 @@ class Binder:
         raise AssertionError
 
     def integer_arg(self, tree: exp.Expression, parent: exp.Expression) -> Node:
-        node = self.number_arg(tree, parent)
+        return self.as_integer(self.bind(tree), tree, parent)
+
+    def as_integer(self, bound: Node, tree: exp.Expression, parent: exp.Expression) -> Node:
+        """A bound operand as an int (a bigint is cast)."""
+        node = self.as_number(bound, tree, parent)
         if node.type not in INTEGRAL:
             self.fail(parent, f"{tree.sql(dialect=DIALECT)} must be an integer")
         return self.cast(node, "int", parent) if node.type == "bigint" else node
@@ -512,11 +525,13 @@ class Binder:
 
     def arithmetic(self, op: str, tree: exp.Expression) -> Node:
         left, right = tree.this, tree.expression
+        bound_left, bound_right = self.bind(left), self.bind(right)  # once: trees nest deeply
         if op in ("add", "sub"):
-            moved = self.date_shift(op, left, right, tree)
+            moved = self.date_shift(op, bound_left, bound_right, (left, right), tree)
             if moved is not None:
                 return moved
-        a, b = self.number_arg(left, tree), self.number_arg(right, tree)
+        a = self.as_number(bound_left, left, tree)
+        b = self.as_number(bound_right, right, tree)
         if isinstance(a, Lit) and isinstance(b, Lit) and a.type == "string" == b.type:
             self.fail(tree, "arithmetic needs numbers")
         if op == "div":
@@ -545,15 +560,19 @@ class Binder:
         return Call(common, op, (a, b))
 
     def date_shift(
-        self, op: str, left: exp.Expression, right: exp.Expression, tree: exp.Expression
+        self,
+        op: str,
+        a: Node,
+        b: Node,
+        trees: tuple[exp.Expression, exp.Expression],
+        tree: exp.Expression,
     ) -> Node | None:
         """``date + n``, ``n + date`` and ``date - n``: the date ``n`` days later or earlier
         (as date_add and date_sub); None for other operands."""
-        a, b = self.bind(left), self.bind(right)
         if a.type != "date" and not (op == "add" and b.type == "date"):
             return None
-        day, days_tree = (a, right) if a.type == "date" else (b, left)
-        count = self.integer_arg(days_tree, tree)
+        day, days, days_tree = (a, b, trees[1]) if a.type == "date" else (b, a, trees[0])
+        count = self.as_integer(days, days_tree, tree)
         if op == "sub":
             count = (
                 Lit(count.type, -count.value)  # type: ignore[operator]

@@ -55,6 +55,7 @@ def arrow_scalar(node: Lit) -> Any:
 class _Compiler:
     def __init__(self, label: str) -> None:
         self.label = label
+        self.done: dict[int, pc.Expression] = {}  # subtrees the tree shares, built once
 
     def refuse(self, node: Call, why: str = "") -> UsageError:
         return UsageError(
@@ -71,10 +72,14 @@ class _Compiler:
         if isinstance(node, Lit):
             return pc.scalar(arrow_scalar(node))
         assert isinstance(node, Call)
+        known = self.done.get(id(node))
+        if known is not None:
+            return known
         method = getattr(self, f"_{node.op}", None)
         if method is None:
             raise self.refuse(node)
         result: pc.Expression = method(node, [self.compile(a) for a in node.args])
+        self.done[id(node)] = result
         return result
 
     # logic -----------------------------------------------------------------------------------

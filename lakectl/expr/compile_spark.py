@@ -19,8 +19,16 @@ if TYPE_CHECKING:
 
 def spark_column(node: Node) -> Column:
     """``node`` as a Spark Column over the table's columns (by name)."""
+    return _column(node, {})
+
+
+def _column(node: Node, done: dict[int, Column]) -> Column:
+    """:func:`spark_column`, building a subtree the tree shares once."""
     from pyspark.sql import functions as F
 
+    known = done.get(id(node))
+    if known is not None:
+        return known
     if isinstance(node, Col):
         return F.col(f"`{node.name.replace('`', '``')}`")
     if isinstance(node, Lit):
@@ -29,7 +37,9 @@ def spark_column(node: Node) -> Column:
     build = _CALLS.get(node.op)
     if build is None:
         raise AssertionError(f"no Spark form for {node.op}")
-    return build(node, [spark_column(a) for a in node.args])
+    result = build(node, [_column(a, done) for a in node.args])
+    done[id(node)] = result
+    return result
 
 
 def _literal(node: Lit) -> Column:

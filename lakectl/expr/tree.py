@@ -93,11 +93,16 @@ def literal_origins(nodes: list[Node]) -> dict[int, Lit]:
 
 
 def walk(node: Node) -> list[Node]:
-    """``node`` and its descendants, parents first."""
+    """``node`` and its descendants, parents first, each once (a bound tree may share a
+    subtree, as NULLIF shares its first argument)."""
     out: list[Node] = []
+    seen: set[int] = set()
     stack = [node]
     while stack:
         current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
         out.append(current)
         if isinstance(current, Call):
             stack.extend(reversed(current.args))
