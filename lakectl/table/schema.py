@@ -168,10 +168,8 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-# What a default may be without quotes: a number, a boolean or NULL.
-_UNQUOTED_DEFAULT = re.compile(
-    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|true|false|null", re.I
-)
+# An unquoted default that calls a function (a default is one constant).
+_CALL = re.compile(r"[(){}]")
 
 
 def parse_schema(text: str) -> Schema:
@@ -190,11 +188,11 @@ def parse_schema(text: str) -> Schema:
         if m:
             type_name = m.group(1)
             default = m.group(2).replace("''", "'") if m.group(2) is not None else m.group(3)
-            if m.group(2) is None and not _UNQUOTED_DEFAULT.fullmatch(default):
+            if m.group(2) is None and _CALL.search(default):
                 raise UsageError(
-                    f"column {name!r}: default {default} is not a constant (a number, true, "
-                    "false or null; functions such as current_timestamp() are not allowed)",
-                    hint=f"quote a text value: default '{default}'",
+                    f"column {name!r}: default {default} is not a constant (functions such as "
+                    "current_timestamp() are not allowed)",
+                    hint=f"give a value of the column's type; quote text: default '{default}'",
                 )
         not_null = False
         if type_name.lower().rstrip().endswith("not null"):
