@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test check test-fast lint bench clean check-java
+.PHONY: setup demo test check test-fast lint bench clean check-java fuzz
 
 JAR := lakectl/jars/lakectl-spark.jar
 JAVA_SOURCES := $(wildcard jvm/src/io/lakectl/spark/*.java)
@@ -49,6 +49,13 @@ check: lint
 
 test-fast: $(STAMP)
 	$(FAST_TESTS)
+
+# The differential test of the expression language (Spark against Arrow) with a larger budget
+# of random expressions than the test suite's: FUZZ_EXAMPLES batches of 8 conditions.
+FUZZ_EXAMPLES ?= 500
+fuzz: $(STAMP) $(JAR)
+	LAKECTL_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -p no:cacheprovider \
+		tests/expr/test_differential_fuzz.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check lakectl tests bench build_support

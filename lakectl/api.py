@@ -704,13 +704,19 @@ class Table:
         """Change the rows matching ``where`` (default: all) now, as one transaction
         (``lakectl update``). ``assignments`` is ``"c = expr, ..."`` or a mapping column -> SQL
         expression text."""
+        from lakectl.expr.parse import parse_assignments
         from lakectl.ops.dml import DmlRequest, run_dml
 
-        text = (
-            assignments
-            if isinstance(assignments, str)
-            else ", ".join(f"{c} = {e}" for c, e in assignments.items())
-        )
+        if isinstance(assignments, str):
+            text = assignments
+        else:
+            parts = []
+            for column, value in assignments.items():
+                part = f"`{column.replace('`', '``')}` = {value}"
+                if len(parse_assignments(part)) != 1:  # a value is one expression
+                    raise UsageError(f"assignments[{column!r}]: one expression, got {value!r}")
+                parts.append(part)
+            text = ", ".join(parts)
         request = DmlRequest("update", where=where, assignments=text, dry_run=dry_run)
         return run_dml(self._ctx, self._ref, request)
 

@@ -217,6 +217,18 @@ _WORKER_ERROR = re.compile(
 )
 
 
+# What an expression's integer arithmetic raises when its result does not fit (both engines).
+OVERFLOW = "integer overflow in an expression"
+
+
+def overflow_error() -> BadInputError:
+    """The error of an integer result that does not fit its type, in every engine."""
+    return BadInputError(
+        f"{OVERFLOW}: a result does not fit its type (int or bigint)",
+        hint="compute in a wider type: CAST(column AS decimal(38,0)) or CAST(column AS double)",
+    )
+
+
 def engine_error(exc: BaseException) -> LakectlError | None:
     """A known failure reported by Spark or a file reader, as the LakectlError it is (a damaged
     data file: :class:`FormatError` naming it; a failed storage: :class:`StorageError`);
@@ -231,6 +243,8 @@ def engine_error(exc: BaseException) -> LakectlError | None:
     worker = _worker_error(text)
     if worker is not None:
         return worker
+    if OVERFLOW in text:  # raised by an expression's integer arithmetic (lakectl.expr)
+        return overflow_error()
     if "java.lang.StackOverflowError" in text:
         return BadInputError(
             "Spark ran out of stack (java.lang.StackOverflowError) planning or running the "

@@ -34,6 +34,7 @@ PAGES_NOT_RUN = {
     "streaming.md": "a long-running stream over a landing directory",
     "loading.md": "a job looping over a landing folder no example makes (run as a script by "
     "tests/ops/test_load_cron.py)",
+    "expressions.md": "no sh examples (its rules are tested in tests/expr)",
     "schema-evolution.md": "loads a batch_with_channel.parquet no example makes (its commands "
     "are tested in tests/ops/test_schema_evolution.py)",
     "python-api.md": "Python, not sh (its API is tested in tests/api)",

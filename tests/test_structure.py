@@ -114,3 +114,19 @@ def test_commands_reach_tables_only_through_the_library_api() -> None:
                 allowed = CLI_MAY_USE.get(module, set())
                 found += [f"{name}: {module}.{a.name}" for a in node.names if a.name not in allowed]
     assert not found, "\n".join(found)
+
+
+def test_only_the_expression_layer_parses_user_sql() -> None:
+    """sqlglot's parser is imported by lakectl/expr/parse.py alone, and no module hands text to
+    Spark's parser with F.expr or selectExpr."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent / "lakectl"
+    parser = re.compile(r"sqlglot\.parse|parse_one|from sqlglot import .*\bparse\b|\.tokenize\(")
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text()
+        relative = path.relative_to(root).as_posix()
+        if relative != "expr/parse.py":
+            assert not parser.search(text), f"{relative} parses SQL itself"
+        assert "F.expr(" not in text, relative
+        assert "selectExpr(" not in text, relative

@@ -22,7 +22,7 @@ from lakectl.arrow.merge import MergeSpec, partition_batches
 from lakectl.arrow.pushdown import StripeTest, stripe_test
 from lakectl.arrow.statements import CompiledStatement, apply_compiled, compile_statements
 from lakectl.arrow.where import arrow_filter
-from lakectl.errors import UsageError
+from lakectl.errors import UsageError, overflow_error
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import ScanStats, prune_target
 from lakectl.ops.reading import ReadTarget
@@ -99,13 +99,18 @@ class ArrowRead:
         condition = arrow_filter(self.request.where, meta.schema) if self.request.where else None
         names = self.schema.names
         for batch in partition_batches(spec, plan):
-            if self.statements:  # row by row: a batch's rows are all they need
-                table = apply_compiled(pa.Table.from_batches([batch]), self.statements)
-                if not table.num_rows:
-                    continue
-                batch = table.combine_chunks().to_batches()[0]
-            if condition is not None:
-                batch = batch.filter(condition)
+            try:
+                if self.statements:  # row by row: a batch's rows are all they need
+                    table = apply_compiled(pa.Table.from_batches([batch]), self.statements)
+                    if not table.num_rows:
+                        continue
+                    batch = table.combine_chunks().to_batches()[0]
+                if condition is not None:
+                    batch = batch.filter(condition)
+            except pa.ArrowInvalid as exc:
+                if "overflow" in str(exc):  # the checked integer kernels (lakectl.expr)
+                    raise overflow_error() from exc
+                raise
             if batch.num_rows:
                 yield batch.select(names)
 

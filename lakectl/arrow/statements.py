@@ -3,10 +3,11 @@
 UPDATE computes every SET value from the row as it was before it, cast to the column's type, and
 changes the rows its WHERE is true for (NULL matches nothing); a DELETE drops them.
 
-The statements are checked again (:func:`~lakectl.updates.validate.check_stored_statement`);
-their conditions take what a read's ``where`` takes (:mod:`lakectl.arrow.where`) and SET values
-are literals, NULL or a column of the same type. Anything else is refused, naming the statement
-and the construct: rows are never returned without a statement that applies to them.
+The statements are checked again (:func:`~lakectl.updates.validate.check_stored_statement`),
+bound by the expression layer (:class:`lakectl.expr.bind.Binder`: the coercion rules of every
+engine) and compiled with :mod:`lakectl.expr.compile_arrow`. What Arrow cannot evaluate with
+Spark's result is refused, naming the statement and the construct: rows are never returned
+without a statement that applies to them.
 """
 
 from __future__ import annotations
@@ -15,10 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlglot import exp
-
-from lakectl.arrow.types import arrow_type
-from lakectl.arrow.where import Translator, cast_text
 from lakectl.table.schema import Schema
 from lakectl.updates.statements import Statement
 from lakectl.updates.validate import check_stored_statement
@@ -50,48 +47,27 @@ def compile_statements(statements: Sequence[Statement], schema: Schema) -> list[
 def _compile(statement: Statement, schema: Schema) -> CompiledStatement:
     import pyarrow.compute as pc
 
+    from lakectl.expr.bind import Binder
+    from lakectl.expr.compile_arrow import arrow_expression
+
     checked = check_stored_statement(statement, schema)
     label = f"Type 7 statement at {statement.source} line {statement.line} ({statement.sql[:120]})"
-    translate = Translator(label, schema)
+    binder = Binder(schema, label)
     if checked.where is None:
         matches = pc.scalar(True)
     else:
-        matches = pc.coalesce(translate.condition(checked.where), pc.scalar(False))
+        condition = arrow_expression(binder.condition(checked.where), label)
+        matches = pc.coalesce(condition, pc.scalar(False))
     columns = {c.name: pc.field(c.name) for c in schema.columns}
     values = []
     for name, node in checked.assignments:
         column = schema[name]
-        value = _value(translate, node, column.type)
+        value = arrow_expression(binder.assignment(column.name, node), label)
         columns[column.name] = pc.if_else(matches, value, pc.field(column.name))
         values.append((column.name, value))
     return CompiledStatement(
         matches, checked.kind == "delete", columns, checked.reads(), tuple(values)
     )
-
-
-def _value(translate: Translator, node: exp.Expression, column_type: str) -> pc.Expression:
-    """A SET value: a literal or NULL (as ``try_cast`` to the column's type), or a column of
-    the same type."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    target = arrow_type(column_type)
-    inner = node
-    while isinstance(inner, exp.Paren):
-        inner = inner.this
-    if isinstance(inner, exp.Column):
-        if arrow_type(translate.schema[inner.name].type) != target:
-            raise translate.refuse(node)
-        return pc.field(translate.schema[inner.name].name)
-    if isinstance(inner, exp.Literal) and inner.is_string:
-        try:
-            return pc.scalar(cast_text(inner.this, target))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return pc.scalar(pa.scalar(None, target))  # try_cast of a bad value: NULL
-    scalar = translate.literal(inner, column_type)
-    if scalar.type != target and scalar.type != pa.null():
-        raise translate.refuse(node)
-    return pc.scalar(scalar.cast(target))
 
 
 # Statements fused into one pass over the rows at most (bounds the depth of the expressions).

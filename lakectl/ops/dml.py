@@ -85,7 +85,15 @@ class DmlResult:
 
 
 def statement_text(table: str, request: DmlRequest) -> str:
-    """The request as one SQL statement (checked afterwards like any Type 7 statement)."""
+    """The request as one SQL statement (checked afterwards like any Type 7 statement). The
+    ``--set`` text is parsed as a list of assignments and the ``--where`` text as one
+    condition, each on its own, and the statement is built from the two trees: neither text
+    can end the statement or hide the other."""
+    from sqlglot import exp
+
+    from lakectl.expr.parse import parse_assignments, parse_condition
+    from lakectl.updates.validate import render_sql
+
     where = (request.where or "").strip()
     if request.kind == "delete":
         if request.assignments:
@@ -95,13 +103,18 @@ def statement_text(table: str, request: DmlRequest) -> str:
                 "delete needs --where: which rows to delete",
                 hint="--where \"store_id = 'S01'\" (to empty a table, say --where true)",
             )
-        return f"DELETE FROM {table} WHERE {where}"
+        condition = parse_condition(where, "--where")
+        tree: exp.Expression = exp.Delete(this=exp.to_table(table), where=exp.Where(this=condition))
+        return render_sql(tree)
     assignments = (request.assignments or "").strip()
     if not assignments:
         raise UsageError('update needs --set "column = expression, ..."')
     if request.where is not None and not where:
         raise UsageError("--where is empty: leave it out to update every row")
-    return f"UPDATE {table} SET {assignments}" + (f" WHERE {where}" if where else "")
+    update = exp.Update(this=exp.to_table(table), expressions=parse_assignments(assignments))
+    if where:
+        update.set("where", exp.Where(this=parse_condition(where, "--where")))
+    return render_sql(update)
 
 
 def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResult:

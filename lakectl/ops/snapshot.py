@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import BadInputError, UsageError
+from lakectl.expr import bind_where
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import ScanStats, prune_target
 from lakectl.ops.reading import ReadTarget, open_for_read
@@ -15,7 +16,6 @@ from lakectl.planning.prune import where_reads_only_unassigned
 from lakectl.table.log import DATA_OPS
 from lakectl.table.schema import Schema
 from lakectl.updates.times import format_millis
-from lakectl.updates.validate import check_where
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -176,10 +176,10 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
     where = request.where or None
     early = where is not None and where_reads_only_unassigned(where, statements)
     if where is not None and early:
-        df = _filtered(df, where)
+        df = _filtered(df, where, target.metadata.schema)
     df = df if request.raw else _apply_statements(df, target, request)
     if where is not None and not early:
-        df = _filtered(df, where)
+        df = _filtered(df, where, target.metadata.schema)
     order = request.row_order(target.metadata.primary_key)
     if order:
         df = df.orderBy(*sort_columns(order, target.metadata.schema.names))
@@ -194,12 +194,12 @@ def check_request(
     schema: Schema, request: SnapshotRequest, storage_options: dict[str, Any] | None = None
 ) -> None:
     """Refuse what is wrong with ``request`` for a table of ``schema`` before Spark starts:
-    ``--where`` (:func:`~lakectl.updates.validate.check_where`), unknown ``--columns``, an
+    ``--where`` (bound once: :func:`lakectl.expr.bind_where`), unknown ``--columns``, an
     unknown ``--format`` or an ``--out`` path that exists."""
     from lakectl.storage.fs import storage_for
 
     if request.where is not None:
-        check_where(request.where, schema)
+        bind_where(request.where, schema)
     unknown = [c for c in request.columns if c not in schema]
     if unknown:
         raise UsageError(
@@ -288,17 +288,12 @@ def sort_columns(order_by: tuple[str, ...], names: tuple[str, ...] | list[str]) 
     return out
 
 
-def _filtered(df: DataFrame, where: str) -> DataFrame:
-    """``df`` filtered by the user's ``--where``; a predicate Spark cannot analyze is a usage
-    error, reported now rather than at the first action."""
-    from pyspark.sql import functions as F
+def _filtered(df: DataFrame, where: str, schema: Schema) -> DataFrame:
+    """``df`` filtered by the user's ``--where``, bound once to the table's schema and built as
+    Spark Columns (the text never reaches Spark's parser)."""
+    from lakectl.expr.compile_spark import spark_column
 
-    try:
-        out = df.where(F.expr(where))
-        out.schema  # noqa: B018
-    except Exception as exc:
-        raise UsageError(f"--where {where!r}: {str(exc).splitlines()[0][:300]}") from exc
-    return out
+    return df.where(spark_column(bind_where(where, schema)))
 
 
 def _prune(target: ReadTarget, request: SnapshotRequest) -> tuple[ReadTarget, ScanStats, list[str]]:

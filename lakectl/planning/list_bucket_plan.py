@@ -184,7 +184,7 @@ def parse_keys(
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
 
-    from lakectl.updates.dialect import parse_expression
+    from lakectl.expr.parse import parse_expression
 
     try:
         tree = parse_expression(f"({text})")

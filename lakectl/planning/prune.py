@@ -134,7 +134,7 @@ def analyze_where(where: str | None, types: Mapping[str, str]) -> Constraints:
         return {}
     from sqlglot.errors import SqlglotError
 
-    from lakectl.updates.dialect import parse_expression
+    from lakectl.expr.parse import parse_expression
 
     lowered = {name.lower(): t for name, t in types.items() if t in PRUNABLE_TYPES}
     try:
@@ -160,7 +160,7 @@ def assigned_columns(statements: Iterable[str]) -> set[str] | None:
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
 
-    from lakectl.updates.dialect import parse_expression
+    from lakectl.expr.parse import parse_expression
 
     out: set[str] = set()
     for sql in statements:
@@ -191,7 +191,7 @@ def where_reads_only_unassigned(where: str, statements: Iterable[str]) -> bool:
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
 
-    from lakectl.updates.dialect import parse_expression
+    from lakectl.expr.parse import parse_expression
 
     assigned = assigned_columns(statements)
     if assigned is None:

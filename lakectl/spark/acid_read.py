@@ -156,10 +156,10 @@ def evolved_row(written: Schema, current: Schema, row: str = "row") -> Column:
 
 def default_column(column: TableColumn) -> Column:
     """``column``'s default as a Spark literal of its type (NULL without one)."""
-    value = default_value(column)
-    if value is None:
-        return F.lit(None).cast(column.type)
-    return F.lit(str(column.default)).cast(column.type)
+    from lakectl.expr.compile_spark import spark_column
+    from lakectl.expr.tree import Lit
+
+    return spark_column(Lit(column.type, default_value(column)))
 
 
 def _read_orc(spark: SparkSession, ddl: str, urls: list[str]) -> DataFrame:

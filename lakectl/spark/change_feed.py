@@ -152,7 +152,7 @@ def change_feed(
         *[_q(c) for c in user],
         CHANGE_TYPE,
         COMMIT_VERSION,
-        F.expr("timestamp_millis(__lakectl_millis)").alias(COMMIT_TIME),
+        F.timestamp_millis(F.col("__lakectl_millis")).alias(COMMIT_TIME),
     )
 
 
@@ -197,7 +197,7 @@ def _current_sentinel(valid_to: Column, millis: int | None) -> Column:
     """``valid_to``, with ``millis`` (as a timestamp) in place of NULL when given."""
     if millis is None:
         return valid_to
-    return F.coalesce(valid_to, F.expr(f"timestamp_millis({int(millis)})"))
+    return F.coalesce(valid_to, F.timestamp_millis(F.lit(int(millis))))
 
 
 def scd2_order(rows: DataFrame, key: Sequence[str]) -> DataFrame:

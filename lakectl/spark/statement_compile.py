@@ -31,7 +31,8 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from pyspark.errors import AnalysisException
@@ -39,6 +40,7 @@ from pyspark.sql import DataFrame
 from sqlglot import exp
 
 from lakectl.errors import BadInputError
+from lakectl.expr.tree import Lit
 from lakectl.table.schema import Schema
 from lakectl.updates.keyed import KeyedStatement, keyed_form
 from lakectl.updates.like import linear_regex, parse_like
@@ -108,6 +110,7 @@ def compile_to_sql(statements: Sequence[Statement], schema: Schema) -> None:
     compiler = _ExpressionCompiler(schema, refs, {})
     for stmt in statements:
         checked = check_stored_statement(stmt, schema)
+        compiler.literals.update(checked.literals)
         for _, value in checked.assignments:
             compiler.compile(value)
         if checked.where is not None:
@@ -187,6 +190,33 @@ def number_literal(node: exp.Literal) -> str:
     if math.isinf(value):
         return "CAST('Infinity' AS DOUBLE)"
     return f"{value!r}D"
+
+
+def typed_literal(constant: Lit) -> str:
+    """A constant of the typed tree (:mod:`lakectl.expr.tree`) as SQL text of its type."""
+    value, kind = constant.value, constant.type
+    if kind == "null":
+        return "NULL"
+    target = type_name(kind)
+    if value is None:
+        return f"CAST(NULL AS {target})"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return f"CAST(({value}) AS {target})"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return f"CAST('NaN' AS {target})"
+        if math.isinf(value):
+            return f"CAST('{'-' if value < 0 else ''}Infinity' AS {target})"
+        return f"CAST(({value!r}D) AS {target})"
+    if isinstance(value, datetime):
+        return f"CAST('{value.isoformat(sep=' ')}' AS TIMESTAMP)"
+    if isinstance(value, date):
+        return f"CAST('{value.isoformat()}' AS DATE)"
+    if isinstance(value, Decimal):
+        return f"CAST('{value}' AS {target})"
+    return string_literal(str(value))
 
 
 def type_name(spark_type: str) -> str:
@@ -288,6 +318,7 @@ class _PlanBuilder:
             self.staged = True
 
     def add(self, stmt: CheckedStatement, *, fuse: bool) -> None:
+        self.sql.literals.update(stmt.literals)
         keyed = keyed_form(stmt, self.schema) if fuse else None
         if keyed is None or (self.run is not None and self.run.key != keyed.key):
             self._end_run()
@@ -480,8 +511,15 @@ class _ExpressionCompiler:
         self.schema = schema
         self.refs = refs  # lower-cased column name -> quoted identifier
         self.hashes = hashes  # lower-cased column name -> its hash column, where it has one
+        # Constants as the expression layer converted them (CheckedStatement.literals): a
+        # literal is written as its value of the type the binder gave it, so Spark applies
+        # lakectl's conversion rules, not its own implicit casts.
+        self.literals: dict[int, Lit] = {}
 
     def compile(self, node: exp.Expression) -> str:
+        constant = self.literals.get(id(node))
+        if constant is not None:
+            return typed_literal(constant)
         handler = COMPILERS.get(type(node))
         if handler is None:  # validate.RULES and COMPILERS disagree: a bug, not bad input
             raise AssertionError(f"no Spark translation for checked node {type(node).__name__}")

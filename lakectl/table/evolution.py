@@ -12,8 +12,6 @@ with follows from the log: the schema of the state its writer read.
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import re
 from dataclasses import dataclass, replace
 
@@ -42,50 +40,21 @@ class SchemaChange:
 
 def default_value(column: Column) -> object:
     """The Python value of ``column``'s default (None without one), or :class:`UsageError`
-    when the text is not a value of the column's type."""
+    when the text is not a value of the column's type. The text is converted with the rules of
+    every other string literal (:func:`lakectl.expr.convert.convert_text`), so each engine
+    reads the same value."""
+    from lakectl.expr.convert import ConversionError, convert_text
+
     text = column.default
     if text is None or text.strip().lower() == "null":
         return None
-    type_name = column.type
-    value: object
     try:
-        if type_name in _INTEGER_BITS:
-            value = int(text.strip())
-            bits = _INTEGER_BITS[type_name]
-            if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
-                raise ValueError("out of range")
-        elif type_name in ("float", "double"):
-            value = float(text.strip())
-        elif type_name == "boolean":
-            lowered = text.strip().lower()
-            if lowered not in ("true", "false"):
-                raise ValueError("not true or false")
-            value = lowered == "true"
-        elif type_name == "string":
-            value = text
-        elif type_name == "date":
-            value = dt.date.fromisoformat(text.strip())
-        elif type_name in ("timestamp", "timestamp_ntz"):
-            value = dt.datetime.fromisoformat(text.strip())
-        elif (m := _DECIMAL.match(type_name)) is not None:
-            value = _decimal(text.strip(), int(m.group(1)), int(m.group(2)))
-        else:
-            raise ValueError(f"columns of type {type_name} take no default")
-    except (ValueError, decimal.InvalidOperation) as exc:
+        return convert_text(text, column.type)
+    except ConversionError as exc:
         raise UsageError(
-            f"column {column.name!r}: default {text!r} is not a {type_name} value ({exc})"
+            f"column {column.name!r}: default {text!r} is not a {column.type} value ({exc})",
+            hint="see the expression rules in the user guide (docs/guide/expressions.md)",
         ) from exc
-    return value
-
-
-def _decimal(text: str, precision: int, scale: int) -> decimal.Decimal:
-    value = decimal.Decimal(text)
-    if not value.is_finite():
-        raise ValueError("not a finite number")
-    quantized = value.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP)
-    if len(quantized.as_tuple().digits) > precision and quantized != 0:
-        raise ValueError(f"more than {precision} digits")
-    return quantized
 
 
 def is_widening(old: str, new: str) -> bool:

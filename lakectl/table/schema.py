@@ -168,6 +168,10 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+# An unquoted default that calls a function (a default is one constant).
+_CALL = re.compile(r"[(){}]")
+
+
 def parse_schema(text: str) -> Schema:
     """Parse ``"sell_id bigint, total_amt decimal(10,2), ..."`` into a :class:`Schema`."""
     columns: list[Column] = []
@@ -184,6 +188,12 @@ def parse_schema(text: str) -> Schema:
         if m:
             type_name = m.group(1)
             default = m.group(2).replace("''", "'") if m.group(2) is not None else m.group(3)
+            if m.group(2) is None and _CALL.search(default):
+                raise UsageError(
+                    f"column {name!r}: default {default} is not a constant (functions such as "
+                    "current_timestamp() are not allowed)",
+                    hint=f"give a value of the column's type; quote text: default '{default}'",
+                )
         not_null = False
         if type_name.lower().rstrip().endswith("not null"):
             type_name, not_null = type_name[: -len("not null")].rstrip(), True

@@ -24,13 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lakectl.errors import BadInputError
+from lakectl.expr.parse import Location, parse_statement_sql
 from lakectl.storage.inputs import require_local_input_file
 from lakectl.table.schema import Schema
 from lakectl.updates.times import format_millis, parse_time
 from lakectl.updates.validate import (
-    Location,
     check_statement,
-    parse_statement_sql,
     remember_parse,
     render_sql,
 )

@@ -28,7 +28,8 @@ from typing import Any
 
 from sqlglot import exp
 
-from lakectl.updates.validate import MAX_DEPTH, MAX_STATEMENT_CHARS, RULES
+from lakectl.expr.parse import MAX_STATEMENT_CHARS
+from lakectl.updates.validate import MAX_DEPTH, RULES
 
 # Nodes a statement holds besides the expression whitelist.
 _STRUCTURE: tuple[type[exp.Expression], ...] = (
@@ -181,7 +182,7 @@ def _misshaped(node: exp.Expression) -> bool:
 
 @functools.cache
 def _keywords() -> frozenset[str]:
-    from lakectl.updates.dialect import DIALECT
+    from lakectl.expr.parse import DIALECT
 
     return frozenset(k.upper() for k in DIALECT.Tokenizer.KEYWORDS)
 

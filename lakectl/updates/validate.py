@@ -12,24 +12,27 @@ The same check runs when statements are installed and again when they are read b
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import TYPE_CHECKING
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import TokenType
 
 from lakectl.errors import BadInputError, UsageError
+from lakectl.expr.parse import (
+    DIALECT,
+    Location,
+    parse_condition,
+    parse_statement_sql,
+    statement_name,
+)
+from lakectl.expr.tree import Lit, literal_origins
 from lakectl.table.schema import Schema, normalize_type
-from lakectl.updates.dialect import DIALECT
 from lakectl.updates.like import like_problem
 
 if TYPE_CHECKING:
@@ -66,45 +69,6 @@ _OUTSIDE_WORLD = _names(
 
 
 @dataclass(frozen=True)
-class Location:
-    """Where a statement's text starts, to turn sqlglot's positions into file positions.
-
-    ``precise`` is false when the text is the normalized single-line form of a statement read back
-    from storage: positions inside it mean nothing to the user, so only the line is reported.
-    """
-
-    source: str
-    line: int
-    col: int = 1
-    precise: bool = True
-    origin: str | None = None  # replaces file:line where those came from an untrusted record
-
-    def at(self, line: int | None = None, col: int | None = None) -> str:
-        """``file:line[:col]`` for a position relative to the statement's text."""
-        if self.origin is not None:
-            return self.origin
-        if not self.precise or line is None:
-            return f"{self.source}:{self.line}"
-        abs_line = self.line + line - 1
-        if col is None:
-            return f"{self.source}:{abs_line}"
-        abs_col = col + self.col - 1 if line == 1 else col
-        return f"{self.source}:{abs_line}:{abs_col}"
-
-    def of(self, node: exp.Expression) -> str:
-        """``file:line[:col]`` of a node (of its first descendant that carries a position)."""
-        for candidate in node.walk():
-            meta = candidate.meta
-            if "line" in meta:
-                col = meta.get("col")
-                # sqlglot reports the end column of a token; point at its start.
-                if col is not None and "start" in meta and "end" in meta:
-                    col = max(1, col - (meta["end"] - meta["start"]))
-                return self.at(meta["line"], col)
-        return self.at()
-
-
-@dataclass(frozen=True)
 class CheckedStatement:
     """A statement that passed the check: its parts, with columns resolved to schema names."""
 
@@ -113,6 +77,9 @@ class CheckedStatement:
     assignments: tuple[tuple[str, exp.Expression], ...]
     where: exp.Expression | None
     location: Location
+    # The constants of the statement as the expression layer converted them, by the id of the
+    # parsed node (Spark's statement compiler writes these values, not the text).
+    literals: dict[int, Lit] = field(default_factory=dict, compare=False, hash=False)
 
     def reads(self) -> frozenset[str]:
         """Lower-cased names of the columns this statement reads (WHERE and SET values)."""
@@ -124,69 +91,6 @@ class CheckedStatement:
 
 # ---------------------------------------------------------------------------------------------
 # Parsing one statement
-
-
-# Parentheses deeper than this are refused before parsing: the parser and the checks recurse, and
-# no correction needs more.
-MAX_NESTING = 64
-
-
-# Longer statements are refused before parsing (parsing costs ~10 µs a character; a stored
-# statement is parsed again by every read). 256 KB holds an IN list of ~30,000 keys.
-MAX_STATEMENT_CHARS = 256 * 1024
-
-
-def _check_nesting(sql: str, location: Location) -> None:
-    if len(sql) > MAX_STATEMENT_CHARS:
-        raise BadInputError(
-            f"{location.at()}: the statement has {len(sql)} characters; at most "
-            f"{MAX_STATEMENT_CHARS} are allowed",
-            hint="split it into several statements",
-        )
-    depth = deepest = 0
-    for char in sql:
-        if char == "(":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char == ")":
-            depth -= 1
-    if deepest > MAX_NESTING:
-        raise BadInputError(
-            f"{location.at()}: the expression nests {deepest} parentheses deep; "
-            f"at most {MAX_NESTING} are allowed"
-        )
-
-
-def parse_statement_sql(sql: str, location: Location) -> exp.Expression:
-    """Parse the text of one statement, turning sqlglot errors into file:line:col messages."""
-    _check_nesting(sql, location)
-    logger = logging.getLogger("sqlglot")
-    level = logger.level
-    logger.setLevel(logging.ERROR)  # not its "falling back to a Command" warnings: we refuse those
-    try:
-        expressions = sqlglot.parse(sql, read=DIALECT)
-    except TokenError as exc:
-        line, col = _offset_position(sql, getattr(exc, "start", None))
-        raise BadInputError(
-            f"{location.at(line, col)}: syntax error: unterminated string, identifier or comment"
-        ) from exc
-    except RecursionError as exc:
-        raise BadInputError(f"{location.at()}: the statement is nested too deeply") from exc
-    except ParseError as exc:
-        detail = exc.errors[0] if exc.errors else {}
-        line, col = detail.get("line"), detail.get("col")
-        highlight = detail.get("highlight") or ""
-        if isinstance(col, int) and highlight and "\n" not in highlight:
-            col = max(1, col - len(highlight) + 1)
-        near = f" near {highlight!r}" if highlight else ""
-        message = _describe_parse_error(str(detail.get("description") or exc))
-        raise BadInputError(f"{location.at(line, col)}: syntax error{near}: {message}") from exc
-    finally:
-        logger.setLevel(level)
-    statements = [e for e in expressions if isinstance(e, exp.Expression)]
-    if len(statements) != 1:
-        raise BadInputError(f"{location.at()}: expected exactly one statement")
-    return statements[0]
 
 
 # The checker, the compiler and Spark's optimizer recurse over expression trees; a table property
@@ -206,23 +110,6 @@ def _check_depth(tree: exp.Expression, location: Location) -> None:
                 "AND/OR counts one level per operator: use IN (...) for long lists"
             )
         stack.extend((child, depth + 1) for child in node.iter_expressions())
-
-
-def _offset_position(text: str, offset: int | None) -> tuple[int | None, int | None]:
-    if offset is None:
-        return None, None
-    before = text[:offset]
-    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
-
-
-_REQUIRED = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
-
-
-def _describe_parse_error(description: str) -> str:
-    match = _REQUIRED.search(description)
-    if match:
-        return f"incomplete {match.group(2).upper()} expression"
-    return description.replace("Invalid expression / Unexpected token", "unexpected token")
 
 
 def render_sql(statement: exp.Expression) -> str:
@@ -254,7 +141,7 @@ def check_statement(
     else:
         raise BadInputError(
             f"{location.at(1, 1)}: only UPDATE and DELETE statements are allowed in an "
-            f".updates file, not {_statement_name(statement)}"
+            f".updates file, not {statement_name(statement)}"
         )
     table_node = statement.this
     if not isinstance(table_node, exp.Table):
@@ -285,6 +172,15 @@ def check_statement(
     where = where_clause.this if where_clause is not None else None
     if where is not None:
         checker.check(where)
+    if schema is not None:  # the coercion rules every engine applies (lakectl.expr.bind)
+        from lakectl.expr.bind import Binder
+
+        binder = Binder(schema, location.at(), location)
+        bound = [binder.assignment(name, value) for name, value in assignments]
+        if where is not None:
+            bound.append(binder.condition(where))
+        literals = literal_origins(bound)
+        return CheckedStatement(kind, table, tuple(assignments), where, location, literals)
     return CheckedStatement(kind, table, tuple(assignments), where, location)
 
 
@@ -429,18 +325,7 @@ def check_where(where: str, schema: Schema) -> exp.Expression:
 
 
 def _check_where_tree(where: str, text: str, location: Location, schema: Schema) -> exp.Expression:
-    tree = parse_statement_sql(text, location)
-    if any(
-        t.token_type == TokenType.SEMICOLON for t in Dialect.get_or_raise(DIALECT).tokenize(text)
-    ):
-        raise UsageError(f"--where {where!r}: one condition, without ';'")
-    if isinstance(tree, exp.Alias):
-        raise UsageError(
-            f"--where {where!r}: {tree.alias!r} after the condition is not part of it",
-            hint="combine conditions with AND or OR; quote strings: store_id = 'S01'",
-        )
-    if isinstance(tree, (exp.Query, exp.Command)):
-        raise UsageError(f"--where {where!r}: a condition, not a {_statement_name(tree)} statement")
+    tree = parse_condition(text, "--where")
     _ExpressionChecker(location, schema, set()).check(tree)
     if not _may_be_boolean(tree, schema):
         raise UsageError(
@@ -460,14 +345,6 @@ def _may_be_boolean(node: exp.Expression, schema: Schema) -> bool:
         column = schema.find(node.name)
         return column is None or column.type == "boolean"
     return not isinstance(node, (exp.Literal, exp.Null, exp.Binary, exp.Neg))
-
-
-def _statement_name(statement: exp.Expression) -> str:
-    if isinstance(statement, exp.Command):
-        return str(statement.this).upper()
-    if isinstance(statement, exp.Query):
-        return "SELECT"
-    return statement.key.upper()
 
 
 def _refuse_extra_args(
@@ -649,7 +526,8 @@ class _ExpressionChecker:
         if found is None:
             raise BadInputError(
                 f"{self.location.of(column)}: unknown column {name!r}; the table's columns "
-                f"are: {', '.join(self.schema.names)}"
+                f"are: {', '.join(self.schema.names)}",
+                hint=f"if {name!r} is a value, quote it: '{name}'",
             )
         return found.name
 

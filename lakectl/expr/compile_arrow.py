@@ -1,0 +1,473 @@
+"""The typed tree as a pyarrow compute expression with Spark's results.
+
+Where Arrow's kernels differ from Spark they are wrapped: NaN equals NaN and is larger than
+every number; -0.0 equals 0.0 (also in IN lists); division and modulo by zero give NULL;
+integer arithmetic uses the checked kernels (an overflow is an error); IN lists of any length
+are one hash-set lookup (``is_in``) with SQL's three-valued result. An operation Arrow cannot
+evaluate with Spark's result is refused (:class:`~lakectl.errors.UsageError`) naming it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lakectl.errors import UsageError
+from lakectl.expr.tree import (
+    FLOATING,
+    INTEGRAL,
+    INTEGRAL_DIGITS,
+    Call,
+    Col,
+    Lit,
+    Node,
+    decimal_parts,
+)
+
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+
+
+def arrow_expression(node: Node, label: str) -> pc.Expression:
+    """``node`` as an Arrow expression over the table's columns (by name)."""
+    return _Compiler(label).compile(node)
+
+
+def arrow_scalar(node: Lit) -> Any:
+    """A constant as a pyarrow scalar of its type."""
+    import pyarrow as pa
+
+    from lakectl.arrow.types import arrow_type
+
+    if node.type == "null":
+        return pa.scalar(None)
+    target = arrow_type(node.type)
+    if node.value is None:
+        return pa.scalar(None, target)
+    if node.type == "timestamp":
+        import datetime as dt
+
+        value = node.value
+        assert isinstance(value, dt.datetime)
+        return pa.scalar(value.replace(tzinfo=dt.UTC), target)
+    return pa.scalar(node.value, target)
+
+
+class _Compiler:
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.done: dict[int, pc.Expression] = {}  # subtrees the tree shares, built once
+
+    def refuse(self, node: Call, why: str = "") -> UsageError:
+        return UsageError(
+            f"{self.label}: {node.op}{' (' + why + ')' if why else ''} is not supported by the "
+            "Arrow reader (it would not give Spark's result)",
+            hint="read with --engine spark",
+        )
+
+    def compile(self, node: Node) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        if isinstance(node, Col):
+            return pc.field(node.name)
+        if isinstance(node, Lit):
+            return pc.scalar(arrow_scalar(node))
+        assert isinstance(node, Call)
+        known = self.done.get(id(node))
+        if known is not None:
+            return known
+        method = getattr(self, f"_{node.op}", None)
+        if method is None:
+            raise self.refuse(node)
+        result: pc.Expression = method(node, [self.compile(a) for a in node.args])
+        self.done[id(node)] = result
+        return result
+
+    # logic -----------------------------------------------------------------------------------
+
+    def _and(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return a[0] & a[1]
+
+    def _or(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return a[0] | a[1]
+
+    def _not(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return ~a[0]
+
+    def _is_null(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.is_null(a[0], nan_is_null=False)
+
+    # comparisons ------------------------------------------------------------------------------
+
+    def _compare(self, op: str, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        left, right = a
+        if node.args[0].type not in FLOATING:
+            return getattr(pc, op)(left, right)
+        nan_l, nan_r = pc.is_nan(left), pc.is_nan(right)
+        plain = getattr(pc, "equal" if op == "not_equal" else op)(left, right)
+        spark = {  # NaN = NaN, NaN above every number
+            "equal": plain | (nan_l & nan_r),
+            "not_equal": ~(plain | (nan_l & nan_r)),
+            "less": ~nan_l & (nan_r | plain),
+            "less_equal": nan_r | (~nan_l & plain),
+            "greater": ~nan_r & (nan_l | plain),
+            "greater_equal": nan_l | (~nan_r & plain),
+        }[op]
+        unknown = pc.is_null(left) | pc.is_null(right)
+        return pc.if_else(unknown, pc.scalar(_null_bool()), spark)
+
+    def _eq(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._compare("equal", node, a)
+
+    def _neq(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._compare("not_equal", node, a)
+
+    def _lt(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._compare("less", node, a)
+
+    def _le(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._compare("less_equal", node, a)
+
+    def _gt(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._compare("greater", node, a)
+
+    def _ge(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._compare("greater_equal", node, a)
+
+    def _eq_null_safe(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        both_null = pc.is_null(a[0]) & pc.is_null(a[1])
+        either_null = pc.is_null(a[0]) | pc.is_null(a[1])
+        equal = self._compare("equal", node, a)
+        return pc.if_else(either_null, both_null, equal)
+
+    def _in(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from lakectl.arrow.types import arrow_type
+
+        values, has_null, _ = node.param
+        subject = a[0]
+        subject_type = node.args[0].type
+        items = [arrow_scalar(Lit(subject_type, v)).as_py() for v in values]
+        value_set = pa.array(items, arrow_type(subject_type))
+        if subject_type in FLOATING:  # -0.0 is 0.0
+            zero = pc.scalar(pa.scalar(0.0, arrow_type(subject_type)))
+            subject = pc.if_else(pc.equal(subject, zero), zero, subject)
+            value_set = pc.if_else(
+                pc.equal(value_set, 0.0), pa.scalar(0.0, value_set.type), value_set
+            )
+        found = pc.is_in(subject, value_set=value_set, skip_nulls=True)
+        unknown = pc.scalar(_null_bool())
+        if has_null:
+            return pc.if_else(found, pc.scalar(True), unknown)
+        return pc.if_else(pc.is_null(subject), unknown, found)
+
+    def _like(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        pattern, insensitive = node.param
+        if insensitive:
+            return pc.match_like(pc.utf8_lower(a[0]), pattern.lower())
+        return pc.match_like(a[0], pattern)
+
+    # arithmetic ------------------------------------------------------------------------------
+
+    def _arith(self, kernel: str, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        from lakectl.arrow.types import arrow_type
+
+        if node.param == "rounded":
+            raise self.refuse(node, "of decimals beyond 38 digits, rounded as Spark rounds them")
+        if node.type in INTEGRAL:
+            kernel += "_checked"
+        return getattr(pc, kernel)(a[0], a[1]).cast(arrow_type(node.type))
+
+    def _add(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._arith("add", node, a)
+
+    def _sub(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._arith("subtract", node, a)
+
+    def _mul(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._arith("multiply", node, a)
+
+    def _div(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        zero = pc.equal(a[1], 0.0)
+        return pc.if_else(zero, pc.scalar(_null("double")), pc.divide(a[0], a[1]))
+
+    def _mod(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        from lakectl.arrow.types import arrow_type
+
+        if node.type not in INTEGRAL:  # Java's remainder of doubles and decimals
+            raise self.refuse(node, "of non-integers")
+        zero = pc.equal(a[1], 0)
+        safe = pc.if_else(zero, pc.scalar(1).cast(arrow_type(node.type)), a[1])
+        quotient = pc.divide(a[0], safe)  # integer division truncates, as Java's does
+        rest = pc.subtract(a[0], pc.multiply(quotient, safe))
+        return pc.if_else(zero, pc.scalar(_null(node.type)), rest)
+
+    def _neg(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.negate(a[0])
+
+    def _abs(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.abs(a[0])
+
+    def _cast(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        from lakectl.arrow.types import arrow_type
+
+        source, target = node.args[0].type, node.type
+        if not exact_cast(source, target):
+            raise self.refuse(node, f"from {source} to {target}")
+        # to floating point: rounded to the nearest value, as Spark does (no check)
+        return a[0].cast(arrow_type(target), safe=target not in FLOATING)
+
+    def _case(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        result = a[-1]
+        for condition, value in reversed(list(zip(a[:-1:2], a[1:-1:2], strict=True))):
+            result = pc.if_else(pc.coalesce(condition, pc.scalar(False)), value, result)
+        return result
+
+    def _coalesce(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.coalesce(*a)
+
+    # strings and dates -----------------------------------------------------------------------
+
+    def _upper(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.utf8_upper(a[0])
+
+    def _lower(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.utf8_lower(a[0])
+
+    def _length(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        return pc.utf8_length(a[0]).cast(pa.int32())
+
+    def _trim(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        position, removed = node.param
+        kernel = {"LEADING": pc.utf8_ltrim, "TRAILING": pc.utf8_rtrim}.get(position, pc.utf8_trim)
+        return kernel(a[0], characters=removed)
+
+    def _concat(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.binary_join_element_wise(*a, "", null_handling="emit_null")
+
+    def _concat_ws(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.binary_join_element_wise(*a, str(node.param), null_handling="skip")
+
+    def _reverse(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.utf8_reverse(a[0])
+
+    def _date_part(self, kernel: str, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        return getattr(pc, kernel)(a[0]).cast(pa.int32())
+
+    def _year(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._date_part("year", a)
+
+    def _month(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._date_part("month", a)
+
+    def _day(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._date_part("day", a)
+
+    def _date_add(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        days = pc.add_checked(a[0].cast(pa.int32()), a[1].cast(pa.int32()))
+        return days.cast(pa.date32())
+
+    def _datediff(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        return pc.subtract(a[0].cast(pa.int32()), a[1].cast(pa.int32()))
+
+    def _floor(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._rounding("floor", node, a)
+
+    def _ceil(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._rounding("ceil", node, a)
+
+    def _rounding(self, kernel: str, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        from lakectl.arrow.types import arrow_type
+
+        source = node.args[0].type
+        if source in INTEGRAL:
+            return a[0].cast(arrow_type(node.type))
+        if source in FLOATING:
+            raise self.refuse(node, "of a floating-point number")
+        return getattr(pc, kernel)(_headroom(a[0], source)).cast(arrow_type(node.type))
+
+    def _round(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        from lakectl.arrow.types import arrow_type
+
+        source, scale = node.args[0].type, int(node.param)
+        if source in INTEGRAL and scale >= 0:
+            return a[0]
+        if source in INTEGRAL or source in FLOATING:
+            raise self.refuse(node, f"of {source} to {scale} digits")
+        rounded = pc.round(_headroom(a[0], source), ndigits=scale, round_mode="half_up")
+        return rounded.cast(arrow_type(node.type))
+
+    def _sign(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        return pc.sign(a[0]).cast(pa.float64())
+
+    def _sqrt(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.sqrt(a[0])
+
+    def _pow(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        return pc.power(a[0], a[1])
+
+    def _greatest(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._extreme("max_element_wise", node, a)
+
+    def _least(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return self._extreme("min_element_wise", node, a)
+
+    def _extreme(self, kernel: str, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        if node.type in FLOATING:
+            raise self.refuse(node, "of floating-point numbers")
+        return getattr(pc, kernel)(*a, skip_nulls=True)
+
+    def _substring(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        bounds = [arg.value if isinstance(arg, Lit) else None for arg in node.args[1:]]
+        if not all(isinstance(b, int) for b in bounds):
+            raise self.refuse(node, "with a position or length that is not a literal")
+        position = int(str(bounds[0]))
+        length = int(str(bounds[1])) if len(bounds) > 1 else None
+        if length is not None and length <= 0:
+            return pc.if_else(pc.is_null(a[0]), a[0], pc.scalar(""))
+        # Spark: 1-based; 0 is the first character; negative counts from the end
+        start = position - 1 if position > 0 else position
+        stop: int | None = None
+        if length is not None:
+            end = start + length
+            stop = None if position < 0 and end >= 0 else end
+        return pc.utf8_slice_codeunits(a[0], start=start, stop=stop)
+
+    def _replace(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        search, replacement = node.param
+        if search == "":
+            return a[0]
+        return pc.replace_substring(a[0], pattern=search, replacement=replacement)
+
+    def _pad(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow.compute as pc
+
+        width, fill, left = node.param
+        if len(fill) != 1:
+            raise self.refuse(node, "with padding of more than one character")
+        if width <= 0:
+            return pc.if_else(pc.is_null(a[0]), a[0], pc.scalar(""))
+        padded = (pc.utf8_lpad if left else pc.utf8_rpad)(a[0], width=width, padding=fill)
+        return pc.utf8_slice_codeunits(padded, start=0, stop=width)
+
+
+def _headroom(value: pc.Expression, type_name: str) -> pc.Expression:
+    """A decimal with one more integer digit, so that rounding up cannot overflow it."""
+    import pyarrow as pa
+
+    parts = decimal_parts(type_name)
+    assert parts is not None
+    precision, scale = parts
+    return value.cast(pa.decimal128(min(38, precision + 1), scale))
+
+
+def exact_cast(source: str, target: str) -> bool:
+    """Whether Arrow's cast from ``source`` to ``target`` gives Spark's value for every input
+    (widening conversions; numbers and dates to text where both print them alike)."""
+    if source == target:
+        return True
+    if source in INTEGRAL:
+        if target in INTEGRAL:
+            return INTEGRAL.index(target) >= INTEGRAL.index(source)
+        parts = decimal_parts(target)
+        if parts is not None:
+            return parts[0] - parts[1] >= INTEGRAL_DIGITS[source]
+        return target in FLOATING or target == "string"
+    source_parts = decimal_parts(source)
+    if source_parts is not None:
+        parts = decimal_parts(target)
+        if parts is not None:
+            return (
+                parts[1] >= source_parts[1]
+                and parts[0] - parts[1] >= source_parts[0] - source_parts[1]
+            )
+        return target == "double" or target == "string"
+    return (source, target) in {
+        ("float", "double"),
+        ("double", "float"),
+        ("date", "timestamp"),
+        ("timestamp", "date"),
+        ("date", "string"),
+        ("boolean", "string"),
+    }
+
+
+def _null_bool() -> Any:
+    import pyarrow as pa
+
+    return pa.scalar(None, pa.bool_())
+
+
+def _null(type_name: str) -> Any:
+    import pyarrow as pa
+
+    from lakectl.arrow.types import arrow_type
+
+    return pa.scalar(None, arrow_type(type_name))
+
+
+__all__ = ["arrow_expression", "arrow_scalar"]
