@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from lakectl.ops.changes import ChangesResult
     from lakectl.ops.checkpoint import CheckpointResult
     from lakectl.ops.clean import CleanResult
-    from lakectl.ops.compact import CompactionEntry, CompactResult
+    from lakectl.ops.compact import Compactions, CompactResult
     from lakectl.ops.dml import DmlResult
     from lakectl.ops.inspect import History, PartitionSummary, ShowResult
     from lakectl.ops.list_bucket import ListBucketResult
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from lakectl.ops.skew import SkewResult
     from lakectl.ops.snapshot import SnapshotResult
     from lakectl.ops.stream import StreamResult, StreamStatus
-    from lakectl.ops.updates import InstalledStatement, InstallResult
+    from lakectl.ops.updates import InstallResult, Statements
     from lakectl.table.schema import Schema
 
 TimeLike = int | str | dt.datetime | dt.date
@@ -204,7 +204,7 @@ class Table:
         """Per partition: directories, files, bytes and rows of the current state."""
         return self.show().partitions
 
-    def updates(self) -> list[InstalledStatement]:
+    def updates(self) -> Statements:
         """The installed Type 7 statements, in the order reads apply them."""
         from lakectl.ops.updates import list_installed
 
@@ -212,7 +212,7 @@ class Table:
 
     def compactions(
         self, states: Iterable[str] = (), partitions: Iterable[str] = ()
-    ) -> list[CompactionEntry]:
+    ) -> Compactions:
         """The table's compactions, one entry per partition (``lakectl compactions``)."""
         from lakectl.ops.compact import compactions
 

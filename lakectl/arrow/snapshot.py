@@ -35,7 +35,7 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
         columns=read.schema.names,
         types=[meta.schema[c].type for c in read.schema.names],
         version=read.version,
-        scan=read.scan.to_json(),
+        scan=read.scan.to_dict(),
         read_path="arrow",
     )
     ctx.progress("reading")

@@ -107,12 +107,17 @@ for command in (
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; map errors to exit codes (0 ok, 2 usage, 65 bad input, 70 internal, 75
     conflict, ...). Any other exception becomes an :class:`InternalError`: a short message, no
-    stack unless ``--debug`` asks for it."""
+    stack unless ``--debug`` asks for it. A reader closing stdout early (``| head -1``) ends
+    the command with exit 0 and nothing on stderr."""
     args = list(argv if argv is not None else sys.argv[1:])
     debug = output.debug_requested(args)
     with output.debug_mode(debug), output.table_warnings():
         try:
             cli.main(args=args, prog_name="lakectl", standalone_mode=False)
+            sys.stdout.flush()
+            return 0
+        except output.OutputClosed:
+            output.discard_stdout()
             return 0
         except LakectlError as exc:
             output.emit_error(exc, _wants_json(args))
@@ -129,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
             output.stderr.print("interrupted")
             return 130
         except Exception as exc:  # the one catch-all: no traceback unless --debug
+            if isinstance(exc, BrokenPipeError) and output.stdout_closed():
+                output.discard_stdout()
+                return 0
             if debug:
                 output.print_stack(exc)
             error = engine_error(exc) or InternalError.wrapping(exc)

@@ -12,6 +12,7 @@ import datetime as dt
 import decimal
 import json
 import os
+import select
 import sys
 import traceback
 import unicodedata
@@ -40,6 +41,37 @@ def _default(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     return str(value)
+
+
+class OutputClosed(Exception):
+    """The reader of stdout went away (``lakectl history t | head -1``): not an error, the
+    command stops quietly with exit 0."""
+
+
+def stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader closed it (a write would fail with EPIPE)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return True
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):  # captured output, no descriptor
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def discard_stdout() -> None:
+    """Point stdout at /dev/null, so that nothing written (or flushed at exit) after its reader
+    went away fails again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def emit_json(data: Any) -> None:
@@ -169,6 +201,30 @@ def table(title: str | None, columns: list[str], rows: list[list[Any]], fmt: str
     for row in rows:  # Text: values are shown as they are, never read as rich markup
         t.add_row(*[Text(safe_text(render_value(v))) for v in row])
     stdout.print(t)
+
+
+def records(rows: list[dict[str, Any]], fmt: str) -> None:
+    """A listing's entries for other programs (``--format json|csv|tsv``), under the field
+    names ``--json`` uses: json is an array of the objects; csv and tsv have one column per
+    field, with lists and objects in a cell as JSON and null as an empty cell."""
+    if fmt == "json":
+        emit_json(rows)
+        return
+    columns = list(rows[0]) if rows else []
+    table(
+        None,
+        columns,
+        [[_cell(row.get(c)) for c in columns] for row in rows],
+        fmt,
+    )
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, default=_default)
+    return value
 
 
 def _one_line(text: str) -> str:

@@ -17,7 +17,7 @@ _JSON = click.option("--json", "as_json", is_flag=True, help="Print the result a
 
 def _render(status: Any, as_json: bool) -> None:
     if as_json or click.get_current_context().find_root().params.get("as_json"):
-        output.emit_json(status.to_json())
+        output.emit_json(status.to_dict())
         return
     if status.running:
         verb = "started" if status.action == "started" else "running"

@@ -22,7 +22,7 @@ from lakectl.errors import UsageError
 
 if TYPE_CHECKING:
     from lakectl.ops.materialize import MaterializeResult
-    from lakectl.ops.updates import InstalledStatement, InstallResult
+    from lakectl.ops.updates import InstallResult, Statements
 
 # --- Type 7 statements -------------------------------------------------------------------------
 
@@ -138,16 +138,17 @@ def updates_cmd(table: str | None, table_format: str, settings: Settings) -> Non
     render(settings, entries, lambda e: _print_statements(e, table_format))
 
 
-def _print_statements(entries: list[InstalledStatement], table_format: str) -> None:
+def _print_statements(entries: Statements, table_format: str) -> None:
+    if table_format != "table":
+        output.records(entries.records(), table_format)
+        return
     rows = [
         [
-            e.to_json()["effective"],
+            e.effective,
             e.statement.sql if e.problem is None else f"REFUSED: {e.problem}",
             e.version,
             output.format_millis(e.installed_at),
         ]
         for e in entries
     ]
-    output.table(
-        None, ["effective (UTC)", "statement", "version", "installed (UTC)"], rows, table_format
-    )
+    output.table(None, ["effective (UTC)", "statement", "version", "installed (UTC)"], rows)

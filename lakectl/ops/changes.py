@@ -52,7 +52,7 @@ class ChangesResult:
     out: str | None = None
     written: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "table": self.table,
             "from_version": self.from_version,

@@ -74,7 +74,7 @@ class CleanResult:
         done = set(self.deleted)
         return sum(i.bytes for i in self.plan.delete if i.path in done)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "dry_run": self.dry_run,

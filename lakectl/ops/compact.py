@@ -20,6 +20,7 @@ from lakectl.errors import CommitConflictError, FormatError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import committed_dirs, plan_lakectl
+from lakectl.ops.results import Listing, iso_time
 from lakectl.ops.rewrite import (
     lowest_open_write_id,
     partition_values,
@@ -80,7 +81,7 @@ class CompactResult:
     def chosen(self) -> list[PartitionCompaction]:
         return [p for p in self.partitions if p.chosen]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "requested": self.kind,
@@ -288,8 +289,8 @@ class CompactionEntry:
     """One partition of one compaction, as ``lakectl compactions`` lists it."""
 
     seq: int | None
-    partition: str
-    type: str
+    partition: str | None  # None (and ``type`` None) for a damaged status file
+    type: str | None
     state: str
     requested: str
     started_at: int | None
@@ -302,7 +303,7 @@ class CompactionEntry:
     run_id: str | None = None
     error: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "seq": self.seq,
             "run_id": self.run_id,
@@ -310,8 +311,8 @@ class CompactionEntry:
             "type": self.type,
             "state": self.state,
             "requested": self.requested,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
+            "started_at": iso_time(self.started_at),
+            "ended_at": iso_time(self.ended_at),
             "inputs": list(self.inputs),
             "outputs": list(self.outputs),
             "bytes_in": self.bytes_in,
@@ -321,9 +322,19 @@ class CompactionEntry:
         }
 
 
+class Compactions(Listing[CompactionEntry]):
+    """The entries ``compactions`` lists (``compactions``): one per partition of a compaction."""
+
+    items_key = "compactions"
+
+    @property
+    def compactions(self) -> list[CompactionEntry]:
+        return list(self)
+
+
 def compactions(
     store: TableStore, states: tuple[str, ...] = (), partitions: tuple[str, ...] = ()
-) -> list[CompactionEntry]:
+) -> Compactions:
     """Every compaction, one entry per partition, oldest first (no Spark).
 
     From the log: ``ready for cleaning`` while any replaced directory is still on storage and not
@@ -403,20 +414,21 @@ def compactions(
         result, _, _ = _plan(store, CompactOptions(kind="auto"))
         for p in result.chosen:
             out.append(_entry(p.to_json(), "planned", requested="auto"))
-    return [
+    listed = [
         e
         for e in out
-        if wanted("" if e.partition == "(table)" else e.partition)
+        if wanted("" if e.partition == "(table)" else e.partition or "")
         and (not states or e.state in states)
     ] + [e for e in damaged if not states or e.state in states]
+    return Compactions(listed, table=store.name or store.url)
 
 
 def _damaged_entry(damaged: compaction_runs.DamagedStatus) -> CompactionEntry:
     """A status file lakectl cannot use, listed so that nobody mistakes it for no compaction."""
     return CompactionEntry(
         seq=None,
-        partition="-",
-        type="-",
+        partition=None,
+        type=None,
         state="damaged",
         requested="",
         started_at=None,

@@ -16,7 +16,7 @@ class CreateResult:
     url: str
     metadata: TableMetadata
 
-    def to_json(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return {"table": self.table, "url": self.url, "metadata": self.metadata.to_json()}
 
 

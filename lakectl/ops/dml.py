@@ -52,7 +52,7 @@ class PartitionChange:
     deleted: int
     updated: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"partition": self.partition, "deleted": self.deleted, "updated": self.updated}
 
 
@@ -70,7 +70,7 @@ class DmlResult:
     partitions_total: int = 0
     seconds: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "operation": self.kind,
@@ -78,7 +78,7 @@ class DmlResult:
             "dry_run": self.dry_run,
             "version": self.version,
             "counts": {"deleted": self.deleted, "updated": self.updated},
-            "partitions": [p.to_json() for p in self.partitions],
+            "partitions": [p.to_dict() for p in self.partitions],
             "scan": {"partitions": self.partitions_total, "partitions_read": self.partitions_read},
             "seconds": round(self.seconds, 3),
         }

@@ -70,7 +70,7 @@ class ListBucketResult:
     def rewritten(self) -> list[PartitionDecision]:
         return [d for d in self.decisions if d.compaction is not None]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "dry_run": self.dry_run,
@@ -79,7 +79,7 @@ class ListBucketResult:
             "log_seq": self.committed_seq,
             "rows_written": self.rows_written,
             "partitions": [d.to_json() for d in self.decisions],
-            "skew": [s.to_json() for s in self.skew],
+            "skew": [s.to_dict() for s in self.skew],
             "seconds": round(self.seconds, 3),
         }
 

@@ -96,7 +96,7 @@ class MaterializeResult:
     effective_at: int | None = None
     added: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "until": self.until,

@@ -35,7 +35,7 @@ class ScanStats:
     bytes_read: int
     constraints: dict[str, list[str]] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "partitions": self.partitions,
             "partitions_read": self.partitions_read,

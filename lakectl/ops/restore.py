@@ -66,7 +66,7 @@ class RestoreResult:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "restored_version": self.restored_version,

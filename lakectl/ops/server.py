@@ -51,7 +51,7 @@ class ServerStatus:
     def url(self) -> str | None:
         return f"sc://{LOOPBACK}:{self.port}" if self.port else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "action": self.action,
             "running": self.running,

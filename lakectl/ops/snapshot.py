@@ -60,7 +60,7 @@ class SnapshotResult:
     read_path: str | None = None  # data_source, join or none (lakectl.spark.acid_read.READ_PATHS)
     note: str | None = None  # why a read returned nothing, when a time bound is the reason
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "table": self.table,
             "version": self.version,
@@ -211,7 +211,7 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         columns=df.columns,
         types=[f.dataType.simpleString() for f in df.schema.fields],
         version=read.version,
-        scan=read.scan.to_json(),
+        scan=read.scan.to_dict(),
         read_path=read.read_path,
     )
     if request.out:

@@ -110,7 +110,7 @@ class StreamStatus:
     max_deltas: int = 0  # most delta + delete-delta directories a reader saw in one partition
     already_applied: int = 0  # files Spark handed over that a committed record already named
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         lags = sorted(self.lags)
         return {
             "batches": self.batches,
@@ -140,13 +140,13 @@ class StreamResult:
     status: StreamStatus
     seconds: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "source": self.source,
             "stopped_by": self.stopped_by,
             "seconds": round(self.seconds, 3),
-            **self.status.to_json(),
+            **self.status.to_dict(),
         }
 
 
