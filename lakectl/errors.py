@@ -40,6 +40,11 @@ class BadInputError(LakectlError):
     kind = "bad_input"
 
 
+class UnknownColumnError(BadInputError):
+    """A column the table does not have, wherever it is named (``--columns``, ``--where``,
+    ``--order-by``, ``--column``, a statement): exit 65 like all input that cannot be applied."""
+
+
 class TableNotFoundError(LakectlError):
     """The table (or a source path) does not exist (exit 66, EX_NOINPUT)."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.read import ArrowRead, read_arrow
-from lakectl.errors import UsageError
+from lakectl.errors import UnknownColumnError, UsageError
 from lakectl.ops.context import Context
 from lakectl.ops.snapshot import SnapshotRequest, SnapshotResult, time_bound_note
 from lakectl.storage.fs import storage_for
@@ -80,7 +80,12 @@ def _sorted(read: ArrowRead, order_by: tuple[str, ...]) -> list[pa.RecordBatch]:
         name, _, direction = item.strip().partition(" ")
         direction = direction.strip().lower() or "asc"
         column = by_lower.get(name.lower())
-        if column is None or direction not in ("asc", "desc"):
+        if column is None:
+            raise UnknownColumnError(
+                f"--order-by {item!r}: unknown column {name!r}; the columns read are: "
+                f"{', '.join(read.schema.names)}"
+            )
+        if direction not in ("asc", "desc"):
             raise UsageError(
                 f"--order-by {item!r}: expected COLUMN, COLUMN asc or COLUMN desc over the "
                 f"columns read ({', '.join(read.schema.names)})"

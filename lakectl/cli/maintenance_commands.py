@@ -190,7 +190,7 @@ def compactions(
 
 def _print_compactions(entries: Compactions, table_format: str) -> None:
     if table_format != "table":
-        output.records(entries.records(), table_format)
+        output.records(entries.records(), table_format, entries.columns)
         return
     rows = [
         [

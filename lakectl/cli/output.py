@@ -17,7 +17,7 @@ import sys
 import traceback
 import unicodedata
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -203,17 +203,16 @@ def table(title: str | None, columns: list[str], rows: list[list[Any]], fmt: str
     stdout.print(t)
 
 
-def records(rows: list[dict[str, Any]], fmt: str) -> None:
+def records(rows: list[dict[str, Any]], fmt: str, columns: Sequence[str]) -> None:
     """A listing's entries for other programs (``--format json|csv|tsv``), under the field
-    names ``--json`` uses: json is an array of the objects; csv and tsv have one column per
-    field, with lists and objects in a cell as JSON and null as an empty cell."""
+    names ``--json`` uses (``columns``): json is an array of the objects; csv and tsv have one
+    column per field, with lists and objects in a cell as JSON and null as an empty cell."""
     if fmt == "json":
         emit_json(rows)
         return
-    columns = list(rows[0]) if rows else []
     table(
         None,
-        columns,
+        list(columns),
         [[_cell(row.get(c)) for c in columns] for row in rows],
         fmt,
     )

@@ -109,7 +109,9 @@ def show(
 def _print_show(result: ShowResult, table_format: str) -> None:
     columns = ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"]
     if table_format != "table":  # the partition rows only (exact counts), for other programs
-        output.records([p.to_dict() for p in result.partitions], table_format)
+        from lakectl.ops.inspect import PARTITION_FIELDS
+
+        output.records([p.to_dict() for p in result.partitions], table_format, PARTITION_FIELDS)
         return
     output.line(f"table {result.table} ({result.kind}) at {result.url}")
     output.line(f"  version: {result.version}")
@@ -161,7 +163,7 @@ def history(table: str | None, limit: int | None, table_format: str, settings: S
 
 def _print_history(entries: History, table_format: str) -> None:
     if table_format != "table":
-        output.records(entries.records(), table_format)
+        output.records(entries.records(), table_format, entries.columns)
         return
     rows = [
         [
@@ -280,7 +282,11 @@ def config_cmd(table_format: str, settings: Settings) -> None:
 
 def _print_config(entries: list[tuple[str, str, str]], files: list[str], table_format: str) -> None:
     if table_format != "table":
-        output.records([{"name": n, "value": v, "source": s} for n, v, s in entries], table_format)
+        output.records(
+            [{"name": n, "value": v, "source": s} for n, v, s in entries],
+            table_format,
+            ("name", "value", "source"),
+        )
         return
     output.table(
         "effective configuration",

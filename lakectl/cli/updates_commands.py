@@ -140,7 +140,7 @@ def updates_cmd(table: str | None, table_format: str, settings: Settings) -> Non
 
 def _print_statements(entries: Statements, table_format: str) -> None:
     if table_format != "table":
-        output.records(entries.records(), table_format)
+        output.records(entries.records(), table_format, entries.columns)
         return
     rows = [
         [

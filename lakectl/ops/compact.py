@@ -326,6 +326,22 @@ class Compactions(Listing[CompactionEntry]):
     """The entries ``compactions`` lists (``compactions``): one per partition of a compaction."""
 
     items_key = "compactions"
+    columns = (
+        "seq",
+        "run_id",
+        "partition",
+        "type",
+        "state",
+        "requested",
+        "started_at",
+        "ended_at",
+        "inputs",
+        "outputs",
+        "bytes_in",
+        "bytes_out",
+        "reason",
+        "error",
+    )
 
     @property
     def compactions(self) -> list[CompactionEntry]:

@@ -15,6 +15,19 @@ from lakectl.table.orc_files import read_footer
 from lakectl.table.retention import describe_start, history_start
 from lakectl.table.store import TableStore
 
+PARTITION_FIELDS = (
+    "partition",
+    "base",
+    "deltas",
+    "delete_deltas",
+    "obsolete_dirs",
+    "rows",
+    "delete_events",
+    "bytes",
+    "list_bucketing",
+)
+"""The keys of :meth:`PartitionSummary.to_dict`, in order (``show --format csv``'s columns)."""
+
 
 @dataclass(frozen=True)
 class PartitionSummary:
@@ -158,6 +171,17 @@ class History(Listing[HistoryEntry]):
     there)."""
 
     items_key = "commits"
+    columns = (
+        "seq",
+        "version",
+        "operation",
+        "committed_at",
+        "counts",
+        "added_dirs",
+        "obsolete_dirs",
+        "info",
+        "starts_history",
+    )
     history_start: str | None = None
 
     @property
@@ -176,17 +200,17 @@ def history(store: TableStore, limit: int | None = None) -> History:
     entries = History(
         (
             HistoryEntry(
-            r.seq,
-            r.write_id,
-            r.operation,
-            r.committed_at,
-            r.counts,
-            len(r.added),
-            len(r.obsolete),
-            r.info,
-            starts_history=first > 0 and r.seq == first,
-        )
-        for r in (kept[-limit:] if limit else kept)
+                r.seq,
+                r.write_id,
+                r.operation,
+                r.committed_at,
+                r.counts,
+                len(r.added),
+                len(r.obsolete),
+                r.info,
+                starts_history=first > 0 and r.seq == first,
+            )
+            for r in (kept[-limit:] if limit else kept)
         ),
         table=store.name or store.url,
     )

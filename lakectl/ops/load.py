@@ -12,6 +12,7 @@ from lakectl.errors import (
     StorageError,
     TableExistsError,
     TableNotFoundError,
+    UnknownColumnError,
     UsageError,
 )
 from lakectl.failpoints import failpoint
@@ -321,7 +322,7 @@ def check_batch_options(meta: TableMetadata, options: LoadOptions) -> None:
             hint="use --mode append, or create the table with --primary-key",
         )
     if options.order_by and meta.schema.find(options.order_by) is None:
-        raise UsageError(
+        raise UnknownColumnError(
             f"--order-by {options.order_by!r} is not a column of the table",
             hint=f"the table's columns: {', '.join(meta.schema.names)}",
         )

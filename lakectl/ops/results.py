@@ -37,6 +37,8 @@ class Listing(list[E]):
     subclass's :attr:`items_key` (also a property of the same name returning the entries)."""
 
     items_key: ClassVar[str] = "items"
+    columns: ClassVar[tuple[str, ...]] = ()
+    """The keys of each entry's ``to_dict()``, in order: the columns of ``--format csv``."""
 
     def __init__(self, entries: Iterable[E] = (), table: str = "") -> None:
         super().__init__(entries)

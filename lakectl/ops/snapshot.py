@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakectl.errors import BadInputError, UsageError
+from lakectl.errors import BadInputError, UnknownColumnError, UsageError
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import ScanStats, prune_target
 from lakectl.ops.reading import ReadTarget, open_for_read
@@ -187,7 +187,7 @@ def check_request(
         check_where(request.where, schema)
     unknown = [c for c in request.columns if c not in schema]
     if unknown:
-        raise UsageError(
+        raise UnknownColumnError(
             f"--columns: unknown column(s) {', '.join(unknown)} (columns: {', '.join(schema.names)})"
         )
     if request.out:
@@ -266,7 +266,7 @@ def sort_columns(order_by: tuple[str, ...], names: tuple[str, ...] | list[str]) 
         ref = F.col(f"`{column}`")
         out.append(ref.desc() if direction == "desc" else ref.asc())
     if unknown:
-        raise UsageError(
+        raise UnknownColumnError(
             f"--order-by: unknown column(s) {', '.join(unknown)} (columns: {', '.join(names)})"
         )
     return out

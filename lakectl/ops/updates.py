@@ -415,6 +415,17 @@ class Statements(Listing[InstalledStatement]):
     """The active statements ``updates`` lists (``statements``), in install order."""
 
     items_key = "statements"
+    columns = (
+        "effective",
+        "sql",
+        "kind",
+        "source",
+        "line",
+        "version",
+        "index",
+        "installed_at",
+        "problem",
+    )
 
     @property
     def statements(self) -> list[InstalledStatement]:

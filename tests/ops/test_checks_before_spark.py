@@ -108,7 +108,7 @@ def _lakectl(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 # (arguments, exit code, part of the message); paths are relative to the warehouse fixture.
 WRONG_COMMANDS = [
-    (("snapshot", "sales", "--columns", "sell_id,nope"), 2, "unknown column(s) nope"),
+    (("snapshot", "sales", "--columns", "sell_id,nope"), 65, "unknown column(s) nope"),
     (("snapshot", "sales", "--where", "store_id = 'S01' whatever"), 2, "'whatever'"),
     (("snapshot", "sales", "--where", "store_id = 'S01' AND"), 65, "incomplete AND"),
     (("snapshot", "sales", "--where", "nope = 1"), 65, "unknown column 'nope'"),
