@@ -109,9 +109,8 @@ def show(
 def _print_show(result: ShowResult, table_format: str) -> None:
     columns = ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"]
     if table_format != "table":  # the partition rows only (exact counts), for other programs
-        from lakectl.ops.inspect import PARTITION_FIELDS
-
-        output.records([p.to_dict() for p in result.partitions], table_format, PARTITION_FIELDS)
+        partitions = [p.to_dict() for p in result.partitions]
+        output.records(partitions, table_format, result.partition_columns)
         return
     output.line(f"table {result.table} ({result.kind}) at {result.url}")
     output.line(f"  version: {result.version}")

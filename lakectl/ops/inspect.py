@@ -6,7 +6,7 @@ No Spark: metadata comes from the log, sizes from the listing, row counts from O
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from lakectl.ops.reading import ReadTarget, open_for_read
 from lakectl.ops.results import Listing, iso_time
@@ -71,6 +71,8 @@ class ShowResult:
     properties: dict[str, str]
     version: int | None
     partitions: list[PartitionSummary] = field(default_factory=list)
+    partition_columns: ClassVar[tuple[str, ...]] = PARTITION_FIELDS
+    """The keys of each partition's ``to_dict()`` (``show --format csv``'s columns)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -132,9 +132,11 @@ def test_clean_expires_the_log_and_readers_start_from_the_checkpoint(
     assert after.records[:24] == before.records
     assert after.records[24].info["log_start"] == 20
 
-    history = lakectl_cli("history", store.root, "--json").json
+    listed = lakectl_cli("history", store.root, "--json").json
+    history = listed["commits"]
     assert [e["seq"] for e in history] == [20, 21, 22, 23, 24]
-    assert history[0]["starts_history"] is True and "starts_history" not in history[1]
+    assert history[0]["starts_history"] is True and history[1]["starts_history"] is False
+    assert listed["history_start"].startswith("history starts at log entry 20")
     text = lakectl_cli("history", store.root, "--limit", "2")
     assert text.code == 0
     assert "history starts at log entry 20 (committed " in text.err
@@ -256,4 +258,4 @@ def test_time_travel_inside_the_window_and_before_history(
         .to_pylist()
     )
     shutil.rmtree(path)
-    assert json.dumps(result.to_json())  # the result serialises
+    assert json.dumps(result.to_dict())  # the result serialises

@@ -314,5 +314,5 @@ def test_compaction_keeps_deltas_per_partition_bounded(tmp_path, spark, lakectl_
     assert status.batches == len(names)
     assert status.compactions >= 1, status.compaction_error
     # Each micro-batch adds at most a delta and a delete delta per partition.
-    assert status.max_deltas <= threshold + DELTA_MARGIN + 2, status.to_json()
+    assert status.max_deltas <= threshold + DELTA_MARGIN + 2, status.to_dict()
     assert table_rows(lakectl_cli, table) == oracle_rows(land, [[n] for n in names])
