@@ -41,7 +41,7 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
     ctx.progress("reading")
     batches = _sorted(read, request.order_by) if request.order_by else read.batches()
     if request.out:
-        result.out, result.written = write_out(batches, read.schema, request, ctx)
+        result.out, result.rows_written = write_out(batches, read.schema, request, ctx)
         return result
     limit = request.limit
     rows: list[tuple[Any, ...]] = []

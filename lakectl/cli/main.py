@@ -113,9 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     debug = output.debug_requested(args)
     with output.debug_mode(debug), output.table_warnings():
         try:
-            cli.main(args=args, prog_name="lakectl", standalone_mode=False)
+            # Without standalone mode, click returns the code a command exits with (ctx.exit).
+            code = cli.main(args=args, prog_name="lakectl", standalone_mode=False)
             sys.stdout.flush()
-            return 0
+            return code if isinstance(code, int) and not isinstance(code, bool) else 0
         except output.OutputClosed:
             output.discard_stdout()
             return 0

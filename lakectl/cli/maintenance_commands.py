@@ -135,7 +135,7 @@ def _print_compaction(result: CompactResult) -> None:
             f"write id {result.lowest_open_write_id} is open: nothing from it up is compacted "
             "(if its writer has died, `lakectl clean` marks it aborted)"
         )
-    if result.committed_seq is not None:
+    if result.log_seq is not None:
         output.line(
             f"compacted {len(result.chosen)} partition(s): {len(result.added)} dir(s) written, "
             f"{len(result.obsolete)} made obsolete (remove them with clean) "

@@ -82,7 +82,7 @@ def apply_updates(
 def _print_install(result: InstallResult) -> None:
     output.line(
         f"installed {result.installed} statement(s) into {result.table} as version {result.version}; "
-        f"{result.total_active} active"
+        f"{result.active_statements} active"
     )
 
 
@@ -106,15 +106,15 @@ def _print_materialize(result: MaterializeResult) -> None:
     if result.version is None:
         output.line(
             f"nothing to materialize in {result.table}: no active statement is effective at "
-            f"or before {output.format_millis(result.until)} ({result.remaining} active); "
+            f"or before {output.format_millis(result.until)} ({result.active_statements} active); "
             "nothing was committed"
         )
     else:
         counts = result.counts
         output.line(
-            f"materialized {result.retired} statement(s) into {result.table} as version "
+            f"materialized {result.retired_statements} statement(s) into {result.table} as version "
             f"{result.version}: {counts['rewritten']} row(s) rewritten, {counts['deleted']} "
-            f"deleted; {result.remaining} statement(s) still active"
+            f"deleted; {result.active_statements} statement(s) still active"
         )
     if result.held_back:
         output.note(

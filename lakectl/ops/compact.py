@@ -71,11 +71,21 @@ class CompactResult:
     lowest_open_write_id: int | None
     thresholds: Thresholds
     partitions: list[PartitionCompaction]
-    committed_seq: int | None = None
+    log_seq: int | None = None
     added: tuple[str, ...] = ()
     obsolete: tuple[str, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+
+    @property
+    def committed(self) -> bool:
+        """Whether this run committed (``log_seq`` is its log entry)."""
+        return self.log_seq is not None
+
+    @property
+    def requested(self) -> str:
+        """What was asked for: auto, minor or major (``kind``)."""
+        return self.kind
 
     @property
     def chosen(self) -> list[PartitionCompaction]:
@@ -88,8 +98,8 @@ class CompactResult:
             "dry_run": self.dry_run,
             "lowest_open_write_id": self.lowest_open_write_id,
             "thresholds": self.thresholds.to_json(),
-            "committed": self.committed_seq is not None,
-            "log_seq": self.committed_seq,
+            "committed": self.committed,
+            "log_seq": self.log_seq,
             "partitions": [p.to_json() for p in self.partitions],
             "added": list(self.added),
             "obsolete": list(self.obsolete),
@@ -173,7 +183,7 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
             status[0], state="committed", ended_at=final.committed_at, log_seq=final.seq
         )
     failpoint("compact.after_commit")
-    result.committed_seq = final.seq
+    result.log_seq = final.seq
     result.added = final.added
     result.obsolete = final.obsolete
     result.counts = dict(final.counts)

@@ -97,7 +97,7 @@ class LoadResult:
         """Changes a newer change to the same key in the same batch replaced."""
         return self.counts.get("superseded_in_batch", 0)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         data = {
             "table": self.table,
             "version": self.write_id,

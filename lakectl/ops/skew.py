@@ -65,6 +65,11 @@ class PartitionSkew:
     current: ListBucketing | None = None
 
     @property
+    def list_bucketing(self) -> ListBucketing | None:
+        """How the partition is list-bucketed now (``current``)."""
+        return self.current
+
+    @property
     def others_share(self) -> float:
         """Share of the rows held by all values outside ``top``."""
         return max(0.0, 1.0 - sum(v.share for v in self.top)) if self.rows else 0.0

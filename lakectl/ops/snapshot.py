@@ -55,7 +55,7 @@ class SnapshotResult:
     truncated: bool = False
     version: int | None = None
     out: str | None = None
-    written: int | None = None
+    rows_written: int | None = None
     scan: dict[str, Any] | None = None  # files/bytes read after pruning (lakectl.ops.pruning)
     read_path: str | None = None  # data_source, join or none (lakectl.spark.acid_read.READ_PATHS)
     note: str | None = None  # why a read returned nothing, when a time bound is the reason
@@ -73,7 +73,7 @@ class SnapshotResult:
         if self.read_path is not None:
             data["read_path"] = self.read_path
         if self.out:
-            data.update(out=self.out, rows_written=self.written)
+            data.update(out=self.out, rows_written=self.rows_written)
         else:
             data["rows"] = [dict(zip(self.columns, r, strict=True)) for r in self.rows]
             data["truncated"] = self.truncated
@@ -338,7 +338,7 @@ def write_out(
     if url is None:  # Spark's Hadoop has no filesystem for the scheme (s3 without hadoop-aws)
         from lakectl.spark.fsspec_files import write_files
 
-        result.written = write_files(df, storage, path, fmt)
+        result.rows_written = write_files(df, storage, path, fmt)
         return result
     if fmt == "csv":
         writer = writer.option("header", "true")
@@ -347,5 +347,5 @@ def write_out(
     reader = df.sparkSession.read.format(fmt)
     if fmt == "csv":
         reader = reader.option("header", "true")
-    result.written = reader.load(url).count()
+    result.rows_written = reader.load(url).count()
     return result

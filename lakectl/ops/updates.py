@@ -317,7 +317,7 @@ class InstallResult:
     table: str
     version: int
     installed: int
-    total_active: int
+    active_statements: int
     warnings: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
@@ -325,7 +325,7 @@ class InstallResult:
             "table": self.table,
             "version": self.version,
             "installed": self.installed,
-            "active_statements": self.total_active,
+            "active_statements": self.active_statements,
             "warnings": list(self.warnings),
         }
 

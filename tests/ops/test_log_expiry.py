@@ -22,6 +22,7 @@ from lakectl.planning.log_expiry_plan import plan_log_expiry
 from lakectl.storage.fs import storage_for
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.store import CHECKPOINT_DIR, LOG_DIR, TableStore
+from lakectl.updates.times import format_millis
 from tests.conftest import CliRun
 from tests.crash_support import run_crashing
 
@@ -113,7 +114,7 @@ def test_clean_expires_the_log_and_readers_start_from_the_checkpoint(
         "history_start": {
             "seq": 20,
             "version": None,
-            "committed_at": before.records[20].committed_at,
+            "committed_at": format_millis(before.records[20].committed_at),
         },
         "write_checkpoint": False,
         "log_entries": list(range(1, 20)),
