@@ -71,7 +71,8 @@ def _json_value(result: Any) -> Any:
 
 FORMAT_HELP = (
     "How to print the rows: table (plain aligned rows, one line each, when stdout is not a "
-    "terminal), csv, tsv, or json (an array of objects). --json prints the whole result instead."
+    "terminal), or csv, tsv or json (an array of objects) with the field names --json uses. "
+    "--json prints the whole result (one object) instead."
 )
 
 

@@ -29,8 +29,22 @@ from rich.text import Text
 from lakectl.errors import LakectlError
 from lakectl.table.json_input import TableWarning
 
-stdout = Console(soft_wrap=True)
-stderr = Console(stderr=True, soft_wrap=True)
+
+class OutputClosed(Exception):
+    """The reader of stdout went away (``lakectl history t | head -1``): not an error, the
+    command stops quietly with exit 0."""
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich's own reaction is SystemExit(1): an undocumented exit code for a reader that
+        # simply stopped reading.
+        self.quiet = True
+        raise OutputClosed()
+
+
+stdout = _Console(soft_wrap=True)
+stderr = _Console(stderr=True, soft_wrap=True)
 
 
 def _default(value: Any) -> Any:
@@ -41,11 +55,6 @@ def _default(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     return str(value)
-
-
-class OutputClosed(Exception):
-    """The reader of stdout went away (``lakectl history t | head -1``): not an error, the
-    command stops quietly with exit 0."""
 
 
 def stdout_closed() -> bool:
