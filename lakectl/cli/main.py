@@ -114,7 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     with output.debug_mode(debug), output.table_warnings():
         try:
             # Without standalone mode, click returns the code a command exits with (ctx.exit).
-            code = cli.main(args=args, prog_name="lakectl", standalone_mode=False)
+            code = cli.main(
+                args=args,
+                prog_name="lakectl",
+                standalone_mode=False,
+                obj={"as_json": _wants_json(args)},
+            )
             sys.stdout.flush()
             return code if isinstance(code, int) and not isinstance(code, bool) else 0
         except output.OutputClosed:

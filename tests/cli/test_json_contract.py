@@ -235,3 +235,12 @@ def test_every_json_key_is_a_python_name(result: Any) -> None:
     _check_shape(body)
     for key in body:
         assert hasattr(result, key), f"{type(result).__name__} has no {key!r}"
+
+
+def test_version_with_json_is_one_object(lakectl_cli: Callable[..., CliRun]) -> None:
+    for args in (("--json", "--version"), ("--version", "--json")):
+        run = lakectl_cli(*args)
+        assert run.code == 0, run.err
+        body = _one_object(run)
+        assert list(body) == ["version", "pyspark", "python", "data_source_jar"]
+        assert body["version"] == lakectl.__version__
