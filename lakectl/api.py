@@ -188,7 +188,8 @@ class Table:
 
     def history(self, limit: int | None = None) -> History:
         """The commits from the start of history, oldest first (the last ``limit`` only, when
-        given); ``.start`` says where history starts when ``clean`` expired older log entries."""
+        given); ``.history_start`` says where history starts when ``clean`` expired older log
+        entries; ``.to_dict()`` is what ``lakectl history --json`` prints."""
         from lakectl.ops.inspect import history
 
         return history(self._ctx.table(self._ref), limit)

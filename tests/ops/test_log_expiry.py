@@ -239,7 +239,7 @@ def test_time_travel_inside_the_window_and_before_history(
     ]
     assert early["type"] == "time_travel"
     assert "history starts at version 2" in early["message"]
-    assert reopened.history().start is not None
+    assert reopened.history().history_start is not None
     assert reopened.history()[0].starts_history and first_commit > 0
     # The change feed inside the window still works, and from before it is the same error.
     assert reopened.changes(from_version=2).count() > 0
