@@ -200,7 +200,7 @@ def lakectl_snapshot_out(ctx, table: str, out: str) -> Timing:
         shutil.rmtree(out)
     request = SnapshotRequest(out=out, out_format="parquet")
     timing, result = timed("lakectl_snapshot_to_parquet", lambda: snapshot(ctx, table, request))
-    timing.detail = {"rows": result.written}
+    timing.detail = {"rows": result.rows_written}
     return timing
 
 

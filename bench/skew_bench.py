@@ -62,7 +62,7 @@ def _point_query(ctx, table: str, where: str) -> dict[str, Any]:
 
     target, scan = prune_target(open_for_read(ctx.table(table)), where)
     rows = snapshot_frame(ctx, target, SnapshotRequest()).where(where).count()
-    return {"rows": rows, **scan.to_json()}
+    return {"rows": rows, **scan.to_dict()}
 
 
 def run(spark, data_dir: str, rows: int, dates: int, keep: bool) -> dict[str, Any]:

@@ -259,7 +259,7 @@ def run(
         "reads": reads,
         "plan": plan,
         "materialize_s": round(mat_timing.seconds, 3),
-        "materialize": folded.to_json(),
+        "materialize": folded.to_dict(),
         "checks": checks,
         "ratios": [
             {

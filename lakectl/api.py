@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from lakectl.ops.changes import ChangesResult
     from lakectl.ops.checkpoint import CheckpointResult
     from lakectl.ops.clean import CleanResult
-    from lakectl.ops.compact import CompactionEntry, CompactResult
+    from lakectl.ops.compact import Compactions, CompactResult
     from lakectl.ops.dml import DmlResult
     from lakectl.ops.inspect import History, PartitionSummary, ShowResult
     from lakectl.ops.list_bucket import ListBucketResult
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from lakectl.ops.snapshot import SnapshotResult
     from lakectl.ops.stream import StreamResult, StreamStatus
     from lakectl.ops.tables import TablesResult
-    from lakectl.ops.updates import InstalledStatement, InstallResult
+    from lakectl.ops.updates import InstallResult, Statements
     from lakectl.table.schema import Schema
 
 TimeLike = int | str | dt.datetime | dt.date
@@ -190,7 +190,8 @@ class Table:
 
     def history(self, limit: int | None = None) -> History:
         """The commits from the start of history, oldest first (the last ``limit`` only, when
-        given); ``.start`` says where history starts when ``clean`` expired older log entries."""
+        given); ``.history_start`` says where history starts when ``clean`` expired older log
+        entries; ``.to_dict()`` is what ``lakectl history --json`` prints."""
         from lakectl.ops.inspect import history
 
         return history(self._ctx.table(self._ref), limit)
@@ -206,7 +207,7 @@ class Table:
         """Per partition: directories, files, bytes and rows of the current state."""
         return self.show().partitions
 
-    def updates(self) -> list[InstalledStatement]:
+    def updates(self) -> Statements:
         """The installed Type 7 statements, in the order reads apply them."""
         from lakectl.ops.updates import list_installed
 
@@ -214,7 +215,7 @@ class Table:
 
     def compactions(
         self, states: Iterable[str] = (), partitions: Iterable[str] = ()
-    ) -> list[CompactionEntry]:
+    ) -> Compactions:
         """The table's compactions, one entry per partition (``lakectl compactions``)."""
         from lakectl.ops.compact import compactions
 

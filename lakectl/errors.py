@@ -44,6 +44,11 @@ class SourceParseError(BadInputError):
     """A source file that its format's reader cannot parse (a malformed CSV record)."""
 
 
+class UnknownColumnError(BadInputError):
+    """A column the table does not have, wherever it is named (``--columns``, ``--where``,
+    ``--order-by``, ``--column``, a statement): exit 65 like all input that cannot be applied."""
+
+
 class TableNotFoundError(LakectlError):
     """The table (or a source path) does not exist (exit 66, EX_NOINPUT)."""
 

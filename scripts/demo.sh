@@ -8,7 +8,8 @@ export LAKECTL_WAREHOUSE="${LAKECTL_WAREHOUSE:-./demo-warehouse}"
 rm -rf "$LAKECTL_WAREHOUSE/sales"
 S=sample_data/sales
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+# shellcheck source=scripts/steps.sh
+source scripts/steps.sh
 
 step $L create sales \
   --schema "sell_id bigint, acct_id bigint, change_ts string, create_ts string, payment_type_id string, status_id string, total_amt double, batch int, op_code string, store_id string, create_date string" \
@@ -20,7 +21,7 @@ step $L history sales
 step $L show sales
 step $L snapshot sales --where "sell_id <= 5 or sell_id >= 229" --columns sell_id,change_ts,status_id,total_amt,store_id,create_date
 step $L snapshot sales --version 1 --where "sell_id <= 5" --columns sell_id,change_ts,status_id,total_amt
-# Seed 000's Type 7 dimension: corrections as timestamped statements, applied while reading.
+# A Type 7 dimension: corrections as timestamped statements, applied while reading.
 rm -rf "$LAKECTL_WAREHOUSE/doctors"
 step $L create doctors --schema "number int, first_name string, last_name string, extra_field string default 'fishfingers and custard'"
 step $L load doctors sample_data/doctors/doctors.avro --mode append

@@ -276,7 +276,7 @@ def test_cli_uses_the_default_table_and_warehouse_from_lakectl_toml(
     assert (warehouse / "sales" / "_lakectl" / "log").is_dir()
     history = lakectl_cli("history", "--json")
     assert history.code == 0, history.err
-    assert [e["operation"] for e in history.json] == ["create"]
+    assert [e["operation"] for e in history.json["commits"]] == ["create"]
     # The environment beats the file: this warehouse has no such table.
     monkeypatch.setenv("LAKECTL_WAREHOUSE", str(clean_env / "elsewhere"))
     missing = lakectl_cli("history", "--json")

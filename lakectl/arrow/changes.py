@@ -96,7 +96,9 @@ def arrow_list_changes(
     )
     if request.out:
         out = SnapshotRequest(limit=request.limit, out=request.out, out_format=request.out_format)
-        result.out, result.written = write_out(feed.rows.to_batches(), feed.rows.schema, out, ctx)
+        result.out, result.rows_written = write_out(
+            feed.rows.to_batches(), feed.rows.schema, out, ctx
+        )
         return result
     limit = request.limit
     rows = feed.rows.slice(0, limit + 1) if limit else feed.rows

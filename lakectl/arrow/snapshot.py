@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.read import ArrowRead, read_arrow
-from lakectl.errors import UsageError
+from lakectl.errors import UnknownColumnError, UsageError
 from lakectl.ops.context import Context
 from lakectl.ops.snapshot import SnapshotRequest, SnapshotResult, time_bound_note
 from lakectl.storage.fs import storage_for
@@ -42,7 +42,7 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
         columns=shown,
         types=[meta.schema[c].type for c in shown],
         version=read.version,
-        scan=read.scan.to_json(),
+        scan=read.scan.to_dict(),
         read_path="arrow",
         order_by=list(order),
     )
@@ -51,7 +51,7 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
     if order:
         batches = [b.select(shown) for b in _sorted(read, order)]
     if request.out:
-        result.out, result.written = write_out(batches, read.schema, request, ctx)
+        result.out, result.rows_written = write_out(batches, read.schema, request, ctx)
         return result
     limit = request.limit
     rows: list[tuple[Any, ...]] = []
@@ -90,7 +90,12 @@ def _sorted(read: ArrowRead, order_by: tuple[str, ...]) -> list[pa.RecordBatch]:
         name, _, direction = item.strip().partition(" ")
         direction = direction.strip().lower() or "asc"
         column = by_lower.get(name.lower())
-        if column is None or direction not in ("asc", "desc"):
+        if column is None:
+            raise UnknownColumnError(
+                f"--order-by {item!r}: unknown column {name!r}; the columns read are: "
+                f"{', '.join(read.schema.names)}"
+            )
+        if direction not in ("asc", "desc"):
             raise UsageError(
                 f"--order-by {item!r}: expected COLUMN, COLUMN asc or COLUMN desc over the "
                 f"columns read ({', '.join(read.schema.names)})"

@@ -31,6 +31,16 @@ class AliasedGroup(click.Group):
         _, cmd, rest = super().resolve_command(ctx, args)
         return (cmd.name if cmd else None), cmd, rest
 
+    def invoke(self, ctx: click.Context) -> Any:
+        # A write to a closed pipe raises BrokenPipeError (Python ignores SIGPIPE); click would
+        # turn it into exit 1. :func:`lakectl.cli.main.main` ends the command quietly instead.
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            if output.stdout_closed():
+                raise output.OutputClosed() from exc
+            raise
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -52,15 +62,17 @@ def render(settings: Settings, result: Any, text: Callable[[Any], None]) -> None
 
 
 def _json_value(result: Any) -> Any:
+    if hasattr(result, "to_dict"):
+        return result.to_dict()
     if isinstance(result, list):
         return [_json_value(item) for item in result]
-    return result.to_json() if hasattr(result, "to_json") else result
+    return result
 
 
 FORMAT_HELP = (
     "How to print the rows: table (fitted to the terminal's width; plain aligned rows, one line "
-    "each, when stdout is not a terminal), csv, tsv, or json (an array of objects). --json prints "
-    "the whole result instead."
+    "each, when stdout is not a terminal), or csv, tsv or json (an array of objects) with the "
+    "field names --json uses. --json prints the whole result (one object) instead."
 )
 
 

@@ -12,6 +12,7 @@ import click
 from click.shell_completion import get_completion_class
 
 from lakectl import __version__, data_source_jar
+from lakectl.cli import output
 from lakectl.cli.common import CONTEXT_SETTINGS
 
 SHELLS = ("bash", "zsh", "fish")
@@ -20,13 +21,23 @@ PROG = "lakectl"
 COMPLETE_VAR = "_LAKECTL_COMPLETE"
 
 
-def version_text() -> str:
-    """lakectl's version, its pyspark and Python, and whether the Spark data source jar (the
-    fast read path) was found, with its path."""
-    lines = [
-        f"{PROG} {__version__} (pyspark {_installed('pyspark')}, Python {platform.python_version()})"
-    ]
+def version_info() -> dict[str, str | None]:
+    """lakectl's version, its pyspark and Python, and the Spark data source jar (the fast read
+    path; None when not found): what ``lakectl --version --json`` prints."""
     jar = data_source_jar.jar_path()
+    return {
+        "version": __version__,
+        "pyspark": _installed("pyspark"),
+        "python": platform.python_version(),
+        "data_source_jar": None if jar is None else str(jar),
+    }
+
+
+def version_text() -> str:
+    """:func:`version_info` for people, saying where the jar was expected when it is missing."""
+    info = version_info()
+    lines = [f"{PROG} {info['version']} (pyspark {info['pyspark']}, Python {info['python']})"]
+    jar = info["data_source_jar"]
     if jar is not None:
         lines.append(f"Spark data source: found, {jar}")
     else:
@@ -41,7 +52,10 @@ def print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     """The ``--version`` option's callback: print :func:`version_text` and exit."""
     if not value or ctx.resilient_parsing:
         return
-    click.echo(version_text())
+    if (ctx.obj or {}).get("as_json"):  # --json anywhere: set by lakectl.cli.main.main
+        output.emit_json(version_info())
+    else:
+        click.echo(version_text())
     ctx.exit()
 
 

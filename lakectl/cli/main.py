@@ -111,15 +111,24 @@ warehouse_commands.add_table_completion(cli)
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; map errors to exit codes (0 ok, 2 usage, 65 bad input, 70 internal, 75
     conflict, ...). Any other exception becomes an :class:`InternalError`: a short message, no
-    stack unless ``--debug`` asks for it."""
+    stack unless ``--debug`` asks for it. A reader closing stdout early (``| head -1``) ends
+    the command with exit 0 and nothing on stderr."""
     args = list(argv if argv is not None else sys.argv[1:])
     debug = output.debug_requested(args)
     with output.debug_mode(debug), output.table_warnings():
         try:
-            code = cli.main(args=args, prog_name="lakectl", standalone_mode=False)
-            # A command that exits with a code of its own (click's Exit, e.g. `maintain` when
-            # some tables failed) gets it back here; commands themselves return None.
+            # Without standalone mode, click returns the code a command exits with (ctx.exit).
+            code = cli.main(
+                args=args,
+                prog_name="lakectl",
+                standalone_mode=False,
+                obj={"as_json": _wants_json(args)},
+            )
+            sys.stdout.flush()
             return code if isinstance(code, int) and not isinstance(code, bool) else 0
+        except output.OutputClosed:
+            output.discard_stdout()
+            return 0
         except LakectlError as exc:
             output.emit_error(exc, _wants_json(args))
             return exc.exit_code
@@ -135,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             output.stderr.print("interrupted")
             return 130
         except Exception as exc:  # the one catch-all: no traceback unless --debug
+            if isinstance(exc, BrokenPipeError) and output.stdout_closed():
+                output.discard_stdout()
+                return 0
             if debug:
                 output.print_stack(exc)
             error = engine_error(exc) or InternalError.wrapping(exc)

@@ -22,7 +22,7 @@ from lakectl.errors import UsageError
 
 if TYPE_CHECKING:
     from lakectl.ops.clean import CleanResult
-    from lakectl.ops.compact import CompactionEntry, CompactResult
+    from lakectl.ops.compact import Compactions, CompactResult
 
 # --- compaction -------------------------------------------------------------------------------
 
@@ -135,7 +135,7 @@ def _print_compaction(result: CompactResult) -> None:
             f"write id {result.lowest_open_write_id} is open: nothing from it up is compacted "
             "(if its writer has died, `lakectl clean` marks it aborted)"
         )
-    if result.committed_seq is not None:
+    if result.log_seq is not None:
         output.line(
             f"compacted {len(result.chosen)} partition(s): {len(result.added)} dir(s) written, "
             f"{len(result.obsolete)} made obsolete (remove them with clean) "
@@ -188,12 +188,15 @@ def compactions(
     render(settings, entries, lambda e: _print_compactions(e, table_format))
 
 
-def _print_compactions(entries: list[CompactionEntry], table_format: str) -> None:
+def _print_compactions(entries: Compactions, table_format: str) -> None:
+    if table_format != "table":
+        output.records(entries.records(), table_format, entries.columns)
+        return
     rows = [
         [
             "-" if e.seq is None else e.seq,
-            e.partition,
-            e.type,
+            e.partition or "-",
+            e.type or "-",
             e.state,
             output.format_millis(e.started_at),
             output.format_millis(e.ended_at),
@@ -217,9 +220,8 @@ def _print_compactions(entries: list[CompactionEntry], table_format: str) -> Non
             "bytes",
         ],
         rows,
-        table_format,
     )
-    for e in entries if table_format == "table" else ():
+    for e in entries:
         if e.state == "damaged":
             output.line(f"damaged: {e.error}")
 

@@ -13,6 +13,7 @@ import datetime as dt
 import decimal
 import json
 import os
+import select
 import sys
 import textwrap
 import threading
@@ -33,8 +34,22 @@ from lakectl.cli.terminal_table import Bar
 from lakectl.errors import LakectlError
 from lakectl.table.json_input import TableWarning
 
-stdout = Console(soft_wrap=True)
-stderr = Console(stderr=True, soft_wrap=True)
+
+class OutputClosed(Exception):
+    """The reader of stdout went away (``lakectl history t | head -1``): not an error, the
+    command stops quietly with exit 0."""
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich's own reaction is SystemExit(1): an undocumented exit code for a reader that
+        # simply stopped reading.
+        self.quiet = True
+        raise OutputClosed()
+
+
+stdout = _Console(soft_wrap=True)
+stderr = _Console(stderr=True, soft_wrap=True)
 
 
 def _default(value: Any) -> Any:
@@ -45,6 +60,32 @@ def _default(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.hex()
     return str(value)
+
+
+def stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader closed it (a write would fail with EPIPE)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return True
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):  # captured output, no descriptor
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def discard_stdout() -> None:
+    """Point stdout at /dev/null, so that nothing written (or flushed at exit) after its reader
+    went away fails again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def emit_json(data: Any) -> None:
@@ -185,6 +226,29 @@ def table(
     )
     stdout.file.write("".join(f"{line}\n" for line in lines))
     stdout.file.flush()
+
+
+def records(rows: list[dict[str, Any]], fmt: str, columns: Sequence[str]) -> None:
+    """A listing's entries for other programs (``--format json|csv|tsv``), under the field
+    names ``--json`` uses (``columns``): json is an array of the objects; csv and tsv have one
+    column per field, with lists and objects in a cell as JSON and null as an empty cell."""
+    if fmt == "json":
+        emit_json(rows)
+        return
+    table(
+        None,
+        list(columns),
+        [[_cell(row.get(c)) for c in columns] for row in rows],
+        fmt,
+    )
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, default=_default)
+    return value
 
 
 def _one_line(text: str) -> str:

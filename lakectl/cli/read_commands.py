@@ -171,7 +171,7 @@ class SnapshotTimes:
 
 def _print_snapshot(result: SnapshotResult, fmt: str, times: SnapshotTimes, sorted_: bool) -> None:
     if result.out:
-        output.line(f"wrote {result.written:,} rows to {result.out}")
+        output.line(f"wrote {result.rows_written:,} rows to {result.out}")
         return
     title = f"{result.table}" + (
         f" @ version {result.version}" if result.version is not None else ""
@@ -303,7 +303,7 @@ def changes(
 
 def _print_changes(result: ChangesResult, fmt: str, scd2: bool) -> None:
     if result.out:
-        output.line(f"wrote {result.written:,} rows to {result.out}")
+        output.line(f"wrote {result.rows_written:,} rows to {result.out}")
         return
     title = f"{result.table}: versions {result.from_version} to {result.to_version}"
     output.table(title, result.columns, [list(r) for r in result.rows], fmt)

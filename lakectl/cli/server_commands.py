@@ -14,10 +14,13 @@ from lakectl.cli.common import CONTEXT_SETTINGS, Settings, common_options
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 
+NOT_RUNNING = 3
+"""``server status``'s exit code when no server runs (as an init script's ``status``)."""
+
 
 def _render(status: Any, as_json: bool) -> None:
     if as_json or click.get_current_context().find_root().params.get("as_json"):
-        output.emit_json(status.to_json())
+        output.emit_json(status.to_dict())
         return
     if status.running:
         verb = "started" if status.action == "started" else "running"
@@ -49,7 +52,12 @@ def server() -> None:
 
 
 @server.command(context_settings=CONTEXT_SETTINGS)
-@click.option("--port", type=int, help="Port on 127.0.0.1 (default: a free one).")
+@click.option(
+    "--port",
+    type=click.IntRange(1024, 65535),
+    help="Port on 127.0.0.1 [default: 15002, Spark Connect's own]; a port in use is an error "
+    "(exit 69).",
+)
 @click.option(
     "--timeout", type=float, default=180.0, show_default=True, help="Seconds to wait for it."
 )
@@ -61,7 +69,8 @@ def start(port: int | None, timeout: float, settings: Settings) -> None:
 
     \b
     Example:
-      lakectl server start --port 15002
+      lakectl server start
+      lakectl server start --port 15003
       lakectl server start --master local[4] --conf spark.driver.memory=8g
     """
     from lakectl.config import load_config
@@ -97,10 +106,16 @@ def stop(as_json: bool) -> None:
 def status(as_json: bool) -> None:
     """Say whether the server is running, and its --remote URL.
 
+    Exits 0 when it runs and 3 when no server runs (with --json, the status object either way,
+    "running": false).
+
     \b
     Example:
       lakectl server status --json
     """
     from lakectl.ops.server import server_status
 
-    _render(server_status(), as_json)
+    current = server_status()
+    _render(current, as_json)
+    if not current.running:
+        click.get_current_context().exit(NOT_RUNNING)

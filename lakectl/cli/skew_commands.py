@@ -200,7 +200,7 @@ def _print_list_bucket(result: ListBucketResult) -> None:
     ]
     title = f"list bucketing for {result.table}" + (" (dry run)" if result.dry_run else "")
     output.table(title, ["partition", "before", "after", "action"], rows)
-    if result.committed_seq is not None:
+    if result.log_seq is not None:
         output.line(
             f"rewrote {len(result.rewritten)} partition(s), {result.rows_written:,} rows, as "
             f"version {result.version} in {result.seconds:.1f}s"

@@ -38,7 +38,7 @@ def _status_line(status: Any) -> str:
         parts.append(f"lag {status.lag_seconds:.1f}s")
     if status.last_version is not None:
         parts.append(
-            f"last commit v{status.last_version} at {format_millis(status.last_commit_ms)}"
+            f"last commit v{status.last_version} at {format_millis(status.last_commit_at)}"
         )
     if status.compacting:
         parts.append("compacting")
@@ -164,6 +164,6 @@ def _print_stream(result: StreamResult) -> None:
     if s.bad_files:
         output.line(f"  bad files moved aside: {', '.join(b['file'] for b in s.bad_files)}")
     output.line(
-        f"  compactions: {s.compactions}; most deltas in a partition: {s.max_deltas}"
+        f"  compactions: {s.compactions}; most deltas in a partition: {s.max_deltas_per_partition}"
         + (f"; last compaction error: {s.compaction_error}" if s.compaction_error else "")
     )

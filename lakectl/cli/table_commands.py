@@ -31,7 +31,7 @@ from lakectl.cli.table_options import (
 if TYPE_CHECKING:
     from lakectl.ops.checkpoint import CheckpointResult
     from lakectl.ops.create import CreateResult
-    from lakectl.ops.inspect import HistoryEntry, ShowResult
+    from lakectl.ops.inspect import History, ShowResult
     from lakectl.ops.set_properties import SetResult
 
 
@@ -107,15 +107,8 @@ def show(
 def _print_show(result: ShowResult, table_format: str) -> None:
     columns = ["partition", "base", "deltas", "delete deltas", "rows", "bytes", "obsolete dirs"]
     if table_format != "table":  # the partition rows only (exact counts), for other programs
-        output.table(
-            None,
-            columns,
-            [
-                [p.partition, p.base, p.deltas, p.delete_deltas, p.rows, p.bytes, p.obsolete_dirs]
-                for p in result.partitions
-            ],
-            table_format,
-        )
+        partitions = [p.to_dict() for p in result.partitions]
+        output.records(partitions, table_format, result.partition_columns)
         return
     output.line(f"table {result.table} ({result.kind}) at {result.url}")
     output.line(f"  version: {result.version}")
@@ -147,7 +140,7 @@ def _print_show(result: ShowResult, table_format: str) -> None:
     for p in result.partitions:
         if p.list_bucketing is not None:
             output.line(f"  {p.partition}: list-bucketed by {p.list_bucketing.describe()}")
-    total = result.to_json()["totals"]
+    total = result.totals
     output.line(
         f"{len(result.partitions)} partition(s), {total['rows']:,} rows, {human_size(total['bytes'])}"
     )
@@ -169,27 +162,26 @@ def history(table: str | None, limit: int | None, table_format: str, settings: S
     render(settings, entries, lambda e: _print_history(e, table_format))
 
 
-def _print_history(entries: list[HistoryEntry], table_format: str) -> None:
+def _print_history(entries: History, table_format: str) -> None:
+    if table_format != "table":
+        output.records(entries.records(), table_format, entries.columns)
+        return
     rows = [
         [
             e.version if e.version is not None else "-",
             output.format_millis(e.committed_at),
             e.operation,
             ", ".join(f"{k}={v}" for k, v in e.counts.items() if v),
-            e.added,
+            e.added_dirs,
             e.info.get("source", ""),
         ]
         for e in entries
     ]
     output.table(
-        None,
-        ["version", "committed (UTC)", "operation", "counts", "dirs added", "source"],
-        rows,
-        table_format,
+        None, ["version", "committed (UTC)", "operation", "counts", "dirs added", "source"], rows
     )
-    start = getattr(entries, "start", None)
-    if start:
-        output.note(f"{start}: `lakectl clean` expired the older log entries")
+    if entries.history_start:
+        output.note(f"{entries.history_start}: `lakectl clean` expired the older log entries")
 
 
 @click.command("set", context_settings=CONTEXT_SETTINGS)
@@ -290,10 +282,16 @@ def config_cmd(table_format: str, settings: Settings) -> None:
 
 
 def _print_config(entries: list[tuple[str, str, str]], files: list[str], table_format: str) -> None:
+    if table_format != "table":
+        output.records(
+            [{"name": n, "value": v, "source": s} for n, v, s in entries],
+            table_format,
+            ("name", "value", "source"),
+        )
+        return
     output.table(
         "effective configuration",
         ["setting", "value", "source"],
         [[name, value, source] for name, value, source in entries],
-        table_format,
     )
     output.note("config files read: " + (", ".join(files) or "none"))

@@ -23,7 +23,7 @@ from lakectl.table.log import ALWAYS
 
 if TYPE_CHECKING:
     from lakectl.ops.materialize import MaterializeResult
-    from lakectl.ops.updates import InstalledStatement, InstallResult
+    from lakectl.ops.updates import InstalledStatement, InstallResult, Statements
 
 # --- Type 7 statements -------------------------------------------------------------------------
 
@@ -83,7 +83,7 @@ def apply_updates(
 def _print_install(result: InstallResult) -> None:
     output.line(
         f"installed {result.installed} statement(s) into {result.table} as version {result.version}; "
-        f"{result.total_active} active"
+        f"{result.active_statements} active"
     )
 
 
@@ -107,15 +107,15 @@ def _print_materialize(result: MaterializeResult) -> None:
     if result.version is None:
         output.line(
             f"nothing to materialize in {result.table}: no active statement is effective at "
-            f"or before {output.format_millis(result.until)} ({result.remaining} active); "
+            f"or before {output.format_millis(result.until)} ({result.active_statements} active); "
             "nothing was committed"
         )
     else:
         counts = result.counts
         output.line(
-            f"materialized {result.retired} statement(s) into {result.table} as version "
+            f"materialized {result.retired_statements} statement(s) into {result.table} as version "
             f"{result.version}: {counts['rewritten']} row(s) rewritten, {counts['deleted']} "
-            f"deleted; {result.remaining} statement(s) still active"
+            f"deleted; {result.active_statements} statement(s) still active"
         )
     if result.held_back:
         output.note(
@@ -144,24 +144,25 @@ def updates_cmd(table: str | None, table_format: str, settings: Settings) -> Non
 _FROM_THE_START = (0, ALWAYS)
 
 
-def _effective(entry: InstalledStatement, table_format: str) -> str:
-    """When the statement takes effect: ``always`` on a terminal or in plain rows for one
-    effective from the start, else the ISO time (also in csv, tsv and json)."""
-    if table_format == "table" and entry.statement.effective_ms in _FROM_THE_START:
+def _effective(entry: InstalledStatement) -> str:
+    """When the statement takes effect, in the terminal table: ``always`` for one effective
+    from the start, else the ISO time (which csv, tsv and json always give)."""
+    if entry.statement.effective_ms in _FROM_THE_START:
         return "always"
-    return str(entry.to_json()["effective"])
+    return entry.effective
 
 
-def _print_statements(entries: list[InstalledStatement], table_format: str) -> None:
+def _print_statements(entries: Statements, table_format: str) -> None:
+    if table_format != "table":
+        output.records(entries.records(), table_format, entries.columns)
+        return
     rows = [
         [
-            _effective(e, table_format),
+            _effective(e),
             e.statement.sql if e.problem is None else f"REFUSED: {e.problem}",
             e.version,
             output.format_millis(e.installed_at),
         ]
         for e in entries
     ]
-    output.table(
-        None, ["effective (UTC)", "statement", "version", "installed (UTC)"], rows, table_format
-    )
+    output.table(None, ["effective (UTC)", "statement", "version", "installed (UTC)"], rows)

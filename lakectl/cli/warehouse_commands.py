@@ -66,7 +66,7 @@ def _print_tables(result: TablesResult, table_format: str) -> None:
             human_size(t.bytes) if plain and t.bytes is not None else t.bytes,
             t.deltas,
             t.pending if plain else ", ".join(p["type"] for p in t.pending_compaction),
-            output.format_millis(t.last_commit) if plain else t.to_json()["last_commit"],
+            output.format_millis(t.last_commit) if plain else t.to_dict()["last_commit"],
             (t.error or {}).get("message", ""),
         ]
         for t in result.tables

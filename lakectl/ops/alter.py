@@ -34,7 +34,7 @@ class AlterResult:
     renamed: list[str]
     schema: Schema
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "log_seq": self.log_seq,

@@ -50,9 +50,9 @@ class ChangesResult:
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     truncated: bool = False
     out: str | None = None
-    written: int | None = None
+    rows_written: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "table": self.table,
             "from_version": self.from_version,
@@ -61,7 +61,7 @@ class ChangesResult:
             "columns": self.columns,
         }
         if self.out:
-            data.update(out=self.out, rows_written=self.written)
+            data.update(out=self.out, rows_written=self.rows_written)
         else:
             data["rows"] = [dict(zip(self.columns, r, strict=True)) for r in self.rows]
             data["truncated"] = self.truncated
@@ -267,7 +267,7 @@ def changes(ctx: Context, table_ref: str | None, request: ChangesRequest) -> Cha
             SnapshotResult(table=feed.table, columns=df.columns, types=[]),
             ctx.config.storage_options,
         )
-        result.out, result.written = written.out, written.written
+        result.out, result.rows_written = written.out, written.rows_written
         return result
     limit = request.limit
     rows = df.limit(limit + 1).collect() if limit else df.collect()

@@ -21,7 +21,7 @@ class CheckpointResult:
     """False when a damaged checkpoint holds the name: readers skip it, and the next commit's
     checkpoint takes its place."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "seq": self.seq,

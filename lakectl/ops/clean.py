@@ -26,6 +26,7 @@ from typing import Any
 from lakectl.errors import FormatError, StorageError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
+from lakectl.ops.results import iso_time
 from lakectl.planning.clean_plan import (
     OBSOLETE,
     STATUS,
@@ -63,7 +64,7 @@ class CleanResult:
     dry_run: bool
     retain_ms: int
     plan: CleanPlan
-    committed_seq: int | None = None
+    log_seq: int | None = None
     deleted: tuple[str, ...] = ()
     expired_log_entries: tuple[int, ...] = ()
     expired_checkpoints: tuple[int, ...] = ()
@@ -74,19 +75,31 @@ class CleanResult:
         done = set(self.deleted)
         return sum(i.bytes for i in self.plan.delete if i.path in done)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "dry_run": self.dry_run,
             "retain_ms": self.retain_ms,
-            "log_seq": self.committed_seq,
+            "log_seq": self.log_seq,
             "deleted": list(self.deleted),
             "expired_log_entries": list(self.expired_log_entries),
             "expired_checkpoints": list(self.expired_checkpoints),
             "bytes_freed": self.bytes_freed,
-            "plan": self.plan.to_json(),
+            "plan": _plan_dict(self.plan),
             "seconds": round(self.seconds, 3),
         }
+
+
+def _plan_dict(plan: CleanPlan) -> dict[str, Any]:
+    """``plan`` as ``clean --json`` shows it: its record form with times as ISO-8601 UTC."""
+    data = plan.to_json()
+    data["horizon"] = iso_time(plan.horizon)
+    if plan.oldest is not None:
+        data["oldest_available"]["committed_at"] = iso_time(plan.oldest.committed_at)
+    if data["log_expiry"] is not None:
+        start = data["log_expiry"]["history_start"]
+        start["committed_at"] = iso_time(start["committed_at"])
+    return data
 
 
 def _gather(store: TableStore, partition_by: list[str]) -> tuple[dict[str, int], dict[str, int]]:
@@ -240,7 +253,7 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
                 **({LOG_START_KEY: expiry.start} if expiry is not None else {}),
             },
         )
-        result.committed_seq = store.commit(record).seq
+        result.log_seq = store.commit(record).seq
     failpoint("clean.before_delete")
     done = []
     for relative, path in doomed:

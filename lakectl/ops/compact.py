@@ -20,6 +20,7 @@ from lakectl.errors import CommitConflictError, FormatError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import committed_dirs, plan_lakectl
+from lakectl.ops.results import Listing, iso_time
 from lakectl.ops.rewrite import (
     lowest_open_write_id,
     partition_values,
@@ -70,25 +71,35 @@ class CompactResult:
     lowest_open_write_id: int | None
     thresholds: Thresholds
     partitions: list[PartitionCompaction]
-    committed_seq: int | None = None
+    log_seq: int | None = None
     added: tuple[str, ...] = ()
     obsolete: tuple[str, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
     @property
+    def committed(self) -> bool:
+        """Whether this run committed (``log_seq`` is its log entry)."""
+        return self.log_seq is not None
+
+    @property
+    def requested(self) -> str:
+        """What was asked for: auto, minor or major (``kind``)."""
+        return self.kind
+
+    @property
     def chosen(self) -> list[PartitionCompaction]:
         return [p for p in self.partitions if p.chosen]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "requested": self.kind,
             "dry_run": self.dry_run,
             "lowest_open_write_id": self.lowest_open_write_id,
             "thresholds": self.thresholds.to_json(),
-            "committed": self.committed_seq is not None,
-            "log_seq": self.committed_seq,
+            "committed": self.committed,
+            "log_seq": self.log_seq,
             "partitions": [p.to_json() for p in self.partitions],
             "added": list(self.added),
             "obsolete": list(self.obsolete),
@@ -172,7 +183,7 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
             status[0], state="committed", ended_at=final.committed_at, log_seq=final.seq
         )
     failpoint("compact.after_commit")
-    result.committed_seq = final.seq
+    result.log_seq = final.seq
     result.added = final.added
     result.obsolete = final.obsolete
     result.counts = dict(final.counts)
@@ -288,8 +299,8 @@ class CompactionEntry:
     """One partition of one compaction, as ``lakectl compactions`` lists it."""
 
     seq: int | None
-    partition: str
-    type: str
+    partition: str | None  # None (and ``type`` None) for a damaged status file
+    type: str | None
     state: str
     requested: str
     started_at: int | None
@@ -302,7 +313,7 @@ class CompactionEntry:
     run_id: str | None = None
     error: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "seq": self.seq,
             "run_id": self.run_id,
@@ -310,8 +321,8 @@ class CompactionEntry:
             "type": self.type,
             "state": self.state,
             "requested": self.requested,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
+            "started_at": iso_time(self.started_at),
+            "ended_at": iso_time(self.ended_at),
             "inputs": list(self.inputs),
             "outputs": list(self.outputs),
             "bytes_in": self.bytes_in,
@@ -321,9 +332,35 @@ class CompactionEntry:
         }
 
 
+class Compactions(Listing[CompactionEntry]):
+    """The entries ``compactions`` lists (``compactions``): one per partition of a compaction."""
+
+    items_key = "compactions"
+    columns = (
+        "seq",
+        "run_id",
+        "partition",
+        "type",
+        "state",
+        "requested",
+        "started_at",
+        "ended_at",
+        "inputs",
+        "outputs",
+        "bytes_in",
+        "bytes_out",
+        "reason",
+        "error",
+    )
+
+    @property
+    def compactions(self) -> list[CompactionEntry]:
+        return list(self)
+
+
 def compactions(
     store: TableStore, states: tuple[str, ...] = (), partitions: tuple[str, ...] = ()
-) -> list[CompactionEntry]:
+) -> Compactions:
     """Every compaction, one entry per partition, oldest first (no Spark).
 
     From the log: ``ready for cleaning`` while any replaced directory is still on storage and not
@@ -403,20 +440,21 @@ def compactions(
         result, _, _ = _plan(store, CompactOptions(kind="auto"))
         for p in result.chosen:
             out.append(_entry(p.to_json(), "planned", requested="auto"))
-    return [
+    listed = [
         e
         for e in out
-        if wanted("" if e.partition == "(table)" else e.partition)
+        if wanted("" if e.partition == "(table)" else e.partition or "")
         and (not states or e.state in states)
     ] + [e for e in damaged if not states or e.state in states]
+    return Compactions(listed, table=store.name or store.url)
 
 
 def _damaged_entry(damaged: compaction_runs.DamagedStatus) -> CompactionEntry:
     """A status file lakectl cannot use, listed so that nobody mistakes it for no compaction."""
     return CompactionEntry(
         seq=None,
-        partition="-",
-        type="-",
+        partition=None,
+        type=None,
         state="damaged",
         requested="",
         started_at=None,

@@ -16,7 +16,7 @@ class CreateResult:
     url: str
     metadata: TableMetadata
 
-    def to_json(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return {"table": self.table, "url": self.url, "metadata": self.metadata.to_json()}
 
 
@@ -69,6 +69,7 @@ def create_table(
     """Create a table from a schema string."""
     if store.has_log():
         raise TableExistsError(f"table {store.name or store.url} already exists ({store.url})")
+    store.require_creatable()
     if store.exists() and store.storage.list_names(store.root):
         raise TableExistsError(
             f"{store.url} exists and is not empty: lakectl will not create a table over other data"

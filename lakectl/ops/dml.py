@@ -52,7 +52,7 @@ class PartitionChange:
     deleted: int
     updated: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"partition": self.partition, "deleted": self.deleted, "updated": self.updated}
 
 
@@ -70,16 +70,31 @@ class DmlResult:
     partitions_total: int = 0
     seconds: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def operation(self) -> DmlKind:
+        """delete or update (``kind``)."""
+        return self.kind
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Rows deleted and updated, as load and history count them."""
+        return {"deleted": self.deleted, "updated": self.updated}
+
+    @property
+    def scan(self) -> dict[str, int]:
+        """Partitions in the table and partitions read (after pruning on ``--where``)."""
+        return {"partitions": self.partitions_total, "partitions_read": self.partitions_read}
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
-            "operation": self.kind,
+            "operation": self.operation,
             "statement": self.statement,
             "dry_run": self.dry_run,
             "version": self.version,
-            "counts": {"deleted": self.deleted, "updated": self.updated},
-            "partitions": [p.to_json() for p in self.partitions],
-            "scan": {"partitions": self.partitions_total, "partitions_read": self.partitions_read},
+            "counts": self.counts,
+            "partitions": [p.to_dict() for p in self.partitions],
+            "scan": self.scan,
             "seconds": round(self.seconds, 3),
         }
 

@@ -6,13 +6,27 @@ No Spark: metadata comes from the log, sizes from the listing, row counts from O
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from lakectl.ops.reading import ReadTarget, open_for_read
+from lakectl.ops.results import Listing, iso_time
 from lakectl.planning.list_bucket_plan import ListBucketing, layout_of, layouts_by_dir
 from lakectl.table.orc_files import read_footer
 from lakectl.table.retention import describe_start, history_start
 from lakectl.table.store import TableStore
+
+PARTITION_FIELDS = (
+    "partition",
+    "base",
+    "deltas",
+    "delete_deltas",
+    "obsolete_dirs",
+    "rows",
+    "delete_events",
+    "bytes",
+    "list_bucketing",
+)
+"""The keys of :meth:`PartitionSummary.to_dict`, in order (``show --format csv``'s columns)."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +45,7 @@ class PartitionSummary:
     def rows(self) -> int:
         return self.inserted_rows - self.delete_events
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "partition": self.partition,
             "base": self.base,
@@ -57,8 +71,10 @@ class ShowResult:
     properties: dict[str, str]
     version: int | None
     partitions: list[PartitionSummary] = field(default_factory=list)
+    partition_columns: ClassVar[tuple[str, ...]] = PARTITION_FIELDS
+    """The keys of each partition's ``to_dict()`` (``show --format csv``'s columns)."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "url": self.url,
@@ -69,11 +85,16 @@ class ShowResult:
             "buckets": self.buckets,
             "properties": self.properties,
             "version": self.version,
-            "partitions": [p.to_json() for p in self.partitions],
-            "totals": {
-                "rows": sum(p.rows for p in self.partitions),
-                "bytes": sum(p.bytes for p in self.partitions),
-            },
+            "partitions": [p.to_dict() for p in self.partitions],
+            "totals": self.totals,
+        }
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """Rows and bytes over all partitions."""
+        return {
+            "rows": sum(p.rows for p in self.partitions),
+            "bytes": sum(p.bytes for p in self.partitions),
         }
 
 
@@ -118,38 +139,59 @@ def show(store: TableStore, valid_write_ids: str | None = None) -> ShowResult:
 
 @dataclass(frozen=True)
 class HistoryEntry:
+    """One commit: its log entry (``seq``), version (write id; None for a commit that wrote no
+    data, e.g. ``set``), operation, commit time, row counts and directories added/replaced."""
+
     seq: int
     version: int | None
     operation: str
     committed_at: int
     counts: dict[str, int]
-    added: int
-    obsolete: int
+    added_dirs: int
+    obsolete_dirs: int
     info: dict[str, Any]
     starts_history: bool = False
     """The first entry kept after ``clean`` expired older ones (history starts here)."""
 
-    def to_json(self) -> dict[str, Any]:
-        data = {
+    def to_dict(self) -> dict[str, Any]:
+        return {
             "seq": self.seq,
             "version": self.version,
             "operation": self.operation,
-            "committed_at": self.committed_at,
+            "committed_at": iso_time(self.committed_at),
             "counts": self.counts,
-            "added_dirs": self.added,
-            "obsolete_dirs": self.obsolete,
+            "added_dirs": self.added_dirs,
+            "obsolete_dirs": self.obsolete_dirs,
             "info": self.info,
+            "starts_history": self.starts_history,
         }
-        if self.starts_history:
-            data["starts_history"] = True
-        return data
 
 
-class History(list[HistoryEntry]):
-    """The entries ``history`` lists, and where history starts when ``clean`` expired older
-    log entries (``start``: a sentence; None when the whole log is there)."""
+class History(Listing[HistoryEntry]):
+    """The commits ``history`` lists (``commits``), and where history starts when ``clean``
+    expired older log entries (``history_start``: a sentence; None when the whole log is
+    there)."""
 
-    start: str | None = None
+    items_key = "commits"
+    columns = (
+        "seq",
+        "version",
+        "operation",
+        "committed_at",
+        "counts",
+        "added_dirs",
+        "obsolete_dirs",
+        "info",
+        "starts_history",
+    )
+    history_start: str | None = None
+
+    @property
+    def commits(self) -> list[HistoryEntry]:
+        return list(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "history_start": self.history_start}
 
 
 def history(store: TableStore, limit: int | None = None) -> History:
@@ -158,19 +200,22 @@ def history(store: TableStore, limit: int | None = None) -> History:
     first = history_start(state.records)
     kept = [r for r in state.records if r.seq >= first]
     entries = History(
-        HistoryEntry(
-            r.seq,
-            r.write_id,
-            r.operation,
-            r.committed_at,
-            r.counts,
-            len(r.added),
-            len(r.obsolete),
-            r.info,
-            starts_history=first > 0 and r.seq == first,
-        )
-        for r in (kept[-limit:] if limit else kept)
+        (
+            HistoryEntry(
+                r.seq,
+                r.write_id,
+                r.operation,
+                r.committed_at,
+                r.counts,
+                len(r.added),
+                len(r.obsolete),
+                r.info,
+                starts_history=first > 0 and r.seq == first,
+            )
+            for r in (kept[-limit:] if limit else kept)
+        ),
+        table=store.name or store.url,
     )
     if first > 0 and kept:
-        entries.start = describe_start(kept[0], state)
+        entries.history_start = describe_start(kept[0], state)
     return entries

@@ -62,24 +62,34 @@ class ListBucketResult:
     skew: list[PartitionSkew] = field(default_factory=list)
     dry_run: bool = False
     version: int | None = None
-    committed_seq: int | None = None
+    log_seq: int | None = None
     rows_written: int = 0
     seconds: float = 0.0
+
+    @property
+    def committed(self) -> bool:
+        """Whether this run committed (``log_seq`` is its log entry)."""
+        return self.log_seq is not None
+
+    @property
+    def partitions(self) -> list[PartitionDecision]:
+        """The decision for each partition (``decisions``)."""
+        return self.decisions
 
     @property
     def rewritten(self) -> list[PartitionDecision]:
         return [d for d in self.decisions if d.compaction is not None]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "dry_run": self.dry_run,
-            "committed": self.committed_seq is not None,
+            "committed": self.committed,
             "version": self.version,
-            "log_seq": self.committed_seq,
+            "log_seq": self.log_seq,
             "rows_written": self.rows_written,
             "partitions": [d.to_json() for d in self.decisions],
-            "skew": [s.to_json() for s in self.skew],
+            "skew": [s.to_dict() for s in self.skew],
             "seconds": round(self.seconds, 3),
         }
 
@@ -222,7 +232,7 @@ def list_bucket(
     except BaseException as exc:
         txn.abort(exc)
         raise
-    result.committed_seq = final.seq
+    result.log_seq = final.seq
     result.version = write_id
     result.rows_written = counts.get("rows_written", 0)
     result.seconds = time.time() - started

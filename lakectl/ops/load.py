@@ -15,6 +15,7 @@ from lakectl.errors import (
     StorageError,
     TableExistsError,
     TableNotFoundError,
+    UnknownColumnError,
     UsageError,
 )
 from lakectl.failpoints import failpoint
@@ -120,7 +121,7 @@ class LoadResult:
         """Changes a newer change to the same key in the same batch replaced."""
         return self.counts.get("superseded_in_batch", 0)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         data = {
             "table": self.table,
             "version": self.write_id,
@@ -241,19 +242,16 @@ def _prepare(ctx: Context, table_ref: str | None, options: LoadOptions) -> Table
 
 
 def missing_table_error(store: TableStore) -> TableNotFoundError:
-    """The error for a load into a table that does not exist: a close name of a table next to
-    it as "did you mean", and ``--create`` as the way to create it."""
-    from lakectl.table.nearby import close_table_names
-
+    """The error for a load into a table that does not exist: the table's own not-found error
+    (a file in its place, or "did you mean" a table next to it), with ``--create`` as the way
+    out."""
     if store.exists() and store.storage.list_names(store.root):
         return TableNotFoundError(
             f"{store.url} has no lakectl log: it is not a lakectl table",
             hint="load into a new location; read a Hive-written table with `lakectl snapshot`",
         )
-    close = close_table_names(store)
-    guess = f"; did you mean {close[0]!r}?" if close else ""
     return TableNotFoundError(
-        f"table {store.name or store.url} does not exist ({store.url}){guess}",
+        store.missing_error().message,
         hint="to create it with this load, add --create (with --primary-key, --partition-by, "
         "--buckets or --schema as `lakectl create` takes them), or run `lakectl create` first",
     )
@@ -469,7 +467,7 @@ def check_batch_options(meta: TableMetadata, options: LoadOptions) -> None:
             hint="use --mode append, or create the table with --primary-key",
         )
     if options.order_by and meta.schema.find(options.order_by) is None:
-        raise UsageError(
+        raise UnknownColumnError(
             f"--order-by {options.order_by!r} is not a column of the table",
             hint=f"the table's columns: {', '.join(meta.schema.names)}",
         )

@@ -58,7 +58,7 @@ class ActionResult:
     status: str
     summary: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {**self.action.to_json(), "status": self.status, "summary": self.summary}
 
 
@@ -74,11 +74,11 @@ class TableMaintenance:
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "status": self.status,
-            "actions": [a.to_json() for a in self.actions],
+            "actions": [a.to_dict() for a in self.actions],
             "reason": self.reason or None,
             "error": self.error,
             "notes": list(self.notes),
@@ -100,11 +100,11 @@ class MaintainResult:
     def skipped(self) -> int:
         return sum(t.status == SKIPPED for t in self.tables)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "warehouse": self.warehouse,
             "dry_run": self.dry_run,
-            "tables": [t.to_json() for t in self.tables],
+            "tables": [t.to_dict() for t in self.tables],
             "failed": self.failed,
             "skipped": self.skipped,
         }
@@ -138,12 +138,12 @@ def _run_action(ctx: Context, ref: str, store: TableStore, action: Action) -> st
     """Carry out one action with its operation; returns what it did, in a few words."""
     if action.kind == COMPACT:
         done = compact(ctx, ref, CompactOptions(kind="auto"))
-        if done.committed_seq is None:
+        if done.log_seq is None:
             return "nothing to compact any more"
         kinds = sorted({p.kind for p in done.chosen if p.kind})
         return (
             f"{'/'.join(kinds)} in {len(done.chosen)} partition(s), log entry "
-            f"{done.committed_seq}; {len(done.obsolete)} dir(s) replaced"
+            f"{done.log_seq}; {len(done.obsolete)} dir(s) replaced"
         )
     if action.kind == CLEAN:
         cleaned = clean(ctx, ref, CleanOptions())

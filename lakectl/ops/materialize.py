@@ -33,6 +33,7 @@ from typing import Any
 from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
+from lakectl.ops.results import iso_time
 from lakectl.ops.updates import (
     MATERIALIZE_OPERATION,
     InstalledStatement,
@@ -89,22 +90,21 @@ class MaterializeResult:
     table: str
     until: int
     version: int | None  # None when there was nothing to materialize
-    retired: int
-    remaining: int
+    retired_statements: int
+    active_statements: int  # still active after the commit
     held_back: int
     counts: dict[str, int] = field(default_factory=dict)
     effective_at: int | None = None
     added: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
-            "until": self.until,
-            "until_text": format_millis(self.until),
+            "until": iso_time(self.until),
             "version": self.version,
-            "effective_at": self.effective_at,
-            "retired_statements": self.retired,
-            "active_statements": self.remaining,
+            "effective_at": iso_time(self.effective_at),
+            "retired_statements": self.retired_statements,
+            "active_statements": self.active_statements,
             "held_back": self.held_back,
             "counts": self.counts,
             "added": list(self.added),

@@ -33,9 +33,9 @@ class ScanStats:
     files_read: int
     bytes: int
     bytes_read: int
-    constraints: dict[str, list[str]] = field(default_factory=dict)
+    pruned_on: dict[str, list[str]] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "partitions": self.partitions,
             "partitions_read": self.partitions_read,
@@ -43,7 +43,7 @@ class ScanStats:
             "files_read": self.files_read,
             "bytes": self.bytes,
             "bytes_read": self.bytes_read,
-            "pruned_on": self.constraints,
+            "pruned_on": self.pruned_on,
         }
 
 
@@ -112,6 +112,6 @@ def prune_target(
         files_read=files_read,
         bytes=size,
         bytes_read=bytes_read,
-        constraints={c: sorted(v) for c, v in sorted(constraints.items())},
+        pruned_on={c: sorted(v) for c, v in sorted(constraints.items())},
     )
     return replace(target, plans=tuple(plans)), stats

@@ -74,7 +74,7 @@ def with_written_schemas(
 def open_hive_table(store: TableStore, valid_text: str | None) -> ReadTarget:
     """Read a Hive-written ACID directory that has no lakectl log."""
     if not store.exists():
-        raise TableNotFoundError(f"table {store.name or store.url} does not exist ({store.url})")
+        raise store.missing_error()
     listings = list_table(store.storage, store.root, None)
     require_table_like(store, listings)
     part_names: list[str] = []

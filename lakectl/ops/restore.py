@@ -66,22 +66,34 @@ class RestoreResult:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def counts(self) -> dict[str, int]:
+        """Rows deleted and reinserted."""
+        return {"deleted": self.deleted, "reinserted": self.reinserted}
+
+    @property
+    def statements(self) -> dict[str, int]:
+        """Type 7 statements retired and reactivated."""
+        return {"retired": self.statements_retired, "reactivated": self.statements_reactivated}
+
+    @property
+    def read(self) -> dict[str, Any]:
+        """How the change was found (``method``) and what it read."""
+        return {
+            "method": self.method,
+            "directories": self.directories_read,
+            "bytes": self.bytes_read,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "restored_version": self.restored_version,
             "dry_run": self.dry_run,
             "version": self.version,
-            "counts": {"deleted": self.deleted, "reinserted": self.reinserted},
-            "statements": {
-                "retired": self.statements_retired,
-                "reactivated": self.statements_reactivated,
-            },
-            "read": {
-                "method": self.method,
-                "directories": self.directories_read,
-                "bytes": self.bytes_read,
-            },
+            "counts": self.counts,
+            "statements": self.statements,
+            "read": self.read,
             "notes": list(self.notes),
             "seconds": round(self.seconds, 3),
         }

@@ -14,16 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lakectl.errors import TableExistsError, UsageError
+from lakectl.errors import SparkUnavailableError, TableExistsError
 from lakectl.spark.daemons import (
     CONNECT_SERVER_CLASS,
     LOOPBACK,
-    free_port,
     pid_alive,
     port_open,
     start_connect_server,
     stop_process_group,
 )
+
+DEFAULT_PORT = 15002
+"""The port ``lakectl server start`` listens on unless told otherwise: Spark Connect's own."""
 
 
 def state_dir() -> Path:
@@ -51,7 +53,7 @@ class ServerStatus:
     def url(self) -> str | None:
         return f"sc://{LOOPBACK}:{self.port}" if self.port else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "action": self.action,
             "running": self.running,
@@ -60,8 +62,13 @@ class ServerStatus:
             "port": self.port,
             "master": self.master,
             "log": self.log,
-            "pid_file": str(_pid_file()),
+            "pid_file": self.pid_file,
         }
+
+    @property
+    def pid_file(self) -> str:
+        """Where the running server is recorded."""
+        return str(_pid_file())
 
 
 def _is_connect_server(pid: int) -> bool:
@@ -105,9 +112,16 @@ def start_server(
             f"a lakectl Connect server is already running at {current.url} (pid {current.pid})",
             hint="use it with --remote, or stop it first with: lakectl server stop",
         )
-    if port is not None and port_open(LOOPBACK, port):
-        raise UsageError(f"port {port} on {LOOPBACK} is already in use", hint="pick another --port")
-    port = port or free_port()
+    chosen = DEFAULT_PORT if port is None else port
+    if port_open(LOOPBACK, chosen):
+        default = " (the default)" if port is None else ""
+        raise SparkUnavailableError(
+            f"cannot start the Connect server: port {chosen}{default} on {LOOPBACK} is already "
+            "in use",
+            hint=f"another Spark Connect server may listen there: use it with --remote "
+            f"sc://{LOOPBACK}:{chosen}, or start this one with --port N",
+        )
+    port = chosen
     log = state_dir() / "server.log"
     daemon = start_connect_server(port, log, master=master, conf=conf, timeout=timeout)
     record = {"pid": daemon.pid, "port": port, "master": master, "log": str(log)}

@@ -21,7 +21,7 @@ class SetResult:
     changed: dict[str, str | None]
     properties: dict[str, str]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "log_seq": self.log_seq,

@@ -49,7 +49,7 @@ class ValueCount:
     rows: int
     share: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"values": list(self.values), "rows": self.rows, "share": round(self.share, 6)}
 
 
@@ -65,6 +65,11 @@ class PartitionSkew:
     current: ListBucketing | None = None
 
     @property
+    def list_bucketing(self) -> ListBucketing | None:
+        """How the partition is list-bucketed now (``current``)."""
+        return self.current
+
+    @property
     def others_share(self) -> float:
         """Share of the rows held by all values outside ``top``."""
         return max(0.0, 1.0 - sum(v.share for v in self.top)) if self.rows else 0.0
@@ -74,12 +79,12 @@ class PartitionSkew:
         wanted = set(self.recommended)
         return sum(v.share for v in self.top if v.values in wanted)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "partition": self.partition,
             "rows": self.rows,
             "distinct": self.distinct,
-            "top": [v.to_json() for v in self.top],
+            "top": [v.to_dict() for v in self.top],
             "others_share": round(self.others_share, 6),
             "recommended": [list(v) for v in self.recommended],
             "recommended_share": round(self.recommended_share, 6),
@@ -97,14 +102,14 @@ class SkewResult:
     partitions: list[PartitionSkew] = field(default_factory=list)
     seconds: float = 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "columns": list(self.columns),
             "version": self.version,
             "min_share": self.min_share,
             "max_values": self.max_values,
-            "partitions": [p.to_json() for p in self.partitions],
+            "partitions": [p.to_dict() for p in self.partitions],
             "seconds": round(self.seconds, 3),
         }
 

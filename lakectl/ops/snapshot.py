@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakectl.errors import BadInputError, UsageError
+from lakectl.errors import BadInputError, UnknownColumnError, UsageError
 from lakectl.expr import bind_where
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import ScanStats, prune_target
@@ -66,13 +66,13 @@ class SnapshotResult:
     truncated: bool = False
     version: int | None = None
     out: str | None = None
-    written: int | None = None
+    rows_written: int | None = None
     scan: dict[str, Any] | None = None  # files/bytes read after pruning (lakectl.ops.pruning)
     read_path: str | None = None  # data_source, join or none (lakectl.spark.acid_read.READ_PATHS)
     note: str | None = None  # why a read returned nothing, when a time bound is the reason
     order_by: list[str] = field(default_factory=list)  # the rows' sort; empty: file order
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "table": self.table,
             "version": self.version,
@@ -86,7 +86,7 @@ class SnapshotResult:
         if self.read_path is not None:
             data["read_path"] = self.read_path
         if self.out:
-            data.update(out=self.out, rows_written=self.written)
+            data.update(out=self.out, rows_written=self.rows_written)
         else:
             data["rows"] = [dict(zip(self.columns, r, strict=True)) for r in self.rows]
             data["truncated"] = self.truncated
@@ -202,7 +202,7 @@ def check_request(
         bind_where(request.where, schema)
     unknown = [c for c in request.columns if c not in schema]
     if unknown:
-        raise UsageError(
+        raise UnknownColumnError(
             f"--columns: unknown column(s) {', '.join(unknown)} (columns: {', '.join(schema.names)})"
         )
     if request.out:
@@ -226,7 +226,7 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
         columns=df.columns,
         types=[f.dataType.simpleString() for f in df.schema.fields],
         version=read.version,
-        scan=read.scan.to_json(),
+        scan=read.scan.to_dict(),
         read_path=read.read_path,
         order_by=list(read.order_by),
     )
@@ -282,7 +282,7 @@ def sort_columns(order_by: tuple[str, ...], names: tuple[str, ...] | list[str]) 
         ref = F.col(f"`{column}`")
         out.append(ref.desc() if direction == "desc" else ref.asc())
     if unknown:
-        raise UsageError(
+        raise UnknownColumnError(
             f"--order-by: unknown column(s) {', '.join(unknown)} (columns: {', '.join(names)})"
         )
     return out
@@ -349,7 +349,7 @@ def write_out(
     if url is None:  # Spark's Hadoop has no filesystem for the scheme (s3 without hadoop-aws)
         from lakectl.spark.fsspec_files import write_files
 
-        result.written = write_files(df, storage, path, fmt)
+        result.rows_written = write_files(df, storage, path, fmt)
         return result
     if fmt == "csv":
         writer = writer.option("header", "true")
@@ -358,5 +358,5 @@ def write_out(
     reader = df.sparkSession.read.format(fmt)
     if fmt == "csv":
         reader = reader.option("header", "true")
-    result.written = reader.load(url).count()
+    result.rows_written = reader.load(url).count()
     return result

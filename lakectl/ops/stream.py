@@ -48,6 +48,7 @@ from lakectl.ops.load import (
     check_table_options,
     parse_op_values,
 )
+from lakectl.ops.results import iso_time
 from lakectl.planning.compaction_plan import Thresholds
 from lakectl.planning.stream_plan import (
     BAD_DIR,
@@ -100,35 +101,44 @@ class StreamStatus:
     rows: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     last_version: int | None = None
-    last_commit_ms: int | None = None
+    last_commit_at: int | None = None  # epoch ms
     lag_seconds: float | None = None  # oldest file of the last batch: arrival -> commit
     lags: list[float] = field(default_factory=list)
     bad_files: list[dict[str, str]] = field(default_factory=list)
     compactions: int = 0
     compacting: bool = False
     compaction_error: str | None = None
-    max_deltas: int = 0  # most delta + delete-delta directories a reader saw in one partition
-    already_applied: int = 0  # files Spark handed over that a committed record already named
+    max_deltas_per_partition: int = 0  # most delta + delete-delta dirs a reader saw in one
+    already_applied_files_skipped: int = 0  # handed over again, but a committed record named
 
-    def to_json(self) -> dict[str, Any]:
-        lags = sorted(self.lags)
+    @property
+    def lag_seconds_median(self) -> float | None:
+        """The median lag over the batches so far."""
+        return _round(statistics.median(self.lags)) if self.lags else None
+
+    @property
+    def lag_seconds_max(self) -> float | None:
+        """The longest lag over the batches so far."""
+        return _round(max(self.lags)) if self.lags else None
+
+    def to_dict(self) -> dict[str, Any]:
         return {
+            "state": self.state,
             "batches": self.batches,
             "files": self.files,
             "rows": self.rows,
             "counts": dict(self.counts),
             "last_version": self.last_version,
-            "last_commit_ms": self.last_commit_ms,
-            "lag_seconds": {
-                "last": _round(self.lag_seconds),
-                "median": _round(statistics.median(lags)) if lags else None,
-                "max": _round(lags[-1]) if lags else None,
-            },
+            "last_commit_at": iso_time(self.last_commit_at),
+            "lag_seconds": _round(self.lag_seconds),
+            "lag_seconds_median": self.lag_seconds_median,
+            "lag_seconds_max": self.lag_seconds_max,
             "bad_files": list(self.bad_files),
             "compactions": self.compactions,
+            "compacting": self.compacting,
             "compaction_error": self.compaction_error,
-            "max_deltas_per_partition": self.max_deltas,
-            "already_applied_files_skipped": self.already_applied,
+            "max_deltas_per_partition": self.max_deltas_per_partition,
+            "already_applied_files_skipped": self.already_applied_files_skipped,
         }
 
 
@@ -140,13 +150,13 @@ class StreamResult:
     status: StreamStatus
     seconds: float
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "source": self.source,
             "stopped_by": self.stopped_by,
             "seconds": round(self.seconds, 3),
-            **self.status.to_json(),
+            "status": self.status.to_dict(),
         }
 
 
@@ -363,7 +373,7 @@ class StreamRunner:
             done = applied_files(state.records, self.source_url) | self._skipped
             todo = pending(files, done)
             if from_spark:  # Spark handed over files the log already has (a replayed batch)
-                self.status.already_applied += len({f.name for f in files} & done)
+                self.status.already_applied_files_skipped += len({f.name for f in files} & done)
             size = max(1, self.options.max_files_per_batch)
             for i in range(0, len(todo), size):
                 self._check_limits()
@@ -542,12 +552,12 @@ class StreamRunner:
         for key, value in result.counts.items():
             st.counts[key] = st.counts.get(key, 0) + value
         st.last_version = result.write_id
-        st.last_commit_ms = now
+        st.last_commit_at = now
         if arrivals:
             st.lag_seconds = (now - min(arrivals)) / 1000
             st.lags.append(st.lag_seconds)
         self._last_deltas = self._deltas_per_partition(result)
-        st.max_deltas = max(st.max_deltas, self._last_deltas)
+        st.max_deltas_per_partition = max(st.max_deltas_per_partition, self._last_deltas)
         self.event(
             f"version {result.write_id}: {len(names)} file(s), "
             + ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in result.counts.items())
@@ -590,7 +600,7 @@ class StreamRunner:
             ctx = dataclasses.replace(self.ctx)
             ctx.progress = lambda _: None
             result = compact(ctx, self.store.url, CompactOptions(kind="auto"))
-            if result.committed_seq is not None:
+            if result.log_seq is not None:
                 self.status.compactions += 1
                 kinds = sorted({p.kind for p in result.chosen if p.kind})
                 self.event(

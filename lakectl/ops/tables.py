@@ -7,7 +7,6 @@ uses. A table lakectl cannot read is listed with its error; the others are liste
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +16,7 @@ from lakectl.ops.compact import CompactOptions
 from lakectl.ops.compact import plan as plan_compaction
 from lakectl.ops.context import Context
 from lakectl.ops.inspect import show
+from lakectl.ops.results import iso_time
 from lakectl.storage.fs import storage_for
 from lakectl.table.paths import META_DIR
 
@@ -59,14 +59,6 @@ def error_json(exc: BaseException) -> dict[str, Any]:
     return body
 
 
-def iso_millis(ms: int | None) -> str | None:
-    """Epoch milliseconds as ISO-8601 UTC text (``2024-06-01T12:00:00.000Z``)."""
-    if ms is None:
-        return None
-    moment = dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 @dataclass(frozen=True)
 class TableSummary:
     """One table of ``lakectl tables``; ``error`` set (and the rest ``None``) when lakectl
@@ -88,7 +80,7 @@ class TableSummary:
         kinds = Counter(p["type"] for p in self.pending_compaction)
         return ", ".join(f"{k} {kinds[k]}" for k in sorted(kinds)) or "-"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "url": self.url,
@@ -97,7 +89,7 @@ class TableSummary:
             "bytes": self.bytes,
             "deltas": self.deltas,
             "pending_compaction": list(self.pending_compaction),
-            "last_commit": iso_millis(self.last_commit),
+            "last_commit": iso_time(self.last_commit),
             "error": self.error,
         }
 
@@ -109,8 +101,8 @@ class TablesResult:
     warehouse: str
     tables: list[TableSummary] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"warehouse": self.warehouse, "tables": [t.to_json() for t in self.tables]}
+    def to_dict(self) -> dict[str, Any]:
+        return {"warehouse": self.warehouse, "tables": [t.to_dict() for t in self.tables]}
 
 
 def summarize(ctx: Context, name: str) -> TableSummary:

@@ -15,6 +15,7 @@ from typing import Any
 
 from lakectl.errors import BadInputError, TableNotFoundError
 from lakectl.ops.context import Context
+from lakectl.ops.results import Listing, iso_time
 from lakectl.table.log import ALWAYS, CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import UPDATES_FILE, TableStore
@@ -66,18 +67,40 @@ class InstalledStatement:
             f"(from {self.statement.source}:{self.statement.line})"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    @property
+    def effective(self) -> str:
+        """When the statement takes effect, as ISO-8601 UTC."""
+        return format_millis(self.statement.effective_ms)
+
+    @property
+    def sql(self) -> str:
+        return self.statement.sql
+
+    @property
+    def kind(self) -> str:
+        return self.statement.kind
+
+    @property
+    def source(self) -> str:
+        """The statement file it was installed from."""
+        return self.statement.source
+
+    @property
+    def line(self) -> int:
+        """Its line in that file."""
+        return self.statement.line
+
+    def to_dict(self) -> dict[str, Any]:
         return {
-            "problem": self.problem,
-            "effective_ms": self.statement.effective_ms,
-            "effective": format_millis(self.statement.effective_ms),
-            "sql": self.statement.sql,
-            "kind": self.statement.kind,
-            "source": self.statement.source,
-            "line": self.statement.line,
+            "effective": self.effective,
+            "sql": self.sql,
+            "kind": self.kind,
+            "source": self.source,
+            "line": self.line,
             "version": self.version,
             "index": self.index,
-            "installed_at": self.installed_at,
+            "installed_at": iso_time(self.installed_at),
+            "problem": self.problem,
         }
 
 
@@ -294,15 +317,15 @@ class InstallResult:
     table: str
     version: int
     installed: int
-    total_active: int
+    active_statements: int
     warnings: tuple[str, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "version": self.version,
             "installed": self.installed,
-            "active_statements": self.total_active,
+            "active_statements": self.active_statements,
             "warnings": list(self.warnings),
         }
 
@@ -388,6 +411,27 @@ def write_updates_file(store: TableStore, statements: list[Statement]) -> None:
     store.storage.write_bytes(store.path(UPDATES_FILE), render_updates_file(statements).encode())
 
 
-def list_installed(store: TableStore) -> list[InstalledStatement]:
+class Statements(Listing[InstalledStatement]):
+    """The active statements ``updates`` lists (``statements``), in install order."""
+
+    items_key = "statements"
+    columns = (
+        "effective",
+        "sql",
+        "kind",
+        "source",
+        "line",
+        "version",
+        "index",
+        "installed_at",
+        "problem",
+    )
+
+    @property
+    def statements(self) -> list[InstalledStatement]:
+        return list(self)
+
+
+def list_installed(store: TableStore) -> Statements:
     """``lakectl updates``: the installed statements (no Spark)."""
-    return installed_statements(store.read_state())
+    return Statements(installed_statements(store.read_state()), table=store.name or store.url)

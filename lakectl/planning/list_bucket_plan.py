@@ -41,7 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lakectl.errors import UsageError
+from lakectl.errors import UnknownColumnError, UsageError
 from lakectl.planning.compaction_plan import MAJOR, PartitionCompaction
 from lakectl.planning.prune import PRUNABLE_TYPES, Constraints, allows, canonical_literal
 from lakectl.planning.read_plan import PartitionReadPlan
@@ -143,7 +143,7 @@ def validate_columns(
     for name in columns:
         col = meta.schema.find(name)
         if col is None:
-            raise UsageError(
+            raise UnknownColumnError(
                 f"--column {name!r} is not a column of the table "
                 f"(columns: {', '.join(meta.schema.names)})"
             )

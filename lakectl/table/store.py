@@ -14,6 +14,7 @@ Hive-written tables have no ``_lakectl`` directory; they are read from their lis
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
 import posixpath
@@ -109,10 +110,73 @@ class TableStore:
                     hint="read a Hive-written table with `lakectl snapshot`; create one with "
                     "`lakectl create` or `lakectl load --create`",
                 )
-            raise TableNotFoundError(
-                f"table {self.name or self.url} does not exist ({self.url})",
-                hint="create it with `lakectl create` or `lakectl load --create`",
+            raise self.missing_error()
+
+    def missing_error(self) -> TableNotFoundError:
+        """The error for a table that is not there: a file where the table should be, or
+        nothing (naming lakectl tables next to it with a similar name: "did you mean ...?")."""
+        name = self.name or self.url
+        if self.storage.exists(self.root):
+            return TableNotFoundError(
+                f"{name} is a file, not a table ({self.url})",
+                hint="a table is a directory holding a _lakectl log: name the table's "
+                "directory, or give the new table another name",
             )
+        create = "create it with `lakectl create` or `lakectl load --create`"
+        similar = self.similar_tables()
+        if not similar:
+            return TableNotFoundError(f"table {name} does not exist ({self.url})", hint=create)
+        guess = " or ".join(similar)
+        return TableNotFoundError(
+            f"table {name} does not exist ({self.url}): did you mean {guess}?",
+            hint=f"name an existing table, e.g. {similar[0]}; or {create}",
+        )
+
+    def require_creatable(self) -> None:
+        """Refuse to create the table where a file stands: at its location, or at a folder
+        above it (exit 73, naming the file)."""
+        path = self.root.rstrip("/")
+        for _ in range(8):  # the nearest existing ancestor decides; a few levels are enough
+            if self.storage.exists(path):
+                if self.storage.isdir(path):
+                    return
+                what = (
+                    f"{self.url} is a file"
+                    if path == self.root.rstrip("/")
+                    else f"{self.storage.url(path)} is a file, so no table can be created under it"
+                )
+                raise TableExistsError(
+                    f"cannot create table {self.name or self.url}: {what}",
+                    hint="choose another table name or location, or move the file away",
+                )
+            parent = posixpath.dirname(path)
+            if not parent or parent == path:
+                return
+            path = parent
+
+    def similar_tables(self, limit: int = 3) -> list[str]:
+        """lakectl tables next to this one whose name is close to its name, named the way this
+        table was (a warehouse name, or a location)."""
+        root = self.root.rstrip("/")
+        parent, base = posixpath.dirname(root), posixpath.basename(root)
+        if not base or not parent:
+            return []
+        try:
+            names = [
+                e["name"]
+                for e in self.storage.list_entries(parent)
+                if e["type"] == "directory" and e["name"] != base
+            ]
+        except LakectlError:  # an unreadable parent: no suggestion, the error still stands
+            return []
+        close = difflib.get_close_matches(base, names, n=limit, cutoff=0.6)
+        found = [
+            n for n in close if TableStore(self.storage, self.storage.join(parent, n)).has_log()
+        ]
+        if self.name and "://" not in self.name and not self.name.startswith("/"):
+            prefix = posixpath.dirname(self.name.rstrip("/"))
+            return [posixpath.join(prefix, n) for n in found]
+        return [self.storage.url(self.storage.join(parent, n)) for n in found]
 
     # --- log ------------------------------------------------------------------------------
     def read_state(self) -> TableState:

@@ -128,7 +128,7 @@ def test_a_byte_order_mark_before_the_statements_is_accepted(project, lakectl_cl
     done = lakectl_cli("apply-updates", "t", str(updates), "--json")
     assert done.code == 0, done.out + done.err
     assert done.json["installed"] == 1
-    listed = lakectl_cli("updates", "t", "--json").json
+    listed = lakectl_cli("updates", "t", "--json").json["statements"]
     assert [(e["sql"], e["line"]) for e in listed] == [("DELETE FROM t WHERE id = 1", 2)]
 
 

@@ -76,7 +76,7 @@ def _json_rows(table: Path, *args: str) -> list[dict[str, object]]:
 def test_history_piped_is_one_line_per_commit(table: Path) -> None:
     run = run_lakectl("history", table)
     assert run.code == 0, run.err
-    commits = run_lakectl("history", table, "--json").json
+    commits = run_lakectl("history", table, "--json").json["commits"]
     lines = run.out.splitlines()
     assert len(lines) == 1 + len(commits) == 4  # header, create, two loads
     assert lines[0].split()[:2] == ["version", "committed"]
@@ -127,7 +127,6 @@ def test_listing_commands_take_format(table: Path) -> None:
     [
         (["--format", "parquet"], "--format parquet is a file format: give --out PATH"),
         (["--format", "tsv", "--out", "x"], "--format tsv prints rows"),
-        (["--order-by", "nope"], "--order-by: unknown column(s) nope"),
         (["--order-by", "id sideways"], "expected COLUMN, COLUMN asc or COLUMN desc"),
     ],
 )
@@ -137,3 +136,9 @@ def test_bad_format_and_order_by_are_usage_errors(
     run = run_lakectl("snapshot", table, "--json", *args)
     assert run.code == 2
     assert message in run.json["error"]["message"]
+
+
+def test_an_unknown_order_by_column_is_bad_input_as_in_where(table: Path) -> None:
+    run = run_lakectl("snapshot", table, "--json", "--order-by", "nope")
+    assert run.code == 65 and run.json["error"]["type"] == "bad_input"
+    assert "--order-by: unknown column(s) nope" in run.json["error"]["message"]

@@ -24,12 +24,12 @@ def test_server_start_status_stop(tmp_path: Path, monkeypatch, lakectl_cli, jvm_
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     assert lakectl_cli("server", "status", "--json").json["running"] is False
 
-    started = lakectl_cli("server", "start", "--master", "local[1]", "--json")
+    started = lakectl_cli("server", "start", "--master", "local[1]", "--json")  # on 15002
     try:
         assert started.code == 0, started.err
         info = started.json
         assert info["action"] == "started" and info["running"] is True
-        assert info["url"] == f"sc://127.0.0.1:{info['port']}"
+        assert info["url"] == f"sc://127.0.0.1:{info['port']}" and info["port"] == 15002
         assert info["pid_file"] == str(tmp_path / "state" / "lakectl" / "server.json")
         assert port_open("127.0.0.1", info["port"])
 
@@ -57,7 +57,8 @@ def test_server_start_status_stop(tmp_path: Path, monkeypatch, lakectl_cli, jvm_
     assert stopped.json["action"] == "stopped" and stopped.json["running"] is False
     assert not pid_alive(info["pid"])
     assert not port_open("127.0.0.1", info["port"])
-    assert lakectl_cli("server", "status", "--json").json["running"] is False
+    stopped_status = lakectl_cli("server", "status", "--json")
+    assert (stopped_status.code, stopped_status.json["running"]) == (3, False)
     assert lakectl_cli("server", "stop").out.strip() == "no lakectl Spark Connect server is running"
 
 

@@ -202,7 +202,7 @@ def test_order_column_that_is_not_in_the_table(table, tmp_path, lakectl_cli, unc
     result = lakectl_cli(
         "load", table["path"], source, "--op-column", "op_code", "--order-by", "seq", "--json"
     )
-    message = _error(result, 2, "usage")
+    message = _error(result, 65, "bad_input")
     assert "--order-by 'seq' is not a column of the table" in message
 
 

@@ -109,7 +109,7 @@ def _lakectl(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 # (arguments, exit code, part of the message); paths are relative to the warehouse fixture.
 WRONG_COMMANDS = [
-    (("snapshot", "sales", "--columns", "sell_id,nope"), 2, "unknown column(s) nope"),
+    (("snapshot", "sales", "--columns", "sell_id,nope"), 65, "unknown column(s) nope"),
     (("snapshot", "sales", "--where", "store_id = 'S01' whatever"), 2, "'whatever'"),
     (("snapshot", "sales", "--where", "store_id = 'S01' AND"), 65, "incomplete AND"),
     (("snapshot", "sales", "--where", "nope = 1"), 65, "unknown column 'nope'"),
@@ -119,15 +119,15 @@ WRONG_COMMANDS = [
     (("snapshot", "sales", "--as-of", "yesterday-ish"), 2, "malformed time"),
     (("snapshot", "sales", "--version", "99"), 67, "version 99 does not exist"),
     (("load", "sales", "missing.csv"), 66, "source missing.csv does not exist"),
-    (("load", "sals", "batch.csv", "--mode", "cdc"), 66, "did you mean 'sales'?"),
+    (("load", "sals", "batch.csv", "--mode", "cdc"), 66, "did you mean sales?"),
     (("load", "sales", "empty.csv", "--mode", "cdc"), 0, None),
-    (("load", "sales", "batch.csv", "--order-by", "nope"), 2, "--order-by 'nope'"),
+    (("load", "sales", "batch.csv", "--order-by", "nope"), 65, "--order-by 'nope'"),
     (("load", "sales", "batch.csv", "--primary-key", "store_id"), 2, "--primary-key"),
     (("load", "sales", "batch.csv", "--format", "xls"), 2, "'xls' is not one of"),
     (("load", "sales", "batch.csv", "--mode", "cdc", "--op-values", "I"), 2, "--op-values"),
     (("compact", "sales", "--major", "--partition", "nope=1"), 2, "not a partition column"),
-    (("list-bucket", "sales", "--column", "nope", "--keys", "1"), 2, "--column 'nope'"),
-    (("skew", "sales", "--column", "nope"), 2, "--column 'nope'"),
+    (("list-bucket", "sales", "--column", "nope", "--keys", "1"), 65, "--column 'nope'"),
+    (("skew", "sales", "--column", "nope"), 65, "--column 'nope'"),
     (("apply-updates", "sales", "bad.sql"), 65, "unknown column 'nope'"),
 ]
 

@@ -104,7 +104,10 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     assert blooms and all(b == {"row.id"} for b in blooms if b is not None)  # on the key
     h.load()
     # `planned` is what `compact --auto` would do now.
-    planned = [(e["partition"], e["type"]) for e in h.run("compactions", "--state", "planned")]
+    planned = [
+        (e["partition"], e["type"])
+        for e in h.run("compactions", "--state", "planned")["compactions"]
+    ]
     dry = h.run("compact", "--auto", "--dry-run")["partitions"]
     assert planned == [(p["partition"] or "(table)", p["type"]) for p in dry if p["type"]]
     h.compact("--auto", "--delta-pct-threshold", "0")  # any delta: major
@@ -176,7 +179,7 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     assert known.code == 67 and "as known at" in known.json["error"]["message"]
     shown = h.run("show")
     assert all(p["obsolete_dirs"] == 0 for p in shown["partitions"])
-    states = {e["state"] for e in h.run("compactions")}
+    states = {e["state"] for e in h.run("compactions")["compactions"]}
     assert states == {"cleaned"}
 
     # Idempotent: nothing left, nothing recorded.

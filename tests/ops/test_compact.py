@@ -171,10 +171,12 @@ def test_minor_major_and_auto_keep_the_snapshot(tmp_path, lakectl_cli, spark):
 
     listed = lakectl_cli("compactions", table, "--json")
     assert listed.code == 0, listed.err
-    assert [(e["type"], e["state"]) for e in listed.json] == [
+    assert [(e["type"], e["state"]) for e in listed.json["compactions"]] == [
         ("minor", "ready for cleaning")
     ] * 3 + [("major", "ready for cleaning")] * 6
-    only_b = lakectl_cli("compactions", table, "--partition", "part=b", "--json").json
+    only_b = lakectl_cli("compactions", table, "--partition", "part=b", "--json").json[
+        "compactions"
+    ]
     assert [e["partition"] for e in only_b] == ["part=b"] * 3
     assert only_b[0]["outputs"] == [
         "part=b/delta_0000001_0000003",

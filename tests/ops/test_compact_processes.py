@@ -100,9 +100,9 @@ def test_compaction_racing_a_stream_of_loads(runs, lakectl_cli):
     # They overlapped: loads committed after the compaction read the log and before it committed.
     between = [r for r in records if compaction["read_seq"] < r["seq"] < compaction["seq"]]
     assert [r["operation"] for r in between] == ["cdc"] * 3
-    assert [e["state"] for e in lakectl_cli("compactions", table.path, "--json").json] == [
-        "ready for cleaning"
-    ] * len(compaction["info"]["compactions"])
+    assert [
+        e["state"] for e in lakectl_cli("compactions", table.path, "--json").json["compactions"]
+    ] == ["ready for cleaning"] * len(compaction["info"]["compactions"])
 
     # The reader planned before everything: clean with the default window keeps its files, and
     # it reads exactly what it started with. (`--retain 0s` would take them: the documented limit.)
@@ -126,7 +126,7 @@ def test_killed_compaction_reads_the_same_and_a_rerun_and_clean_finish(runs, lak
     table = runs["tables"][point]
     expected = runs["before"][point]
     assert table.rows() == expected == table.expected()
-    listed = lakectl_cli("compactions", table.path, "--json").json
+    listed = lakectl_cli("compactions", table.path, "--json").json["compactions"]
     committed = point == "compact.after_commit"
     assert {e["state"] for e in listed} == {"ready for cleaning" if committed else "failed"}
     if point == "compact.before_markers":
@@ -146,7 +146,9 @@ def test_killed_compaction_reads_the_same_and_a_rerun_and_clean_finish(runs, lak
     assert list((table.path / "_lakectl" / "staging").glob("*")) == []
     for part in table.path.glob("part=*"):
         assert [d.name for d in part.iterdir()] == [next(part.glob("base_*")).name]
-    states = [e["state"] for e in lakectl_cli("compactions", table.path, "--json").json]
+    states = [
+        e["state"] for e in lakectl_cli("compactions", table.path, "--json").json["compactions"]
+    ]
     assert states.count("cleaned") == 2 and set(states) <= {"cleaned", "failed"}
 
 

@@ -112,7 +112,7 @@ class Table:
         return sorted((r["id"], r["val"], r["part"]) for r in (oracle or self.oracle).rows())
 
     def history(self) -> list[dict]:
-        return self.cli("history", self.path, "--json").json
+        return self.cli("history", self.path, "--json").json["commits"]
 
     def log_records(self) -> list[dict]:
         log = self.path / "_lakectl" / "log"

@@ -194,4 +194,4 @@ def test_a_killed_delete_leaves_the_table_as_it_was_and_a_rerun_completes(loaded
     assert done.deleted == sum(1 for r in before[1] if r[3] == 3)
     assert done.version == before[0] + 2  # the killed writer's write id stays unused
     assert all(r[3] != 3 for r in _table_rows(table))
-    assert json.loads(json.dumps(done.to_json()))["counts"]["deleted"] == done.deleted
+    assert json.loads(json.dumps(done.to_dict()))["counts"]["deleted"] == done.deleted

@@ -182,7 +182,7 @@ def test_a_cron_job_over_a_landing_folder(lakectl_cli, tmp_path):
     assert typo.returncode == 66, typo.stderr[-2000:]
     error = _documents(tmp_path / "runs.json")[-1]["error"]
     assert "table ordrs does not exist" in error["message"]
-    assert "did you mean 'orders'?" in error["message"] and "--create" in error["hint"]
+    assert "did you mean orders?" in error["message"] and "--create" in error["hint"]
     assert not marker.exists(), "a JVM was started"
     assert not (wh / "ordrs").exists()
 

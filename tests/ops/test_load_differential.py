@@ -217,7 +217,7 @@ def test_random_cdc_batches_match_duckdb(tmp_path, lakectl_cli, spark, seed, ts_
     }
     check_acid_layout(table)
 
-    history = lakectl_cli("history", table, "--json").json
+    history = lakectl_cli("history", table, "--json").json["commits"]
     assert [e["version"] for e in history] == [None, 1, 2, 3, 4]
     assert [e["operation"] for e in history] == ["create", "cdc", "cdc", "cdc", "cdc"]
 
@@ -239,7 +239,7 @@ def test_time_travel_by_commit_time(tmp_path, lakectl_cli, spark):
         assert lakectl_cli("load", table, path, *CDC_ARGS, "--json").code == 0
         oracle.apply_csv(str(path), "cdc")
         states.append(oracle_rows(oracle))
-    history = lakectl_cli("history", table, "--json").json
+    history = lakectl_cli("history", table, "--json").json["commits"]
     first_commit = next(e["committed_at"] for e in history if e["version"] == 1)
     known = lakectl_cli("snapshot", table, "--known-at", first_commit, "--json")
     assert known.code == 0, known.err
@@ -347,7 +347,7 @@ def test_append_keeps_every_row(tmp_path, lakectl_cli, spark):
         refused = lakectl_cli("load", table, first, "--mode", mode, "--json")
         assert refused.code == 2
         assert "needs a primary key" in refused.json["error"]["message"]
-    assert len(lakectl_cli("history", table, "--json").json) == 3
+    assert len(lakectl_cli("history", table, "--json").json["commits"]) == 3
 
 
 def test_strings_get_orcs_default_encoding_in_deltas_and_bases(tmp_path, lakectl_cli, spark):

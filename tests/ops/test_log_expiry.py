@@ -22,6 +22,7 @@ from lakectl.planning.log_expiry_plan import plan_log_expiry
 from lakectl.storage.fs import storage_for
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.store import CHECKPOINT_DIR, LOG_DIR, TableStore
+from lakectl.updates.times import format_millis
 from tests.support.cli import CliRun, run_lakectl_until_crash
 
 SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"
@@ -112,7 +113,7 @@ def test_clean_expires_the_log_and_readers_start_from_the_checkpoint(
         "history_start": {
             "seq": 20,
             "version": None,
-            "committed_at": before.records[20].committed_at,
+            "committed_at": format_millis(before.records[20].committed_at),
         },
         "write_checkpoint": False,
         "log_entries": list(range(1, 20)),
@@ -131,9 +132,11 @@ def test_clean_expires_the_log_and_readers_start_from_the_checkpoint(
     assert after.records[:24] == before.records
     assert after.records[24].info["log_start"] == 20
 
-    history = lakectl_cli("history", store.root, "--json").json
+    listed = lakectl_cli("history", store.root, "--json").json
+    history = listed["commits"]
     assert [e["seq"] for e in history] == [20, 21, 22, 23, 24]
-    assert history[0]["starts_history"] is True and "starts_history" not in history[1]
+    assert history[0]["starts_history"] is True and history[1]["starts_history"] is False
+    assert listed["history_start"].startswith("history starts at log entry 20")
     text = lakectl_cli("history", store.root, "--limit", "2")
     assert text.code == 0
     assert "history starts at log entry 20 (committed " in text.err
@@ -237,7 +240,7 @@ def test_time_travel_inside_the_window_and_before_history(
     ]
     assert early["type"] == "time_travel"
     assert "history starts at version 2" in early["message"]
-    assert reopened.history().start is not None
+    assert reopened.history().history_start is not None
     assert reopened.history()[0].starts_history and first_commit > 0
     # The change feed inside the window still works, and from before it is the same error.
     assert reopened.changes(from_version=2).count() > 0
@@ -257,4 +260,4 @@ def test_time_travel_inside_the_window_and_before_history(
         .to_pylist()
     )
     shutil.rmtree(path)
-    assert json.dumps(result.to_json())  # the result serialises
+    assert json.dumps(result.to_dict())  # the result serialises

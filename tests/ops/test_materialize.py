@@ -61,20 +61,20 @@ def test_doctors_materialized_in_two_steps(tmp_path, lakectl_cli, spark):
     raw, now, early, _ = seed_listings()
     before = lake.reads("doctors", DOCTOR_READS)
     assert before["now"] == sorted(now) and before["raw"] == sorted(raw)
-    committed = lake.ok("history", "doctors")[-1]["committed_at"]
+    committed = lake.ok("history", "doctors")["commits"][-1]["committed_at"]
 
     first = lake.ok("apply-updates", "doctors", "--materialize", "--until", "2014-01-01")
     assert first["counts"] == {"rewritten": 1, "deleted": 0, "retired": 1}
     assert first["retired_statements"] == 1 and first["active_statements"] == 1
     assert lake.reads("doctors", DOCTOR_READS) == before
-    listed = lake.ok("updates", "doctors")
+    listed = lake.ok("updates", "doctors")["statements"]
     assert [e["sql"] for e in listed] == ["DELETE FROM doctors WHERE first_name = 'Colin'"]
     assert "number = 12" not in (tmp_path / "doctors" / ".updates").read_text()
 
     second = lake.ok("apply-updates", "doctors", "--materialize", "--until", "2014-09-01")
     assert second["counts"] == {"rewritten": 0, "deleted": 1, "retired": 1}
     assert lake.reads("doctors", DOCTOR_READS) == before
-    assert lake.ok("updates", "doctors") == []
+    assert lake.ok("updates", "doctors")["statements"] == []
     # what the seed shows, still: raw in file order (no folded row is read), early as a set
     assert lake.rows("doctors", "--as-of", "-1") == raw
     assert lake.rows("doctors", "--raw") == raw
@@ -82,7 +82,7 @@ def test_doctors_materialized_in_two_steps(tmp_path, lakectl_cli, spark):
     # transaction time: before the first materialize committed, the original statements apply
     assert sorted(lake.rows("doctors", "--known-at", str(committed))) == before["now"]
 
-    history = lake.ok("history", "doctors")
+    history = lake.ok("history", "doctors")["commits"]
     assert [h["operation"] for h in history[-2:]] == ["materialize", "materialize"]
     assert history[-1]["counts"] == second["counts"]
 
@@ -90,7 +90,7 @@ def test_doctors_materialized_in_two_steps(tmp_path, lakectl_cli, spark):
 def test_materialize_refusals_and_no_op(tmp_path, lakectl_cli, spark):
     lake = Lake(lakectl_cli, tmp_path)
     _doctors(lake)
-    commits = len(lake.ok("history", "doctors"))
+    commits = len(lake.ok("history", "doctors")["commits"])
 
     nothing = lake.ok("apply-updates", "doctors", "--materialize", "--until", "-5")
     assert nothing["version"] is None and nothing["active_statements"] == 2
@@ -104,7 +104,7 @@ def test_materialize_refusals_and_no_op(tmp_path, lakectl_cli, spark):
     assert with_file.code == 2 and "takes no FILE" in with_file.err
     no_until = lake("apply-updates", "doctors", "--materialize")
     assert no_until.code == 2 and "needs --until" in no_until.err
-    assert len(lake.ok("history", "doctors")) == commits
+    assert len(lake.ok("history", "doctors")["commits"]) == commits
 
 
 def test_loads_statements_and_compaction_after_materialize(tmp_path, lakectl_cli, spark):
@@ -175,7 +175,7 @@ def test_partitioned_keyed_table(tmp_path, lakectl_cli, spark):
     result = lake.ok("apply-updates", "t", "--materialize", "--until", "250")
     assert result["counts"] == {"rewritten": 4, "deleted": 1, "retired": 3}
     assert lake.reads("t", PART_READS) == before
-    record = lake.ok("history", "t")[-1]
+    record = lake.ok("history", "t")["commits"][-1]
     assert record["operation"] == "materialize"
     assert sorted({a.split("/")[0] for a in result["added"]}) == ["part=a", "part=b"]
 
@@ -194,15 +194,15 @@ def test_killed_materialize_changes_nothing(tmp_path, lakectl_cli, spark):
     lake = Lake(lakectl_cli, tmp_path)
     _doctors(lake)
     before = lake.reads("doctors", {"now": (), "raw": ("--raw",)})
-    history = lake.ok("history", "doctors")
+    history = lake.ok("history", "doctors")["commits"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKECTL_")}
     env.update(PYSPARK_PYTHON=sys.executable, LAKECTL_FAILPOINTS="materialize.before_commit=crash")
     command = [sys.executable, "-m", "lakectl", "--warehouse", str(tmp_path), "apply-updates",
                "doctors", "--materialize", "--until", "2014-09-01", "--master", "local[1]"]  # fmt: skip
     process = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert process.returncode == 137, process.stderr[-2000:]
-    assert lake.ok("history", "doctors") == history
-    assert len(lake.ok("updates", "doctors")) == 2
+    assert lake.ok("history", "doctors")["commits"] == history
+    assert len(lake.ok("updates", "doctors")["statements"]) == 2
     assert lake.reads("doctors", {"now": (), "raw": ("--raw",)}) == before
     # the crashed attempt's files are invisible, and a rerun completes
     rerun = lake.ok("apply-updates", "doctors", "--materialize", "--until", "2014-09-01")

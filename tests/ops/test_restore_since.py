@@ -101,7 +101,7 @@ def test_only_the_changed_partitions_and_directories_are_read(spark, table) -> N
     assert (result.method, result.directories_read) == ("changes", 3)
     assert (result.deleted, result.reinserted) == (10, 1)
     assert _rows(table) == expected
-    read = result.to_json()["read"]
+    read = result.to_dict()["read"]
     assert (read["method"], read["directories"]) == ("changes", 3)
     assert 0 < read["bytes"] == result.bytes_read
 

@@ -86,14 +86,15 @@ def test_sample_sales_demo(tmp_path, lakectl_cli, spark):
     assert len(snapshot.json["rows"]) == 200 + 30 - 11 + 1 - 5
 
     history = lakectl_cli("history", "sales", *warehouse, "--json")
-    assert [(e["version"], e["operation"]) for e in history.json] == [
+    commits = history.json["commits"]
+    assert [(e["version"], e["operation"]) for e in commits] == [
         (None, "create"),
         (1, "cdc"),
         (2, "cdc"),
         (3, "cdc"),
     ]
-    assert [e["counts"] for e in history.json[1:]] == list(EXPECTED_COUNTS.values())
-    assert history.json[1]["info"]["source"].endswith("base.csv")
+    assert [e["counts"] for e in commits[1:]] == list(EXPECTED_COUNTS.values())
+    assert commits[1]["info"]["source"].endswith("base.csv")
 
     show = lakectl_cli("show", "sales", *warehouse, "--json").json
     assert sorted(p["partition"] for p in show["partitions"]) == [

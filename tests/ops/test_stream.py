@@ -192,7 +192,7 @@ def test_killed_and_restarted_stream_applies_every_file_exactly_once(tmp_path, s
     log = (tmp_path / "c.log").read_text()
     result = json.loads(log[log.index("{\n") :])
     assert result["stopped_by"] == "signal"
-    assert result["already_applied_files_skipped"] >= 1  # Spark's replay, deduplicated
+    assert result["status"]["already_applied_files_skipped"] >= 1  # Spark's replay, deduplicated
 
     batches = stream_batches(table)
     assert len(batches) > before, "files dropped while running were committed by Spark batches"
@@ -315,5 +315,5 @@ def test_compaction_keeps_deltas_per_partition_bounded(tmp_path, spark, lakectl_
     assert status.batches == len(names)
     assert status.compactions >= 1, status.compaction_error
     # Each micro-batch adds at most a delta and a delete delta per partition.
-    assert status.max_deltas <= threshold + DELTA_MARGIN + 2, status.to_json()
+    assert status.max_deltas_per_partition <= threshold + DELTA_MARGIN + 2, status.to_dict()
     assert table_rows(lakectl_cli, table) == oracle_rows(land, [[n] for n in names])

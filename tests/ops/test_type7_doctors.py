@@ -72,8 +72,8 @@ def test_doctors_reproduce_the_seed_listings(tmp_path, lakectl_cli, spark, inter
     assert where("number = 12") == sorted(r for r in now if r[0] == 12) != []
     assert where("first_name = 'Colin' OR number < 5") == sorted(r for r in now if r[0] < 5)
     # the statements are listed with their effective times, and the .updates file sits beside the data
-    listed = lakectl_cli("--warehouse", wh, "updates", "doctors", "--json").json
-    assert [e["effective_ms"] for e in listed] == [0, 1409529600000]
+    listed = lakectl_cli("--warehouse", wh, "updates", "doctors", "--json").json["statements"]
+    assert [e["effective"] for e in listed] == ["1970-01-01T00:00:00Z", "2014-09-01T00:00:00Z"]
     assert "-- time=1409529600000" in (tmp_path / "doctors" / ".updates").read_text()
 
 
@@ -88,8 +88,9 @@ def test_forbidden_statement_installs_nothing(tmp_path, lakectl_cli, spark):
     assert result.code == 65
     message = result.json["error"]["message"]
     assert "bad.sql" in message and "reflect" in message.lower() and ":3" in message
-    assert lakectl_cli("--warehouse", wh, "updates", "doctors", "--json").json == []
-    assert len(lakectl_cli("--warehouse", wh, "history", "doctors", "--json").json) == 1
+    assert lakectl_cli("--warehouse", wh, "updates", "doctors", "--json").json["statements"] == []
+    history = lakectl_cli("--warehouse", wh, "history", "doctors", "--json").json["commits"]
+    assert len(history) == 1
 
 
 def test_an_as_of_read_before_the_loads_valid_time_says_why_it_is_empty(

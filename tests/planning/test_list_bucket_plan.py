@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lakectl.errors import UsageError
+from lakectl.errors import BadInputError, UsageError
 from lakectl.planning.list_bucket_plan import (
     DEFAULT_SUBDIR,
     NO_SUBDIR,
@@ -107,7 +107,8 @@ def test_too_many_keys_refused():
     ],
 )
 def test_validate_columns_refusals(columns, buckets, message):
-    with pytest.raises(UsageError) as err:
+    refused = BadInputError if "is not a column" in message else UsageError
+    with pytest.raises(refused) as err:
         validate_columns(meta(buckets), columns)
     assert message in err.value.message
 

@@ -59,7 +59,7 @@ def test_metadata_commands_on_s3_match_local(s3, tmp_path, lakectl_cli):
     on_s3 = run_metadata_commands(lakectl_cli, s3.url("doctors"))
     local = run_metadata_commands(lakectl_cli, str(tmp_path / "doctors"))
     assert on_s3 == local
-    assert on_s3[2] and on_s3[5][-1]["operation"] == "set-properties"
+    assert on_s3[2]["statements"] and on_s3[5]["commits"][-1]["operation"] == "set-properties"
 
 
 def test_create_on_s3_probes_conditional_put_and_refuses_an_existing_table(s3, lakectl_cli):

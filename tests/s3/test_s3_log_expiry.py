@@ -31,7 +31,7 @@ def test_clean_expires_the_log_on_s3(s3: Any, lakectl_cli: Callable[..., CliRun]
     assert storage.list_names(storage.join(root, CHECKPOINT_DIR)) == [f"{10:020d}.json"]
     after = TableStore(storage, root, "t").read_state()
     assert after.records[:13] == before.records
-    history = lakectl_cli("history", url, "--json").json
+    history = lakectl_cli("history", url, "--json").json["commits"]
     assert history[0]["seq"] == 10 and history[0]["starts_history"] is True
 
     storage.delete(storage.join(root, CHECKPOINT_DIR, f"{10:020d}.json"))

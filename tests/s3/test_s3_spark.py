@@ -52,13 +52,14 @@ def test_loads_snapshot_compact_and_clean_on_s3_match_local(s3, tmp_path, lakect
     show = lakectl_cli("show", on_s3, "--json").json
     assert show["totals"]["rows"] == len(snapshots[()])
     assert all(p["base"] and not p["deltas"] for p in show["partitions"])
-    listed = lakectl_cli("compactions", on_s3, "--json").json
+    listed = lakectl_cli("compactions", on_s3, "--json").json["compactions"]
     assert {e["state"] for e in listed} == {"ready for cleaning"}
 
     cleaned = lakectl_cli("clean", on_s3, "--retain", "0s", "--force", "--json")
     assert cleaned.code == 0, cleaned.err
     assert cleaned.json["deleted"]
-    assert {e["state"] for e in lakectl_cli("compactions", on_s3, "--json").json} == {"cleaned"}
+    listed = lakectl_cli("compactions", on_s3, "--json").json["compactions"]
+    assert {e["state"] for e in listed} == {"cleaned"}
     assert rows(lakectl_cli("snapshot", on_s3, "--json")) == snapshots[()]
 
 

@@ -27,8 +27,9 @@ def test_stream_from_an_s3_landing_directory(s3, lakectl_cli, spark):
         "--no-compact", "--json",
     )  # fmt: skip
     assert streamed.code == 0, streamed.err
-    assert streamed.json["files"] == 2 and streamed.json["batches"] == 2
-    assert streamed.json["counts"]["ignored"] == 1
+    totals = streamed.json["status"]
+    assert totals["files"] == 2 and totals["batches"] == 2
+    assert totals["counts"]["ignored"] == 1
     shown = lakectl_cli("snapshot", table, "--json", "--limit", "0")
     assert shown.code == 0, shown.err
     assert sorted((r["id"], r["ts"], r["v"]) for r in shown.json["rows"]) == [
@@ -41,4 +42,4 @@ def test_stream_from_an_s3_landing_directory(s3, lakectl_cli, spark):
         "--trigger", "500ms", "--stop-after", "3", "--no-compact", "--json",
     )  # fmt: skip
     assert again.code == 0, again.err
-    assert again.json["files"] == 0 and again.json["batches"] == 0
+    assert again.json["status"]["files"] == 0 and again.json["status"]["batches"] == 0

@@ -117,6 +117,6 @@ def test_materialize_keeps_every_read(spark, tmp_path, seed: int) -> None:
     leading = 0
     while leading < len(statements) and statements[leading].effective_ms <= until:
         leading += 1
-    assert result.retired == leading > 0
-    assert result.remaining == len(statements) - leading
+    assert result.retired_statements == leading > 0
+    assert result.active_statements == len(statements) - leading
     check("after")

@@ -163,7 +163,7 @@ def test_a_hand_edited_statement_is_refused_and_named_by_its_log_entry(lake) -> 
     _edit_statement(lake, hide)
     listed = lake("updates", "doctors")
     assert listed.code == 0
-    problem = listed.json[0]["problem"]
+    problem = listed.json["statements"][0]["problem"]
     assert "not in canonical form" in problem
     assert "installed by version 1" in problem and "someone-else.updates" in problem
     text = lake.cli("--warehouse", lake.root, "updates", "doctors")
@@ -175,7 +175,7 @@ def test_quotes_mean_what_spark_says(lake) -> None:
         lake.install("UPDATE doctors SET last_name = 'O''Brien' WHERE first_name = 'it''s';").code
         == 0
     )
-    (entry,) = lake("updates", "doctors").json
+    (entry,) = lake("updates", "doctors").json["statements"]
     assert entry["sql"] == "UPDATE doctors SET last_name = 'O\\'Brien' WHERE first_name = 'it\\'s'"
     assert entry["problem"] is None
 
@@ -209,7 +209,7 @@ def test_a_reader_ignores_a_limit_above_its_own_ceiling(lake, monkeypatch) -> No
     listed = lake("updates", "doctors")
     read = lake("snapshot", "doctors", "--engine", "arrow")
     assert listed.code == 0
-    problem = listed.json[0]["problem"]
+    problem = listed.json["statements"][0]["problem"]
     assert "has 31 % wildcards; the limit is 16" in problem
     assert read.code == 65 and "the limit is 16" in read.json["error"]["message"]
     for result in (listed, read):
