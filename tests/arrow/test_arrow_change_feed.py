@@ -20,7 +20,7 @@ import pytest
 
 import lakectl
 from lakectl.errors import TimeTravelError, UsageError
-from tests.ops.test_changes import CDC_ARGS, SCHEMA, _write_batch
+from tests.support.change_batches import CDC_ARGS, SCHEMA, write_change_batch
 from tests.support.cli import CliRun
 
 
@@ -38,7 +38,7 @@ def history(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Path:
     rng = random.Random(23)
     for batch_no in range(1, 7):
         batch = tmp / f"b{batch_no}.csv"
-        _write_batch(batch, rng, batch_no, keys=25)
+        write_change_batch(batch, rng, batch_no, keys=25)
         done = run_lakectl("load", root, batch, *CDC_ARGS, "--json")
         assert done.code == 0, done.out
     done = run_lakectl("delete", root, "--where", "qty = 4", "--json")

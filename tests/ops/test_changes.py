@@ -8,7 +8,6 @@ newer one inserted, changed ones updated with their old values as pre-images).
 
 from __future__ import annotations
 
-import csv
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -17,32 +16,10 @@ from typing import Any
 import duckdb
 
 import lakectl
+from tests.support.change_batches import CDC_ARGS, COLUMNS, SCHEMA, write_change_batch
 from tests.support.cli import CliRun
 
-SCHEMA = "id bigint, change_ts bigint, note string, qty int, region string"
-COLUMNS = ("id", "change_ts", "note", "qty", "region")
-CDC_ARGS = ("--mode", "cdc", "--op-column", "op_code", "--order-by", "change_ts")
 Row = tuple[Any, ...]
-
-
-def _write_batch(path: Path, rng: random.Random, batch_no: int, keys: int) -> None:
-    """A CDC batch: inserts, updates (some moving a key to another partition), deletes."""
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["op_code", *COLUMNS])
-        for n in range(rng.randint(5, 25)):
-            op = rng.choice("IIUUD")
-            note = rng.choice(["x", "y, z", 'q"t', ""])
-            writer.writerow(
-                [
-                    op,
-                    rng.randint(1, keys),
-                    batch_no * 1000 + n,
-                    note,
-                    rng.randint(0, 9),
-                    rng.choice(["a", "b", "c"]),
-                ]
-            )
 
 
 def _rows(frame: Any) -> list[dict[str, Any]]:
@@ -133,7 +110,7 @@ def test_feed_between_versions_matches_the_snapshots(
     )
     for batch_no in range(1, 6):
         batch = tmp_path / f"b{batch_no}.csv"
-        _write_batch(batch, rng, batch_no, keys=30)
+        write_change_batch(batch, rng, batch_no, keys=30)
         done = lakectl_cli("load", root, batch, *CDC_ARGS, "--json")
         assert done.code == 0, done.out
     done = lakectl_cli("delete", root, "--where", "qty = 3", "--json")

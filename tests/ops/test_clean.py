@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.ops.test_load_differential import (
+from tests.support.cdc_oracle import CdcOracle
+from tests.support.orc_streams import acid_metadata_mismatch, bloom_filter_columns
+from tests.support.random_cdc import (
     CDC_ARGS,
     COLUMNS,
     SCHEMA,
@@ -27,8 +29,6 @@ from tests.ops.test_load_differential import (
     rows_of,
     write_csv,
 )
-from tests.support.cdc_oracle import CdcOracle
-from tests.support.orc_streams import acid_metadata_mismatch, bloom_filter_columns
 
 
 class History:

@@ -17,15 +17,15 @@ from lakectl.ops.reading import open_for_read
 from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import TableStore
-from tests.ops.test_crash_and_concurrency import (
+from tests.support.process_loads import (
     BASE,
     CDC,
     CHANGES,
-    Table,
-    _csv,
-    _finish,
-    _start,
-    _wait_for,
+    OracleTable,
+    finish,
+    start_lakectl,
+    wait_for_file,
+    write_changes,
 )
 
 pytestmark = [pytest.mark.slow]
@@ -47,9 +47,12 @@ def _store(path: Path) -> TableStore:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, lakectl_cli, spark):
     root = tmp_path_factory.mktemp("compact_processes")
-    base, changes = _csv(root / "base.csv", BASE), _csv(root / "changes.csv", CHANGES)
-    stream = [_csv(root / f"stream{n}.csv", rows) for n, rows in enumerate(STREAM, 1)]
-    tables = {"race": Table(root / "race", lakectl_cli)}
+    base, changes = (
+        write_changes(root / "base.csv", BASE),
+        write_changes(root / "changes.csv", CHANGES),
+    )
+    stream = [write_changes(root / f"stream{n}.csv", rows) for n, rows in enumerate(STREAM, 1)]
+    tables = {"race": OracleTable(root / "race", lakectl_cli)}
     tables["race"].load(base)
     tables["race"].load(changes)
     for name in ("load_crash", *CRASH_POINTS):
@@ -59,29 +62,29 @@ def runs(tmp_path_factory, lakectl_cli, spark):
     # A reader of the race table plans its read now, before the compaction and the loads.
     reader = open_for_read(_store(tables["race"].path))
     started = {
-        "compact": _start(
+        "compact": start_lakectl(
             "compact", tables["race"].path, "--major",
             failpoints=f"compact.after_status=touch:{root / 'planned'},"
             f"compact.before_commit=wait:{root / 'loaded'}", cwd=root,
         ),
-        "load_crash": _start(
+        "load_crash": start_lakectl(
             "load", tables["load_crash"].path, stream[0], *CDC,
             failpoints="load.before_commit=crash", cwd=root,
         ),
         **{
-            point: _start("compact", tables[point].path, "--major", failpoints=f"{point}=crash", cwd=root)
+            point: start_lakectl("compact", tables[point].path, "--major", failpoints=f"{point}=crash", cwd=root)
             for point in CRASH_POINTS
         },
     }  # fmt: skip
     # This process is the stream of loads, one after another as a feed would run them: they
     # start once the compaction has planned, and all commit before it does.
     try:
-        _wait_for(root / "planned", started["compact"])
+        wait_for_file(root / "planned", started["compact"])
         for source in stream:
             tables["race"].load(source)
     finally:  # never leave the compaction waiting
         (root / "loaded").touch()
-    results = {name: _finish(p) for name, p in started.items()}
+    results = {name: finish(p) for name, p in started.items()}
     return {
         "tables": tables,
         "before": before,

@@ -10,114 +10,25 @@ in-process CLI.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.cdc_oracle import CdcOracle
 from tests.support.cli import run_lakectl_until_crash
-from tests.support.processes import JVM_OPTIONS
-
-pytestmark = [pytest.mark.slow]
-
-SCHEMA = "id bigint, change_ts timestamp, val string, part string"
-COLUMNS = {"id": "BIGINT", "change_ts": "TIMESTAMP", "val": "VARCHAR", "part": "VARCHAR"}
-HEADER = "op_code,id,change_ts,val,part"
-CDC = ("--mode", "cdc", "--op-column", "op_code", "--order-by", "change_ts")
-PROCESS_TIMEOUT = 300
-
-
-def _part(key: int) -> str:
-    return "p1" if key <= 10 or key > 20 else "p2"
-
-
-def _csv(path: Path, rows: list[tuple[str, int, str, str]]) -> Path:
-    lines = [HEADER] + [f"{op},{key},{ts},{val},{_part(key)}" for op, key, ts, val in rows]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-BASE = [("I", k, "2024-01-01 00:00:00", f"base{k}") for k in range(1, 21)]
-CHANGES = (
-    [("U", k, "2024-01-02 00:00:00", f"changed{k}") for k in range(1, 6)]
-    + [("D", 6, "2024-01-02 00:00:00", ""), ("D", 7, "2024-01-02 00:00:00", "")]
-    + [("I", 21, "2024-01-02 00:00:00", "new21"), ("I", 22, "2024-01-02 00:00:00", "new22")]
-    + [("U", 12, "2024-01-02 00:00:00", "changed12")]
+from tests.support.process_loads import (
+    BASE,
+    CDC,
+    CHANGES,
+    OracleTable,
+    finish,
+    part_of,
+    start_lakectl,
+    wait_for_file,
+    write_changes,
 )
 
-
-def _start(*args: object, failpoints: str | None = None, cwd: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKECTL_")}
-    env["PYSPARK_PYTHON"] = sys.executable
-    if failpoints:
-        env["LAKECTL_FAILPOINTS"] = failpoints
-    command = [sys.executable, "-m", "lakectl", *map(str, args), "--json", "--master", "local[1]"]
-    command += JVM_OPTIONS
-    return subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-
-
-def _finish(process: subprocess.Popen) -> tuple[int, str, str]:
-    try:
-        out, err = process.communicate(timeout=PROCESS_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate()
-        pytest.fail(f"lakectl did not finish in {PROCESS_TIMEOUT}s: {err[-2000:]}")
-    return process.returncode, out, err
-
-
-class Table:
-    """A table driven through the in-process CLI, with its DuckDB twin."""
-
-    def __init__(self, path: Path, cli, *, create: bool = True) -> None:
-        self.path, self.cli = path, cli
-        self.oracle = CdcOracle(COLUMNS, key=("id",), order_by="change_ts", op_column="op_code")
-        self.loaded: list[Path] = []
-        if create:
-            created = cli(
-                "create", path, "--schema", SCHEMA, "--primary-key", "id", "--partition-by", "part"
-            )
-            assert created.code == 0, created.err
-
-    def load(self, source: Path) -> dict:
-        result = self.cli("load", self.path, source, *CDC, "--json")
-        assert result.code == 0, result.err
-        assert result.json["counts"] == self.oracle.apply_csv(str(source), "cdc")
-        self.loaded.append(source)
-        return result.json
-
-    def copy(self, path: Path) -> Table:
-        """An independent table in the same state, files and log copied byte for byte (loading
-        each scenario's table again would cost a Spark job per load)."""
-        shutil.copytree(self.path, path)
-        twin = Table(path, self.cli, create=False)
-        for source in self.loaded:
-            twin.oracle.apply_csv(str(source), "cdc")
-        twin.loaded = list(self.loaded)
-        return twin
-
-    def rows(self) -> list[tuple]:
-        result = self.cli("snapshot", self.path, "--json")
-        assert result.code == 0, result.err
-        return sorted((r["id"], r["val"], r["part"]) for r in result.json["rows"])
-
-    def expected(self, oracle: CdcOracle | None = None) -> list[tuple]:
-        return sorted((r["id"], r["val"], r["part"]) for r in (oracle or self.oracle).rows())
-
-    def history(self) -> list[dict]:
-        return self.cli("history", self.path, "--json").json["commits"]
-
-    def log_records(self) -> list[dict]:
-        log = self.path / "_lakectl" / "log"
-        return [json.loads(p.read_text()) for p in sorted(log.glob("*.json"))]
-
+pytestmark = [pytest.mark.slow]
 
 BATCHES = {
     "changes": CHANGES,
@@ -143,39 +54,35 @@ REAL_KILLS = {"crash_before_commit"}
 PAIRS = {"same_keys": ("slow", "fast"), "disjoint": ("p2", "p1")}
 
 
-def _wait_for(path: Path, process: subprocess.Popen) -> None:
-    """Until ``process`` creates ``path`` (fails the test if it exits or times out first)."""
-    deadline = time.time() + PROCESS_TIMEOUT
-    while not path.exists() and process.poll() is None and time.time() < deadline:
-        time.sleep(0.1)
-    if not path.exists():
-        process.kill()
-        pytest.fail(f"lakectl never reached {path.name}: {process.communicate()[1][-2000:]}")
-
-
-def _paused(table: Table, source: Path, root: Path) -> tuple[subprocess.Popen, Path, Path]:
+def _paused(table: OracleTable, source: Path, root: Path) -> tuple[subprocess.Popen, Path, Path]:
     """``lakectl load`` in a new process that stops before it commits: it creates the first path
     returned once it gets there and goes on once the second one exists."""
     reached, resume = root / f"{source.stem}.reached", root / f"{source.stem}.resume"
     stop = f"load.before_commit=touch:{reached},load.before_commit=wait:{resume}"
-    return _start("load", table.path, source, *CDC, failpoints=stop, cwd=root), reached, resume
+    return (
+        start_lakectl("load", table.path, source, *CDC, failpoints=stop, cwd=root),
+        reached,
+        resume,
+    )
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, lakectl_cli, spark, jvm_processes):
     """Tables loaded with BASE, then every load of CRASHES and PAIRS run at once."""
     root = tmp_path_factory.mktemp("processes")
-    base = _csv(root / "base.csv", BASE)
-    sources = {name: _csv(root / f"{name}.csv", rows) for name, rows in BATCHES.items()}
+    base = write_changes(root / "base.csv", BASE)
+    sources = {name: write_changes(root / f"{name}.csv", rows) for name, rows in BATCHES.items()}
     first, *others = sorted([*(t for t, _, _ in CRASHES.values()), *PAIRS])
-    tables = {first: Table(root / first, lakectl_cli)}
+    tables = {first: OracleTable(root / first, lakectl_cli)}
     tables[first].load(base)
     tables.update({name: tables[first].copy(root / name) for name in others})
     # Copies read as the original does (their own checks below read each of them again).
     state = (tables[first].rows(), tables[first].history())
     before = dict.fromkeys(tables, state)
     started = {
-        name: _start("load", tables[t].path, sources[b], *CDC, failpoints=f"{fp}=crash", cwd=root)
+        name: start_lakectl(
+            "load", tables[t].path, sources[b], *CDC, failpoints=f"{fp}=crash", cwd=root
+        )
         for name, (t, b, fp) in CRASHES.items()
         if name in REAL_KILLS
     }
@@ -184,7 +91,7 @@ def runs(tmp_path_factory, lakectl_cli, spark, jvm_processes):
     try:
         for name, (slow, fast) in PAIRS.items():
             started[slow], reached, _ = paused[name]
-            _wait_for(reached, started[slow])
+            wait_for_file(reached, started[slow])
             done = lakectl_cli("load", tables[name].path, sources[fast], *CDC, "--json")
             results[fast] = (done.code, done.out, done.err)
             paused[name][2].touch()
@@ -197,7 +104,7 @@ def runs(tmp_path_factory, lakectl_cli, spark, jvm_processes):
                 "load", tables[t].path, sources[b], *CDC, "--json", failpoint=fp
             )
             results[name] = (killed.code, killed.out, killed.err)
-    results.update({name: _finish(p) for name, p in started.items()})
+    results.update({name: finish(p) for name, p in started.items()})
     return {"tables": tables, "before": before, "results": results, "sources": sources}
 
 
@@ -275,8 +182,8 @@ def test_a_parquet_source_that_changes_during_the_load_is_refused(tmp_path, lake
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = Table(tmp_path / "t", lakectl_cli)
-    table.load(_csv(tmp_path / "base.csv", BASE))
+    table = OracleTable(tmp_path / "t", lakectl_cli)
+    table.load(write_changes(tmp_path / "base.csv", BASE))
     before = (table.rows(), table.history())
 
     def batch(rows: list[tuple[str, int, str, str]]) -> pa.Table:
@@ -286,23 +193,23 @@ def test_a_parquet_source_that_changes_during_the_load_is_refused(tmp_path, lake
                 "id": pa.array([r[1] for r in rows], pa.int64()),
                 "change_ts": pa.array([r[2] for r in rows]).cast(pa.timestamp("us")),
                 "val": [r[3] for r in rows],
-                "part": [_part(r[1]) for r in rows],
+                "part": [part_of(r[1]) for r in rows],
             }
         )
 
     source = tmp_path / "changes.parquet"
     pq.write_table(batch(list(CHANGES)), source)
     reached, resume = tmp_path / "reached", tmp_path / "resume"
-    process = _start(
+    process = start_lakectl(
         "load", table.path, source, *CDC,
         failpoints=f"load.before_write=touch:{reached},load.before_write=wait:{resume}",
         cwd=tmp_path,
     )  # fmt: skip
-    _wait_for(reached, process)
+    wait_for_file(reached, process)
     # Checked, not yet written: the file now holds other changes, which no check has seen.
     pq.write_table(batch([("U", 1, "2024-01-03 00:00:00", "sneaky")] * 2), source)
     resume.touch()
-    code, out, err = _finish(process)
+    code, out, err = finish(process)
 
     assert code == 65, err[-2000:]
     error = json.loads(out)["error"]

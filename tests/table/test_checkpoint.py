@@ -21,6 +21,7 @@ from lakectl.table.checkpoint import (
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.store import CHECKPOINT_DIR, LOG_DIR, TableStore
 from tests.support.processes import run_crashing
+from tests.support.table_logs import as_json, log_on_disk
 
 
 def _store(root: Path) -> TableStore:
@@ -41,20 +42,6 @@ def _table(tmp_path: Path, commits: int, interval: int) -> TableStore:
 def _touch(store: TableStore, i: int) -> None:
     """One commit (a fresh store, as a new process would have)."""
     set_properties(TableStore(store.storage, store.root, "t"), (f"clean.retain={i % 3 + 1}d",))
-
-
-def _log_on_disk(store: TableStore) -> list[dict[str, Any]]:
-    """The oracle: every log record parsed straight from its file."""
-    out = []
-    for path in sorted(Path(store.path(LOG_DIR)).glob("*.json")):
-        raw = json.loads(path.read_text())
-        raw.pop("attempt")
-        out.append(raw)
-    return out
-
-
-def _as_json(state: TableState) -> list[dict[str, Any]]:
-    return [r.to_json() for r in state.records]
 
 
 def _checkpoints(store: TableStore) -> list[int]:
@@ -145,7 +132,7 @@ def test_writers_checkpoint_every_interval_and_reads_equal_the_records(tmp_path:
     store = _table(tmp_path, 35, interval=10)  # seqs 0 (create), 1 (interval), 2..36
     assert _checkpoints(store) == [10, 20, 30]
     state = _fresh_read(store)
-    assert _as_json(state) == _log_on_disk(store)
+    assert as_json(state) == log_on_disk(store)
     assert state.metadata.property("clean.retain") == "2d"  # the 35th change: 34 % 3 + 1
 
 
@@ -166,7 +153,7 @@ def test_reads_start_from_the_newest_checkpoint_and_read_only_later_records(
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "delete", "all"])
 def test_a_damaged_or_deleted_checkpoint_falls_back(tmp_path: Path, damage: str) -> None:
     store = _table(tmp_path, 25, interval=10)
-    expected = _log_on_disk(store)
+    expected = log_on_disk(store)
     newest = Path(store.path(CHECKPOINT_DIR, checkpoint_name(20)))
     if damage == "truncate":
         newest.write_bytes(newest.read_bytes()[:1000])
@@ -178,7 +165,7 @@ def test_a_damaged_or_deleted_checkpoint_falls_back(tmp_path: Path, damage: str)
         for path in Path(store.path(CHECKPOINT_DIR)).iterdir():
             path.unlink()
     reader = TableStore(store.storage, store.root, "t")
-    assert _as_json(reader.read_state()) == expected
+    assert as_json(reader.read_state()) == expected
     assert reader.last_read is not None
     assert reader.last_read.checkpoint_seq == (-1 if damage == "all" else 10)
     # The next commit writes a new checkpoint, as the newest usable one is too old.
@@ -193,7 +180,7 @@ def test_a_checkpoint_ahead_of_the_log_is_ignored(tmp_path: Path) -> None:
     Path(store.path(CHECKPOINT_DIR, checkpoint_name(14))).write_bytes(
         encode_checkpoint(fake.records)
     )
-    assert _as_json(_fresh_read(store)) == _log_on_disk(store)
+    assert as_json(_fresh_read(store)) == log_on_disk(store)
 
 
 def test_a_failing_checkpoint_never_fails_the_commit(tmp_path: Path) -> None:
@@ -205,8 +192,8 @@ def test_a_failing_checkpoint_never_fails_the_commit(tmp_path: Path) -> None:
     checkpoints.write_text("a file where the directory should be")
     for i in range(4):
         _touch(store, i)
-    assert _as_json(_fresh_read(store)) == _log_on_disk(store)
-    assert len(_log_on_disk(store)) == 2 + 3 + 4
+    assert as_json(_fresh_read(store)) == log_on_disk(store)
+    assert len(log_on_disk(store)) == 2 + 3 + 4
 
 
 def test_time_travel_before_a_checkpoint(tmp_path: Path) -> None:
@@ -228,7 +215,7 @@ def test_time_travel_before_a_checkpoint(tmp_path: Path) -> None:
     assert state.at_version(3).last_seq == 4
     assert sorted(state.at_version(3).committed_write_ids) == [1, 2, 3]
     assert sorted(state.at_version(11).committed_write_ids) == list(range(1, 12))
-    assert _as_json(state) == _log_on_disk(store)
+    assert as_json(state) == log_on_disk(store)
 
 
 def test_a_writer_killed_while_checkpointing_leaves_the_table_readable(tmp_path: Path) -> None:
@@ -242,7 +229,7 @@ def test_a_writer_killed_while_checkpointing_leaves_the_table_readable(tmp_path:
     Path(store.path(CHECKPOINT_DIR, checkpoint_name(10))).write_bytes(full[: len(full) // 3])
     state = _fresh_read(store)
     assert state.metadata.property("clean.retain") == "9d"  # the killed writer's commit landed
-    assert _as_json(state) == _log_on_disk(store)
+    assert as_json(state) == log_on_disk(store)
     _touch(store, 0)
     assert _checkpoints(store) == [10, 11]
     assert decode_checkpoint(Path(store.path(CHECKPOINT_DIR, checkpoint_name(11))).read_bytes(), 11)

@@ -17,7 +17,7 @@ import pytest
 
 from lakectl.updates import parse_updates_text, statements_effective_at
 from lakectl.updates.statements import Statement
-from tests.updates.test_differential_duckdb import (
+from tests.support.statement_fuzz import (
     ROWS,
     SCHEMA,
     TIMES,

@@ -17,7 +17,7 @@ from lakectl.updates import validate
 from lakectl.updates.statements import parse_updates_text
 from lakectl.updates.stored_form import MAX_FORM_CHARS, MAX_NODES, decode_tree, encode_tree
 from lakectl.updates.validate import check_stored_statement, parsed_statement, render_sql
-from tests.updates.test_statements import ALL_TYPES, ALLOWED
+from tests.support.statement_samples import ALL_TYPES, ALLOWED
 
 SCHEMA = ALL_TYPES.to_ddl().replace("`", "") + ", i2 int"
 

@@ -9,7 +9,7 @@ import pytest
 
 import lakectl
 from lakectl.updates import parse_updates_text, statements_effective_at
-from tests.updates.test_differential_duckdb import (
+from tests.support.statement_fuzz import (
     SCHEMA,
     assert_same,
     by_id,
