@@ -13,17 +13,16 @@ import pytest
 
 from tests.support.cli import CliRun, run_lakectl
 from tests.support.paths import INTEROP
-from tests.support.processes import TEST_JAVA_OPTIONS
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    """A local[2] Spark session shared by every test of a worker that needs one (its JVM tuned
-    for tiny tables on few cores, see :data:`tests.support.processes.TEST_JAVA_OPTIONS`)."""
+    """A local[2] Spark session shared by every test of a worker that needs one. Its JVM keeps
+    the C2 compiler: over a whole run, warm compiled code pays for the compiler's CPU (with C1
+    only, a full run was about 1.5x slower; short-lived JVMs use :data:`JVM_OPTIONS`)."""
     from lakectl.spark.session import SparkSettings, get_session
 
-    java_options = {"spark.driver.extraJavaOptions": TEST_JAVA_OPTIONS}
-    session = get_session(SparkSettings(master="local[2]", conf=java_options))
+    session = get_session(SparkSettings(master="local[2]"))
     yield session
     # Stopped at interpreter exit; stopping here would break other session-scoped users.
 

@@ -171,10 +171,15 @@ class _Compiler:
     def _like(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow.compute as pc
 
+        from lakectl.updates.like import parse_like, re2_regex
+
+        # Spark's reading of the pattern (``\\`` escapes ``%``, ``_`` and itself) as an RE2
+        # regex: Arrow's own LIKE reads an escaped backslash otherwise.
         pattern, insensitive = node.param
         if insensitive:
-            return pc.match_like(pc.utf8_lower(a[0]), pattern.lower())
-        return pc.match_like(a[0], pattern)
+            regex = re2_regex(parse_like(pattern.lower()))
+            return pc.match_substring_regex(pc.utf8_lower(a[0]), regex)
+        return pc.match_substring_regex(a[0], re2_regex(parse_like(pattern)))
 
     # arithmetic ------------------------------------------------------------------------------
 

@@ -61,8 +61,8 @@ def table(spark: object, tmp_path_factory: pytest.TempPathFactory) -> Path:
         writer.writerows([["" if v is None else v for v in row] for row in ROWS])
     path = root / "t"
     assert run_lakectl("create", path, "--schema", SCHEMA, "--primary-key", "id").code == 0
-    for _ in range(2):
-        loaded = run_lakectl("load", path, source, "--mode", "upsert")
+    for again in ((), ("--force",)):  # the same file twice: a replay is loaded when forced
+        loaded = run_lakectl("load", path, source, "--mode", "upsert", *again)
         assert loaded.code == 0, loaded.err
     return path
 

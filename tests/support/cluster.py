@@ -326,10 +326,11 @@ def stream_commands(tmp: Path, *spark_args: object) -> list[tuple[object, ...]]:
 
 
 def stream_outcome(results: list[dict[str, Any]]) -> tuple[dict, list[tuple]]:
-    """The stream's result and the snapshot's rows from :func:`stream_commands`' results."""
+    """The stream's totals (its result's ``status``) and the snapshot's rows from
+    :func:`stream_commands`' results."""
     _, streamed, shown = results
     rows = sorted(tuple(r[c] for c in ("id", "ts", "v", "day")) for r in shown["rows"])
-    return streamed, rows
+    return streamed["status"], rows
 
 
 def stream_three_files(

@@ -9,10 +9,10 @@ import sys
 
 from tests.support.paths import REPO
 
-# For JVMs on 2 shared cores running tiny tables: the C1 compiler only (C2's compiler threads
-# cost more CPU than they save) and the serial GC. Measured: a cold start over 2x cheaper in CPU
-# (119 s -> 46 s for six loads at once); the test session's JVM used 45% less CPU on the DML
-# tests (54 s -> 30 s) and 20% less on the change feed tests.
+# For short-lived JVMs on 2 shared cores running tiny tables: the C1 compiler only (C2's compiler
+# threads cost more CPU than they save in a few seconds) and the serial GC. Measured: a cold start
+# over 2x cheaper in CPU (119 s -> 46 s for six loads at once). Not for the test session's
+# long-lived JVM: there warm C2 code wins.
 TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 JVM_OPTIONS = (
     "--conf", "spark.driver.memory=1g",
