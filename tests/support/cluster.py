@@ -60,7 +60,7 @@ def _alive_workers(webui_port: int) -> int:
     try:
         with urllib.request.urlopen(f"http://{LOOPBACK}:{webui_port}/json/", timeout=5) as resp:
             state = json.load(resp)
-    except OSError:
+    except (OSError, ValueError):  # not up yet, or still serving its HTML page there
         return 0
     return sum(1 for w in state.get("workers", []) if w.get("state") == "ALIVE")
 
