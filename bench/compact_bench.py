@@ -1,4 +1,4 @@
-"""Compaction bench (issue 4): a table with 10 deltas, read before and after a major compaction,
+"""Compaction bench: a table with 10 deltas, read before and after a major compaction,
 and the compaction next to a plain Spark read + write of the same rows as ORC.
 
 Targets: major compaction <= 1.3x the plain rewrite; reading the 10 deltas <= 1.5x reading the

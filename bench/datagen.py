@@ -1,4 +1,4 @@
-"""Generated sales data in seed 001's ``sell`` schema, written as Parquet with Spark.
+"""Generated sales data in the sample ``sales`` table's schema, written as Parquet with Spark.
 
 The base table has ``rows`` rows with keys ``0 .. rows-1``. Every column of a base row is a
 deterministic function of its key (hashes, no random state), so a CDC batch can reproduce a

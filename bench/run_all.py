@@ -3,15 +3,15 @@
     python -m bench.run_all                      # 2M and 10M rows, batches of 5% (100k / 500k)
     BENCH_QUICK=1 python -m bench.run_all        # smoke run: 100k and 500k rows
     python -m bench.run_all --sizes 2000000      # one size (no growth figure)
-    python -m bench.run_all --only compact       # only the compaction bench (issue 4)
-    python -m bench.run_all --only skew --quick  # only the skew / list-bucketing bench (issue 5)
-    python -m bench.run_all --only updates       # only Type 7 statements on read (issue 3)
+    python -m bench.run_all --only compact       # only the compaction bench
+    python -m bench.run_all --only skew --quick  # only the skew / list-bucketing bench
+    python -m bench.run_all --only updates       # only Type 7 statements on read
     python -m bench.run_all --only arrow         # only the JVM-free Arrow reader next to Spark
     python -m bench.run_all --only dml           # only delete/update/restore next to delta-rs
     python -m bench.run_all --only statement-reads  # only what installed statements add to a
                                                  # read of the sample table (0 to 2,000)
-    python -m bench.run_all --only stream        # only `lakectl stream` latency + deltas (issue 7;
-                                                 # not part of the default run: see bench.stream_latency)
+    python -m bench.run_all --only stream        # only `lakectl stream` latency + deltas
+                                                 # (not part of the default run: see bench.stream_latency)
 
 Settings (flag / environment variable):
   --sizes / BENCH_SIZES            table sizes, comma separated (default 2000000,10000000)
@@ -384,7 +384,7 @@ def _versions() -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.only == "stream":  # issue 7: streams run in their own processes (bench.stream_latency)
+    if args.only == "stream":  # streams run in their own processes (bench.stream_latency)
         from bench import stream_latency
 
         return stream_latency.main(["--data-dir", args.data_dir] + ["--quick"] * args.quick)

@@ -1,4 +1,4 @@
-"""Streaming bench (issue 7): arrival-to-readable latency, and deltas per partition under load.
+"""Streaming bench: arrival-to-readable latency, and deltas per partition under load.
 
     python -m bench.stream_latency                 # 20 drops for latency, then 200 micro-batches
     python -m bench.stream_latency --drops 30 --batches 0

@@ -1,6 +1,6 @@
 """Type 7 statements on read: a snapshot with 100 installed statements vs a plain snapshot.
 
-    python -m bench.updates_bench                 # 10M rows (issue 3's figure)
+    python -m bench.updates_bench                 # 10M rows (the target's figure)
     BENCH_QUICK=1 python -m bench.updates_bench   # smoke run: 200k rows
     python -m bench.run_all --only updates        # the same, from `make bench`
 
@@ -40,7 +40,7 @@ from bench import datagen
 from bench import load_bench as lb
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-TARGET = 1.5  # issue 3: 100 statements cost at most 1.5x a plain snapshot read
+TARGET = 1.5  # 100 statements cost at most 1.5x a plain snapshot read
 TABLE = "sales"
 # Effective times of the statements: days of 2024 (all in the past, so a read "now" applies all).
 FIRST_DAY_MS = 1_704_067_200_000  # 2024-01-01T00:00:00Z

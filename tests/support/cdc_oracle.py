@@ -1,6 +1,6 @@
 """An independent engine for load semantics: the same batches applied by DuckDB SQL.
 
-The documented rules (``lakectl load --help`` and issue 2):
+The documented rules (``lakectl load --help`` and docs/guide/loading.md):
 
 * within a batch, the last change per key wins: by the order column, then by file position;
 * a change applies only when the stored row is absent or its order value is strictly older;

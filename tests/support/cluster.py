@@ -278,7 +278,7 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return shared_server(tmp_path_factory.mktemp("seaweed"))
 
 
-# --- lakectl stream (issue 7) on a cluster ----------------------------------------------------
+# --- lakectl stream on a cluster -------------------------------------------------------------
 
 STREAM_HEADER = "id,ts,v,day,op_code\n"
 STREAM_FILES = {

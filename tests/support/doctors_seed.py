@@ -1,4 +1,4 @@
-"""Seed 000's doctors example for tests: the table's schema and the listings the seed prints."""
+"""The doctors example (Type 7 statements) for tests: the table's schema and the listings the example prints."""
 
 from __future__ import annotations
 
