@@ -21,7 +21,7 @@ from lakectl.table.checkpoint import (
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.store import CHECKPOINT_DIR, LOG_DIR, TableStore
 from tests.support.processes import run_crashing
-from tests.support.table_logs import as_json, log_on_disk
+from tests.support.table_logs import append_table, as_json, log_on_disk
 
 
 def _store(root: Path) -> TableStore:
@@ -197,19 +197,7 @@ def test_a_failing_checkpoint_never_fails_the_commit(tmp_path: Path) -> None:
 
 
 def test_time_travel_before_a_checkpoint(tmp_path: Path) -> None:
-    store = _store(tmp_path / "t")
-    create_table(store, "id bigint, v string", ("id",), (), 0)
-    set_properties(store, ("log.checkpoint.interval=5",))
-    for write_id in range(1, 13):
-        state = store.read_state()
-        store.commit(
-            CommitRecord.draft(
-                Operation.APPEND,
-                write_id=write_id,
-                read_seq=state.last_seq,
-                added=(f"delta_{write_id:07d}_{write_id:07d}_0000",),
-            )
-        )
+    store = append_table(tmp_path, appends=12, interval=5)
     assert _checkpoints(store) == [5, 10]
     state = _fresh_read(store)
     assert state.at_version(3).last_seq == 4
