@@ -86,7 +86,7 @@ def _compact(ctx, table: str) -> lb.Timing:
 
 def _plain_rewrite(spark, store, out: str) -> lb.Timing:
     """Read the compacted base files and write them again: the floor for any rewrite."""
-    from lakectl.ops.reading import open_for_read
+    from lakectl.scan.target import open_for_read
 
     target = open_for_read(store)
     files = [store.storage.url(f.path) for p in target.plans for d in p.data_dirs for f in d.files]
@@ -144,7 +144,7 @@ def _layout(ctx, table: str, seq: int = -1):
     """What a snapshot of ``table`` reads at log record ``seq`` (-1: now): its state, valid
     write ids and files, so that the same files can be read again after a compaction (no
     clean runs in between)."""
-    from lakectl.ops.reading import ReadTarget, plan_lakectl
+    from lakectl.scan.target import ReadTarget, plan_lakectl
 
     store = ctx.table(table)
     state = store.read_state()

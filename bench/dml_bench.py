@@ -89,8 +89,8 @@ def _lakectl_summary(ctx, table: str) -> dict[str, Any]:
     """Rows, the sum of ``total_amt`` and rows per status of the table now."""
     from pyspark.sql import functions as F
 
-    from lakectl.ops.reading import open_for_read
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+    from lakectl.scan.target import open_for_read
 
     frame = snapshot_frame(ctx, open_for_read(ctx.table(table)), SnapshotRequest())
     total = frame.agg(F.count(F.lit(1)), F.sum("total_amt")).collect()[0]

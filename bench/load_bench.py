@@ -208,8 +208,8 @@ def lakectl_snapshot_count(ctx, table: str) -> Timing:
     """Merge-on-read of every column of every row, counted (no output written)."""
     from pyspark.sql import functions as F
 
-    from lakectl.ops.reading import open_for_read
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+    from lakectl.scan.target import open_for_read
 
     def run() -> int:
         target = open_for_read(ctx.table(table))
@@ -224,8 +224,8 @@ def lakectl_snapshot_count(ctx, table: str) -> Timing:
 
 
 def lakectl_row_count(ctx, table: str) -> int:
-    from lakectl.ops.reading import open_for_read
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+    from lakectl.scan.target import open_for_read
 
     target = open_for_read(ctx.table(table))
     return int(snapshot_frame(ctx, target, SnapshotRequest()).count())

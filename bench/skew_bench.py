@@ -56,9 +56,9 @@ def _best(step: str, fn, runs: int = 2) -> lb.Timing:
 
 
 def _point_query(ctx, table: str, where: str) -> dict[str, Any]:
-    from lakectl.ops.pruning import prune_target
-    from lakectl.ops.reading import open_for_read
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+    from lakectl.scan.pruning import prune_target
+    from lakectl.scan.target import open_for_read
 
     target, scan = prune_target(open_for_read(ctx.table(table)), where)
     rows = snapshot_frame(ctx, target, SnapshotRequest()).where(where).count()
@@ -69,9 +69,9 @@ def run(spark, data_dir: str, rows: int, dates: int, keep: bool) -> dict[str, An
     """Build the table, time the steps, return timings, checks and ratios."""
     from lakectl.ops.list_bucket import ListBucketOptions, list_bucket
     from lakectl.ops.load import LoadOptions, load
-    from lakectl.ops.reading import open_for_read
     from lakectl.ops.skew import SkewOptions, skew
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+    from lakectl.scan.target import open_for_read
 
     root = os.path.join(data_dir, f"skew_n{rows}")
     source, table = os.path.join(root, "data"), os.path.join(root, "warehouse", "events")

@@ -103,7 +103,7 @@ def committed_files(table: Path) -> dict[str, int]:
 
 
 def max_deltas(table: Path) -> int:
-    from lakectl.ops.reading import plan_lakectl
+    from lakectl.scan.target import plan_lakectl
     from lakectl.storage.fs import storage_for
     from lakectl.table.store import TableStore
 
@@ -117,7 +117,7 @@ def deltas_over_log(table: Path) -> dict[str, int]:
     """Replay the log: per committed state, the most delta + delete-delta directories a reader
     of that state reads in one partition (exact, where 1 s sampling may miss a peak). ``clean``
     must not have run: the directories of every state are still on disk."""
-    from lakectl.ops.reading import plan_lakectl
+    from lakectl.scan.target import plan_lakectl
     from lakectl.storage.fs import storage_for
     from lakectl.table.store import TableStore
 

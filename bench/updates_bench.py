@@ -166,8 +166,8 @@ def _read(ctx, table: str, raw: bool) -> tuple[int, int]:
     """
     from pyspark.sql import functions as F
 
-    from lakectl.ops.reading import open_for_read
     from lakectl.ops.snapshot import SnapshotRequest, statements_frame
+    from lakectl.scan.target import open_for_read
 
     started = time.perf_counter()
     request = SnapshotRequest(raw=raw)
@@ -275,8 +275,8 @@ def run(
 
 def _plan_shape(ctx, table: str) -> dict[str, int]:
     """Size of the optimized plan with statements: projections, filters, generated code lines."""
-    from lakectl.ops.reading import open_for_read
     from lakectl.ops.snapshot import SnapshotRequest, statements_frame
+    from lakectl.scan.target import open_for_read
 
     frame = statements_frame(ctx, open_for_read(ctx.table(table)), SnapshotRequest())
     plan = frame._jdf.queryExecution().optimizedPlan().toString()

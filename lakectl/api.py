@@ -432,7 +432,7 @@ class Table:
         or a JVM (:mod:`lakectl.arrow`). ``where`` and the Type 7 statements applied take
         comparisons of columns with literals, ``AND``/``OR``/``NOT``, ``IS NULL``, ``IN`` and
         ``BETWEEN``; anything else is refused (:class:`lakectl.errors.UsageError`) naming it."""
-        from lakectl.arrow.read import read_arrow
+        from lakectl.ops.snapshot import read_arrow
 
         request = self._request(
             version, as_of, known_at, where, columns, raw, valid_write_ids, timezone
@@ -455,7 +455,7 @@ class Table:
         partition's files: memory holds one stripe's rows and a partition's delete events, not
         the table's rows. The request is checked (and refused)
         before the first batch is read; DuckDB reads it with ``con.from_arrow(reader)``."""
-        from lakectl.arrow.read import read_arrow
+        from lakectl.ops.snapshot import read_arrow
 
         request = self._request(
             version, as_of, known_at, where, columns, raw, valid_write_ids, timezone
@@ -517,7 +517,7 @@ class Table:
             key_order=key_order,
         )
         if engine == "arrow":
-            from lakectl.arrow.snapshot import arrow_snapshot
+            from lakectl.ops.snapshot import arrow_snapshot
 
             return arrow_snapshot(self._ctx, self._ref, request)
         return snapshot(self._ctx, self._ref, request)
@@ -558,8 +558,7 @@ class Table:
         """The rows :meth:`changes` returns, as a :class:`pyarrow.Table` read without Spark
         or a JVM (:mod:`lakectl.arrow`), sorted by ``_commit_version`` and the key (each
         pre-image before its post-image); ``_commit_time`` is a UTC timestamp."""
-        from lakectl.arrow.changes import arrow_changes
-        from lakectl.ops.changes import ChangesRequest
+        from lakectl.ops.changes import ChangesRequest, arrow_changes
 
         request = ChangesRequest(
             from_version=from_version,
@@ -602,7 +601,7 @@ class Table:
             current_valid_to=to_millis(current_valid_to, "current_valid_to", timezone),
         )
         if engine == "arrow":
-            from lakectl.arrow.changes import arrow_list_changes
+            from lakectl.ops.changes import arrow_list_changes
 
             return arrow_list_changes(self._ctx, self._ref, request)
         return changes(self._ctx, self._ref, request)
@@ -642,8 +641,7 @@ class Table:
     ) -> pa.Table:
         """The rows :meth:`scd2` returns, as a :class:`pyarrow.Table` read without Spark or a
         JVM, sorted by key and ``valid_from``."""
-        from lakectl.arrow.changes import arrow_changes
-        from lakectl.ops.changes import ChangesRequest
+        from lakectl.ops.changes import ChangesRequest, arrow_changes
 
         request = ChangesRequest(
             to_version=to_version,

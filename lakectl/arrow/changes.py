@@ -1,18 +1,18 @@
 """The change feed and the SCD Type 2 view read into Arrow, without Spark or a JVM.
 
-The same rules as :mod:`lakectl.spark.change_feed`, over the same resolution of the request
-(:func:`lakectl.ops.changes.resolve_changes`) and the same merge-on-read of event files
+The rules of :mod:`lakectl.scan.changes` (as :mod:`lakectl.spark.change_feed` applies them),
+read from a :class:`~lakectl.scan.changes.ChangeScan` with the same merge-on-read of event files
 (:mod:`lakectl.arrow.merge`): the range's commits' insert events are inserts, their delete
 events name the deleted rows' identities, whose values (the pre-images) are the rows with those
-identities in the older snapshot or inserted earlier in the range; a delete and an insert of
-the same key by one commit are an update (``update_preimage``, ``update_postimage``). The
-identities are unique within a partition, so the pre-images are joined partition by partition.
+identities in the older snapshot or inserted earlier in the range (only an identity's first
+delete event in the range counts); a delete and an insert of the same key by one commit are an
+update (``update_preimage``, ``update_postimage``). The identities are unique within a
+partition, so the pre-images are joined partition by partition.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakectl.arrow.merge import (
@@ -23,17 +23,6 @@ from lakectl.arrow.merge import (
     range_events,
     with_partition_values,
 )
-from lakectl.arrow.snapshot import OUT_FORMATS, wall_clock, write_out
-from lakectl.errors import UsageError
-from lakectl.ops.changes import (
-    ChangeSource,
-    ChangesRequest,
-    ChangesResult,
-    initial_rows_time,
-    resolve_changes,
-)
-from lakectl.ops.context import Context
-from lakectl.ops.snapshot import SnapshotRequest
 from lakectl.planning.change_plan import (
     CHANGE_TYPE,
     COMMIT_TIME,
@@ -41,8 +30,8 @@ from lakectl.planning.change_plan import (
     IS_CURRENT,
     VALID_FROM,
     VALID_TO,
-    ChangeRange,
 )
+from lakectl.scan.changes import ChangeScan, initial_rows_time
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.validity import ValidWriteIds
 
@@ -54,68 +43,13 @@ _INDEX = "__lakectl_index"
 _RANK = {"delete": 0, "update_preimage": 1, "update_postimage": 2, "insert": 3}
 
 
-@dataclass(frozen=True)
-class ArrowChanges:
-    """The changes (or SCD2 rows) of a resolved request, in the order ``lakectl changes``
-    prints them, and the range they cover."""
-
-    rows: pa.Table
-    table: str
-    range: ChangeRange
-    key: tuple[str, ...]
-
-
-def arrow_changes(ctx: Context, table_ref: str | None, request: ChangesRequest) -> ArrowChanges:
-    """What :func:`lakectl.ops.changes.change_feed` returns, read with pyarrow (sorted as
-    ``lakectl changes`` sorts: by version and key for changes, by key and validity for SCD2)."""
-    source = resolve_changes(ctx, table_ref, request, OUT_FORMATS)
-    ctx.progress("reading changes")
-    feed = change_rows(source, scd2=request.scd2)
-    key = tuple(source.metadata.primary_key)
-    rows = (
-        scd2_rows(feed, key, request.current_valid_to)
-        if request.scd2
-        else in_commit_order(feed, key)
-    )
-    return ArrowChanges(rows, source.table, source.range, key)
-
-
-def arrow_list_changes(
-    ctx: Context, table_ref: str | None, request: ChangesRequest
-) -> ChangesResult:
-    """``lakectl changes --engine arrow``: :func:`lakectl.ops.changes.changes` with pyarrow."""
-    if request.limit is not None and request.limit < 0:
-        raise UsageError("--limit must not be negative")
-    feed = arrow_changes(ctx, table_ref, request)
-    result = ChangesResult(
-        table=feed.table,
-        from_version=feed.range.from_version,
-        to_version=feed.range.to_version,
-        versions=feed.range.write_ids,
-        columns=feed.rows.column_names,
-    )
-    if request.out:
-        out = SnapshotRequest(limit=request.limit, out=request.out, out_format=request.out_format)
-        result.out, result.rows_written = write_out(
-            feed.rows.to_batches(), feed.rows.schema, out, ctx
-        )
-        return result
-    limit = request.limit
-    rows = feed.rows.slice(0, limit + 1) if limit else feed.rows
-    listed = [tuple(r.values()) for b in rows.to_batches() for r in wall_clock(b).to_pylist()]
-    if limit and len(listed) > limit:
-        listed, result.truncated = listed[:limit], True
-    result.rows = listed
-    return result
-
-
-def _spec(meta: TableMetadata, source: ChangeSource, valid: ValidWriteIds) -> MergeSpec:
+def _spec(meta: TableMetadata, source: ChangeScan, valid: ValidWriteIds) -> MergeSpec:
     key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
     partitions = meta.schema.select(list(meta.partition_by))
     return MergeSpec(source.store.storage, meta.data_schema, partitions, valid, key)
 
 
-def change_rows(source: ChangeSource, scd2: bool = False) -> pa.Table:
+def change_rows(source: ChangeScan, scd2: bool = False) -> pa.Table:
     """Every row change of the range, unsorted: the table's columns, then ``_change_type``,
     ``_commit_version`` and ``_commit_time`` (UTC; with ``scd2``, the time the commit's rows took
     effect, see :attr:`~lakectl.planning.change_plan.ChangeRange.valid_times`, and an SCD2 view
@@ -139,6 +73,7 @@ def change_rows(source: ChangeSource, scd2: bool = False) -> pa.Table:
         inserted.append(rows)
         if not deletes.num_rows:
             continue
+        deletes = _first_deletes(deletes)
         pool = [_identified(rows, inserts)]
         before = older_plans.get(plan.relative)
         if before is not None and not before.is_empty:
@@ -161,6 +96,14 @@ def change_rows(source: ChangeSource, scd2: bool = False) -> pa.Table:
     rng = source.range
     times = rng.valid_times if scd2 else rng.commit_times
     return _with_commit_times(pa.concat_tables(parts), {**times, **initial})
+
+
+def _first_deletes(deletes: pa.Table) -> pa.Table:
+    """Of one partition's delete events, each identity's first (lowest write id): a later one
+    repeats a deletion and changes no live row (:data:`lakectl.scan.changes.FIRST_DELETE_ONLY`)."""
+    first = deletes.group_by(list(IDENTITY)).aggregate([("currentTransaction", "min")])
+    first = first.select([*IDENTITY, "currentTransaction_min"])
+    return first.rename_columns([*IDENTITY, "currentTransaction"]).cast(deletes.schema)
 
 
 def _identified(rows: pa.Table, inserts: pa.Table) -> pa.Table:
@@ -270,9 +213,6 @@ def scd2_rows(
 
 
 __all__ = [
-    "ArrowChanges",
-    "arrow_changes",
-    "arrow_list_changes",
     "change_rows",
     "in_commit_order",
     "scd2_rows",

@@ -1,69 +1,22 @@
-"""``lakectl snapshot --engine arrow``: the snapshot read without Spark or a JVM.
-
-It answers as :func:`lakectl.ops.snapshot.snapshot` does (the same result object), reading
-through :mod:`lakectl.arrow.read`; ``--out`` is written with pyarrow, as Spark lays it out: a
-directory (here of one ``part-00000`` file) in Parquet, ORC or CSV.
+"""What ``lakectl snapshot --engine arrow`` does with the rows of an Arrow read: sorts them as
+Spark's ``--order-by`` does, shows timestamps as Spark's rows hold them, and writes ``--out`` with
+pyarrow as Spark lays it out: a directory (here of one ``part-00000`` file) in Parquet, ORC or
+CSV.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.read import ArrowRead, read_arrow
+from lakectl.arrow.read import ArrowRead
 from lakectl.errors import UnknownColumnError, UsageError
-from lakectl.ops.context import Context
-from lakectl.ops.snapshot import SnapshotRequest, SnapshotResult, time_bound_note
+from lakectl.scan.request import SnapshotRequest
 from lakectl.storage.fs import storage_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 OUT_FORMATS = ("parquet", "orc", "csv")
-
-
-def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
-    """Read the table with the Arrow reader and return rows (or write them to ``request.out``)."""
-    if request.out and request.out_format.lower() not in OUT_FORMATS:
-        raise UsageError(
-            f"--format {request.out_format} is not written by the arrow engine",
-            hint=f"use one of {', '.join(OUT_FORMATS)}, or --engine spark",
-        )
-    read = read_arrow(ctx, table_ref, SnapshotRequest(**{**vars(request), "order_by": ()}))
-    meta = read.target.metadata
-    shown = read.schema.names
-    order = request.row_order(meta.primary_key)
-    if order and not request.order_by and not set(order) <= set(shown):
-        # key order with --columns leaving the key out: read the key too, sort, then drop it
-        wider = (*request.columns, *(k for k in order if k not in shown))
-        read = read_arrow(ctx, table_ref, replace(request, order_by=(), columns=wider))
-    result = SnapshotResult(
-        table=read.table,
-        columns=shown,
-        types=[meta.schema[c].type for c in shown],
-        version=read.version,
-        scan=read.scan.to_dict(),
-        read_path="arrow",
-        order_by=list(order),
-    )
-    ctx.progress("reading")
-    batches: Any = read.batches()
-    if order:
-        batches = [b.select(shown) for b in _sorted(read, order)]
-    if request.out:
-        result.out, result.rows_written = write_out(batches, read.schema, request, ctx)
-        return result
-    limit = request.limit
-    rows: list[tuple[Any, ...]] = []
-    for batch in batches:
-        rows.extend(tuple(r.values()) for r in wall_clock(batch).to_pylist())
-        if limit and len(rows) > limit:
-            rows, result.truncated = rows[:limit], True
-            break
-    result.rows = rows
-    if not rows and request.as_of is not None:
-        result.note = time_bound_note(ctx.table(table_ref), request.as_of)
-    return result
 
 
 def wall_clock(batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -78,7 +31,7 @@ def wall_clock(batch: pa.RecordBatch) -> pa.RecordBatch:
     return batch.cast(pa.schema(fields)) if fields != list(batch.schema) else batch
 
 
-def _sorted(read: ArrowRead, order_by: tuple[str, ...]) -> list[pa.RecordBatch]:
+def sorted_batches(read: ArrowRead, order_by: tuple[str, ...]) -> list[pa.RecordBatch]:
     """The rows sorted as Spark's ``--order-by`` sorts them: nulls first ascending, last
     descending (pyarrow before 25 places nulls once for all keys: there, every key must go
     the same way)."""
@@ -114,7 +67,10 @@ def _sorted(read: ArrowRead, order_by: tuple[str, ...]) -> list[pa.RecordBatch]:
 
 
 def write_out(
-    batches: Any, schema: pa.Schema, request: SnapshotRequest, ctx: Context
+    batches: Any,
+    schema: pa.Schema,
+    request: SnapshotRequest,
+    storage_options: dict[str, Any] | None = None,
 ) -> tuple[str, int]:
     """Write the rows (at most ``--limit``) under ``--out``; its URL and the rows written."""
     import pyarrow.csv as pcsv
@@ -122,7 +78,7 @@ def write_out(
     import pyarrow.parquet as pq
 
     fmt = request.out_format.lower()
-    storage, path = storage_for(request.out or "", ctx.config.storage_options)
+    storage, path = storage_for(request.out or "", storage_options)
     storage.makedirs(path)
     written = 0
     limit = request.limit
@@ -151,4 +107,4 @@ def _table(batch: pa.RecordBatch) -> pa.Table:
     return pa.Table.from_batches([batch])
 
 
-__all__ = ["OUT_FORMATS", "arrow_snapshot", "wall_clock", "write_out"]
+__all__ = ["OUT_FORMATS", "sorted_batches", "wall_clock", "write_out"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakectl.errors import BadInputError, UsageError
-from lakectl.ops.updates import installed_statements
 from lakectl.planning.list_bucket_plan import ListBucketing, layouts_by_dir
+from lakectl.scan.statements import installed_statements
 from lakectl.table.evolution import SchemaChange, changed_columns, evolve, renamed_columns
 from lakectl.table.layout import parse_acid_dir
 from lakectl.table.log import CommitRecord, Operation, TableState

@@ -19,7 +19,6 @@ from typing import Any
 from lakectl.errors import CommitConflictError, FormatError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
-from lakectl.ops.reading import committed_dirs, plan_lakectl
 from lakectl.ops.results import Listing, iso_time
 from lakectl.ops.rewrite import (
     lowest_open_write_id,
@@ -38,6 +37,7 @@ from lakectl.planning.compaction_plan import (
 )
 from lakectl.planning.list_bucket_plan import kept_layouts, layout_info
 from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.scan.target import committed_dirs, plan_lakectl
 from lakectl.table import compaction_runs
 from lakectl.table.layout import (
     parse_partition_spec,

@@ -20,9 +20,9 @@ from typing import Any, Literal
 from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
-from lakectl.ops.pruning import prune_target
-from lakectl.ops.reading import ReadTarget, plan_lakectl
-from lakectl.ops.updates import check_reader_costs
+from lakectl.scan.pruning import prune_target
+from lakectl.scan.statements import check_reader_costs
+from lakectl.scan.target import ReadTarget, plan_lakectl
 from lakectl.table.layout import partition_path
 from lakectl.table.log import ALWAYS, CommitRecord, Operation
 from lakectl.table.transaction import WriteTransaction

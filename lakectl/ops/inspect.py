@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from lakectl.ops.reading import ReadTarget, open_for_read
 from lakectl.ops.results import Listing, iso_time
 from lakectl.planning.list_bucket_plan import ListBucketing, layout_of, layouts_by_dir
+from lakectl.scan.target import ReadTarget, open_for_read
 from lakectl.table.orc_files import read_footer
 from lakectl.table.retention import describe_start, history_start
 from lakectl.table.store import TableStore

@@ -22,7 +22,6 @@ from typing import Any
 from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
-from lakectl.ops.reading import committed_dirs, plan_lakectl
 from lakectl.ops.skew import PartitionSkew, check_options, measure_skew, select_partitions
 from lakectl.planning.list_bucket_plan import (
     INFO_KEY,
@@ -36,6 +35,7 @@ from lakectl.planning.list_bucket_plan import (
     validate_columns,
     validate_partition,
 )
+from lakectl.scan.target import committed_dirs, plan_lakectl
 from lakectl.table.log import CommitRecord
 from lakectl.table.paths import Shape, table_path
 from lakectl.table.transaction import WriteTransaction

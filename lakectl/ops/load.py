@@ -21,8 +21,8 @@ from lakectl.errors import (
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.create import build_metadata, split_columns
-from lakectl.ops.reading import plan_lakectl
 from lakectl.ops.rewrite import write_tasks
+from lakectl.scan.target import plan_lakectl
 from lakectl.storage.fs import Storage, storage_for
 from lakectl.storage.inputs import require_input_files
 from lakectl.storage.source_files import SourceDigest

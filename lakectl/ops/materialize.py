@@ -34,13 +34,8 @@ from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.results import iso_time
-from lakectl.ops.updates import (
-    MATERIALIZE_OPERATION,
-    InstalledStatement,
-    installed_statements,
-    require_usable,
-    write_updates_file,
-)
+from lakectl.ops.updates import MATERIALIZE_OPERATION, write_updates_file
+from lakectl.scan.statements import InstalledStatement, installed_statements, require_usable
 from lakectl.table.log import DATA_OPS, CommitRecord, TableState
 from lakectl.table.store import TableStore, now_millis
 from lakectl.table.transaction import WriteTransaction
@@ -140,9 +135,9 @@ def _fold_and_commit(
 ) -> tuple[int, dict[str, int], tuple[str, ...]]:
     """Write the folded rows as a new write id and commit it with the retirement."""
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.ops.reading import ReadTarget, plan_lakectl
     from lakectl.ops.rewrite import write_transaction_events
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+    from lakectl.scan.target import ReadTarget, plan_lakectl
     from lakectl.spark import statement_fold
 
     meta = state.metadata

@@ -32,9 +32,10 @@ from typing import Any, Literal
 from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
-from lakectl.ops.reading import ReadTarget, choose_state, plan_lakectl, with_written_schemas
-from lakectl.ops.updates import installed_statements, statement_keys, write_updates_file
+from lakectl.ops.updates import write_updates_file
 from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.scan.statements import installed_statements, statement_keys
+from lakectl.scan.target import ReadTarget, choose_state, plan_lakectl, with_written_schemas
 from lakectl.table.listing import DirListing
 from lakectl.table.log import ALWAYS, COMPACT_OPS, CommitRecord, Operation, TableState
 from lakectl.table.store import TableStore
@@ -309,8 +310,7 @@ def _changes_since(
     """:func:`_row_changes` from the commits since ``then`` (see :func:`change_scope`)."""
     from pyspark.sql import functions as F
 
-    from lakectl.ops.snapshot import read_spec
-    from lakectl.spark.acid_read import delete_events
+    from lakectl.spark.acid_read import delete_events, target_spec
     from lakectl.spark.types import IDENTITY_COLUMNS
 
     meta = now.metadata
@@ -325,7 +325,7 @@ def _changes_since(
     deleting = [replace(p, base=None, deltas=()) for p in changed if p.delete_deltas]
     read = _Read.of(written) + _Read.of(deleting)
     events = delete_events(
-        ctx.spark(), deleting, read_spec(replace(current, plans=tuple(deleting)))
+        ctx.spark(), deleting, target_spec(replace(current, plans=tuple(deleting)))
     )
     earlier = _target(store, then, {p.relative for p in deleting})
     if events is None or not earlier.plans:
@@ -356,15 +356,14 @@ def _deleted_since(ctx: Context, target: ReadTarget, live: Any, then: TableState
     deleted: those rows are not found.)"""
     from pyspark.sql import functions as F
 
-    from lakectl.ops.snapshot import read_spec
-    from lakectl.spark.acid_read import insert_events
+    from lakectl.spark.acid_read import insert_events, target_spec
     from lakectl.spark.types import IDENTITY_COLUMNS
 
     first_new = then.max_write_id + 1
     events = insert_events(
         ctx.spark(),
         target.plans,
-        read_spec(target),
+        target_spec(target),
         lambda frame: frame.where(F.col("originalTransaction") >= first_new),
     )
     if events is None:

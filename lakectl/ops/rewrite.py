@@ -131,7 +131,7 @@ def rewrite_partitions(
     ``layouts`` (partition -> mapping) says when given (``lakectl list-bucket``)."""
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.ops.reading import with_written_schemas
+    from lakectl.scan.target import with_written_schemas
     from lakectl.spark import acid_read, acid_write, bucket_merge, list_bucket
 
     spark = ctx.spark()

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
-from lakectl.ops.reading import plan_lakectl
 from lakectl.planning.list_bucket_plan import (
     ListBucketing,
     layout_of,
@@ -26,6 +25,7 @@ from lakectl.planning.list_bucket_plan import (
 )
 from lakectl.planning.prune import canonical_text
 from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.scan.target import plan_lakectl
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import TableStore

@@ -2,59 +2,39 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from lakectl.errors import BadInputError, UnknownColumnError, UsageError
-from lakectl.expr import bind_where
+from lakectl.errors import UsageError
 from lakectl.ops.context import Context
-from lakectl.ops.pruning import ScanStats, prune_target
-from lakectl.ops.reading import ReadTarget, open_for_read
-from lakectl.planning.prune import where_reads_only_unassigned
+from lakectl.scan.plan import Scan, plan_scan, scan_of
+from lakectl.scan.pruning import ScanStats
+from lakectl.scan.request import OUT_FORMATS, SnapshotRequest, check_request
+from lakectl.scan.target import ReadTarget
 from lakectl.table.log import DATA_OPS
-from lakectl.table.schema import Schema
 from lakectl.updates.times import format_millis
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from lakectl.updates.statements import Statement
+    from lakectl.arrow.read import ArrowRead
 
-OUT_FORMATS = ("parquet", "orc", "csv", "json")
-
-
-@dataclass(frozen=True)
-class SnapshotRequest:
-    version: int | None = None
-    as_of: int | None = None
-    known_at: int | None = None
-    where: str | None = None
-    columns: tuple[str, ...] = ()
-    limit: int | None = None
-    out: str | None = None
-    out_format: str = "parquet"
-    valid_write_ids: str | None = None
-    raw: bool = False
-    # ``--order-by``: column names, each optionally followed by `` desc`` (or `` asc``).
-    order_by: tuple[str, ...] = ()
-    # Without ``order_by``, rows returned (not written to ``out``) in primary-key order when the
-    # table has a key.
-    key_order: bool = False
-
-    def row_order(self, primary_key: Sequence[str]) -> tuple[str, ...]:
-        """The sort the read applies: ``order_by``, else the key (see ``key_order``), else
-        none (the order of the table's files)."""
-        if self.order_by:
-            return self.order_by
-        return tuple(primary_key) if self.key_order and not self.out else ()
-
-    def __post_init__(self) -> None:
-        # A negative valid time (``--as-of -1``) asks for the raw data, without statements.
-        if self.as_of is not None and self.as_of < 0:
-            object.__setattr__(self, "as_of", None)
-            object.__setattr__(self, "raw", True)
+__all__ = [
+    "OUT_FORMATS",
+    "SnapshotFrame",
+    "SnapshotRequest",
+    "SnapshotResult",
+    "arrow_snapshot",
+    "check_request",
+    "open_scan",
+    "read_arrow",
+    "snapshot",
+    "snapshot_dataframe",
+    "snapshot_frame",
+    "statements_frame",
+    "time_bound_note",
+    "write_out",
+]
 
 
 @dataclass
@@ -67,7 +47,7 @@ class SnapshotResult:
     version: int | None = None
     out: str | None = None
     rows_written: int | None = None
-    scan: dict[str, Any] | None = None  # files/bytes read after pruning (lakectl.ops.pruning)
+    scan: dict[str, Any] | None = None  # files/bytes read after pruning (lakectl.scan.pruning)
     read_path: str | None = None  # data_source, join or none (lakectl.spark.acid_read.READ_PATHS)
     note: str | None = None  # why a read returned nothing, when a time bound is the reason
     order_by: list[str] = field(default_factory=list)  # the rows' sort; empty: file order
@@ -96,37 +76,15 @@ class SnapshotResult:
 def snapshot_frame(
     ctx: Context, target: ReadTarget, request: SnapshotRequest, *, with_identity: bool = False
 ) -> DataFrame:
-    """The snapshot as a Spark DataFrame (before --where/--columns/--limit).
+    """The stored rows of ``target`` as a Spark DataFrame (no statement, ``--where``,
+    ``--columns`` or ``--limit`` applied).
 
     ``with_identity`` adds each row's ACID identity (originalTransaction, bucket, rowId), for
     writers that rewrite or delete the rows they read.
     """
-    return _snapshot_frame_and_path(ctx, target, with_identity)[0]
+    from lakectl.spark.acid_read import read_target
 
-
-def _snapshot_frame_and_path(
-    ctx: Context, target: ReadTarget, with_identity: bool = False
-) -> tuple[DataFrame, str]:
-    """:func:`snapshot_frame`, and how it reads (``acid_read.READ_PATHS``)."""
-    from lakectl.spark import acid_read
-
-    return acid_read.read_rows_and_path(ctx.spark(), target.plans, read_spec(target), with_identity)
-
-
-def read_spec(target: ReadTarget) -> Any:
-    """The Spark reader's description of ``target``: storage, schemas, valid write ids, key."""
-    from lakectl.spark import acid_read
-
-    meta = target.metadata
-    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
-    return acid_read.ReadSpec(
-        target.store.storage,
-        target.store.root,
-        meta.data_schema,
-        meta.schema.select(list(meta.partition_by)),
-        target.valid,
-        key,
-    )
+    return read_target(ctx.spark(), target, with_identity)[0]
 
 
 @dataclass(frozen=True)
@@ -147,74 +105,28 @@ def snapshot_dataframe(ctx: Context, table_ref: str | None, request: SnapshotReq
     return _read(ctx, table_ref, request).frame
 
 
-def open_request(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> ReadTarget:
-    """The table state ``request`` reads (version, times, valid write ids), with the request
-    checked against its schema; no Spark."""
-    target = open_for_read(
-        ctx.table(table_ref),
-        version=request.version,
-        known_at=request.known_at,
-        as_of=request.as_of,
-        valid_write_ids=request.valid_write_ids,
-        raw=request.raw,
-    )
-    check_request(target.metadata.schema, request, ctx.config.storage_options)
-    return target
+def open_scan(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Scan:
+    """The scan ``request`` asks for (:func:`lakectl.scan.plan.plan_scan`); no Spark."""
+    return plan_scan(ctx.table(table_ref), request, ctx.config.storage_options)
 
 
 def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotFrame:
-    from pyspark.sql import functions as F
-
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.spark.scan_read import scan_frame
 
-    target = open_request(ctx, table_ref, request)
-    target, scan, statements = _prune(target, request)
+    scan = open_scan(ctx, table_ref, request)
     ctx.progress("reading")
-    df, read_path = _snapshot_frame_and_path(ctx, target)
-    # Statements change rows one at a time, so a predicate on columns none of them sets selects
-    # the same rows before them as after: filtering first lets Spark push it into the scan.
-    where = request.where or None
-    early = where is not None and where_reads_only_unassigned(where, statements)
-    if where is not None and early:
-        df = _filtered(df, where, target.metadata.schema)
-    df = df if request.raw else _apply_statements(df, target, request)
-    if where is not None and not early:
-        df = _filtered(df, where, target.metadata.schema)
-    order = request.row_order(target.metadata.primary_key)
-    if order:
-        df = df.orderBy(*sort_columns(order, target.metadata.schema.names))
-    if request.columns:
-        df = df.select(*[F.col(f"`{target.metadata.schema[c].name}`") for c in request.columns])
-    version = target.state.max_write_id if target.state is not None else None
-    store = target.store
-    return SnapshotFrame(df, store.name or store.url, version, scan, read_path, order)
+    df, read_path = scan_frame(ctx.spark(), scan)
+    return SnapshotFrame(df, scan.table, scan.version, scan.pruning, read_path, scan.order_by)
 
 
-def check_request(
-    schema: Schema, request: SnapshotRequest, storage_options: dict[str, Any] | None = None
-) -> None:
-    """Refuse what is wrong with ``request`` for a table of ``schema`` before Spark starts:
-    ``--where`` (bound once: :func:`lakectl.expr.bind_where`), unknown ``--columns``, an
-    unknown ``--format`` or an ``--out`` path that exists."""
-    from lakectl.storage.fs import storage_for
+def read_arrow(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> ArrowRead:
+    """``request`` resolved for an Arrow read (:func:`lakectl.arrow.read.arrow_read`; nothing
+    is read from data files yet): bad requests and statements the read cannot apply are
+    refused here."""
+    from lakectl.arrow.read import arrow_read
 
-    if request.where is not None:
-        bind_where(request.where, schema)
-    unknown = [c for c in request.columns if c not in schema]
-    if unknown:
-        raise UnknownColumnError(
-            f"--columns: unknown column(s) {', '.join(unknown)} (columns: {', '.join(schema.names)})"
-        )
-    if request.out:
-        fmt = request.out_format.lower()
-        if fmt not in OUT_FORMATS:
-            raise UsageError(f"--format {fmt!r}: use one of {', '.join(OUT_FORMATS)}")
-        storage, path = storage_for(request.out, storage_options)
-        if storage.exists(path):
-            raise BadInputError(
-                f"--out {request.out} already exists; lakectl does not overwrite it",
-                hint="choose a new path, or remove the old output first",
-            )
+    return arrow_read(open_scan(ctx, table_ref, request))
 
 
 def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
@@ -242,6 +154,55 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
     return result
 
 
+def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
+    """:func:`snapshot` read with the Arrow engine (no Spark, no JVM)."""
+    from lakectl.arrow import snapshot as arrow_rows
+
+    formats = arrow_rows.OUT_FORMATS
+    if request.out and request.out_format.lower() not in formats:
+        raise UsageError(
+            f"--format {request.out_format} is not written by the arrow engine",
+            hint=f"use one of {', '.join(formats)}, or --engine spark",
+        )
+    read = read_arrow(ctx, table_ref, SnapshotRequest(**{**vars(request), "order_by": ()}))
+    meta = read.scan.metadata
+    shown = read.schema.names
+    order = request.row_order(meta.primary_key)
+    if order and not request.order_by and not set(order) <= set(shown):
+        # key order with --columns leaving the key out: read the key too, sort, then drop it
+        wider = (*request.columns, *(k for k in order if k not in shown))
+        read = read_arrow(ctx, table_ref, replace(request, order_by=(), columns=wider))
+    result = SnapshotResult(
+        table=read.table,
+        columns=shown,
+        types=[meta.schema[c].type for c in shown],
+        version=read.version,
+        scan=read.scan.pruning.to_dict(),
+        read_path="arrow",
+        order_by=list(order),
+    )
+    ctx.progress("reading")
+    batches: Any = read.batches()
+    if order:
+        batches = [b.select(shown) for b in arrow_rows.sorted_batches(read, order)]
+    if request.out:
+        result.out, result.rows_written = arrow_rows.write_out(
+            batches, read.schema, request, ctx.config.storage_options
+        )
+        return result
+    limit = request.limit
+    rows: list[tuple[Any, ...]] = []
+    for batch in batches:
+        rows.extend(tuple(r.values()) for r in arrow_rows.wall_clock(batch).to_pylist())
+        if limit and len(rows) > limit:
+            rows, result.truncated = rows[:limit], True
+            break
+    result.rows = rows
+    if not rows and request.as_of is not None:
+        result.note = time_bound_note(ctx.table(table_ref), request.as_of)
+    return result
+
+
 def time_bound_note(store: Any, as_of: int) -> str | None:
     """Why ``--as-of as_of`` read no rows, when loads valid only later are the reason."""
     if not store.has_log():
@@ -260,72 +221,13 @@ def time_bound_note(store: Any, as_of: int) -> str | None:
     )
 
 
-def sort_columns(order_by: tuple[str, ...], names: tuple[str, ...] | list[str]) -> list[Any]:
-    """Spark sort columns for ``--order-by a,b desc``; unknown names are a usage error. Nulls
-    sort first ascending and last descending, as in Spark SQL."""
-    from pyspark.sql import functions as F
-
-    by_lower = {n.lower(): n for n in names}
-    out, unknown = [], []
-    for item in order_by:
-        name, _, direction = item.strip().partition(" ")
-        direction = direction.strip().lower()
-        if direction not in ("", "asc", "desc"):
-            raise UsageError(
-                f"--order-by {item!r}: expected COLUMN, COLUMN asc or COLUMN desc",
-                hint='e.g. --order-by "create_date,sell_id desc"',
-            )
-        column = by_lower.get(name.lower())
-        if column is None:
-            unknown.append(name)
-            continue
-        ref = F.col(f"`{column}`")
-        out.append(ref.desc() if direction == "desc" else ref.asc())
-    if unknown:
-        raise UnknownColumnError(
-            f"--order-by: unknown column(s) {', '.join(unknown)} (columns: {', '.join(names)})"
-        )
-    return out
-
-
-def _filtered(df: DataFrame, where: str, schema: Schema) -> DataFrame:
-    """``df`` filtered by the user's ``--where``, bound once to the table's schema and built as
-    Spark Columns (the text never reaches Spark's parser)."""
-    from lakectl.expr.compile_spark import spark_column
-
-    return df.where(spark_column(bind_where(where, schema)))
-
-
-def _prune(target: ReadTarget, request: SnapshotRequest) -> tuple[ReadTarget, ScanStats, list[str]]:
-    """Skip partitions and list-bucketing directories ``--where`` cannot match; also returns the
-    text of the statements the read applies (read only when there is a ``--where``)."""
-    statements: list[str] = []
-    if request.where and not request.raw:
-        statements = [s.sql for s in _statements_for(target, request)]
-    pruned, scan = prune_target(target, request.where, statements)
-    return pruned, scan, statements
-
-
 def statements_frame(ctx: Context, target: ReadTarget, request: SnapshotRequest) -> DataFrame:
-    """The snapshot with its Type 7 statements applied (none for ``--raw``)."""
-    df = snapshot_frame(ctx, target, request)
-    return df if request.raw else _apply_statements(df, target, request)
+    """The stored rows of ``target`` with the Type 7 statements effective at ``--as-of``
+    applied (none for ``--raw``)."""
+    from lakectl.spark.scan_read import with_statements
 
-
-def _statements_for(target: ReadTarget, request: SnapshotRequest) -> list[Statement]:
-    """The statements effective at ``--as-of`` (default now), in install order."""
-    from lakectl.ops.updates import statements_for_read
-
-    as_of = request.as_of if request.as_of is not None else int(time.time() * 1000)
-    return statements_for_read(target.store, target.state, target.metadata, as_of)
-
-
-def _apply_statements(df: DataFrame, target: ReadTarget, request: SnapshotRequest) -> DataFrame:
-    """Type 7: apply the statements effective at ``--as-of`` (default now), in install order."""
-    from lakectl.spark.statement_compile import apply_statements
-
-    effective = _statements_for(target, request)
-    return apply_statements(df, effective, target.metadata.schema) if effective else df
+    scan = scan_of(target, SnapshotRequest(as_of=request.as_of, raw=request.raw))
+    return with_statements(snapshot_frame(ctx, target, request), scan)
 
 
 def write_out(

@@ -567,7 +567,7 @@ class StreamRunner:
         self._maybe_compact()
 
     def _deltas_per_partition(self, result: LoadResult) -> int:
-        from lakectl.ops.reading import plan_lakectl
+        from lakectl.scan.target import plan_lakectl
 
         touched = {a.rsplit("/", 1)[0] if "/" in a else "" for a in result.added}
         state = self.store.read_state()

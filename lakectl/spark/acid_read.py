@@ -47,6 +47,8 @@ from .types import IDENTITY_COLUMNS, event_schema_ddl
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from lakectl.scan.target import ReadTarget
+
 
 @dataclass(frozen=True)
 class ReadSpec:
@@ -58,6 +60,30 @@ class ReadSpec:
     partition_schema: Schema
     valid: ValidWriteIds
     not_null_column: str | None = None  # a data column that is never null (the key), if any
+
+
+def target_spec(target: ReadTarget) -> ReadSpec:
+    """The reader's description of a resolved table state (:class:`lakectl.scan.target.
+    ReadTarget`, as a :class:`lakectl.scan.plan.Scan` holds it): storage, schemas, valid
+    write ids, key."""
+    meta = target.metadata
+    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    return ReadSpec(
+        target.store.storage,
+        target.store.root,
+        meta.data_schema,
+        meta.schema.select(list(meta.partition_by)),
+        target.valid,
+        key,
+    )
+
+
+def read_target(
+    spark: SparkSession, target: ReadTarget, with_identity: bool = False
+) -> tuple[DataFrame, str]:
+    """The stored rows of ``target`` (no statement applied, no filter), and the path of
+    :data:`READ_PATHS` the read took. ``with_identity`` adds each row's ACID identity."""
+    return read_rows_and_path(spark, target.plans, target_spec(target), with_identity)
 
 
 def _valid_filter(valid: ValidWriteIds) -> Column:
@@ -525,6 +551,8 @@ __all__ = [
     "live_events",
     "live_events_for_keys",
     "read_rows",
+    "read_target",
     "rows_ddl",
+    "target_spec",
     "to_rows",
 ]

@@ -1,10 +1,12 @@
 """The change feed as a Spark DataFrame: row changes from a range's insert and delete events.
 
-A commit ``w`` stores the rows it inserts as insert events and the rows it deletes as delete
-events naming the deleted row's identity (partition, originalTransaction, bucket, rowId). The
-deleted row's values (its pre-image) are the row with that identity in the older snapshot, or a
-row inserted earlier in the range. A delete and an insert of the same key by one commit are an
-update: ``update_preimage`` and ``update_postimage``.
+It reads a :class:`~lakectl.scan.changes.ChangeScan` by the rules written there. A commit ``w``
+stores the rows it inserts as insert events and the rows it deletes as delete events naming the
+deleted row's identity (partition, originalTransaction, bucket, rowId). The deleted row's values
+(its pre-image) are the row with that identity in the older snapshot, or a row inserted earlier
+in the range; only the range's first delete event of an identity counts (a later one repeats a
+deletion). A delete and an insert of the same key by one commit are an update:
+``update_preimage`` and ``update_postimage``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from lakectl.planning.change_plan import (
     VALID_TO,
 )
 from lakectl.planning.read_plan import PartitionReadPlan
-from lakectl.spark.acid_read import ReadSpec, delete_event_rows, insert_events
+from lakectl.scan.changes import ChangeScan, initial_rows_time
+from lakectl.spark.acid_read import ReadSpec, delete_event_rows, insert_events, read_target
 from lakectl.spark.types import IDENTITY_COLUMNS
 
 if TYPE_CHECKING:
@@ -66,10 +69,17 @@ def _range_deletes(
     if not files:
         return None
     events = delete_event_rows(spark, spec, files)
-    return events.where(F.col("currentTransaction").isin(write_ids)).select(
+    named = [
         *[_q(c).alias(_DELETE_PREFIX + c) for c in spec.partition_schema.names],
         *[F.col(c).alias(_DELETE_PREFIX + c) for c in IDENTITY_COLUMNS],
-        F.col("currentTransaction").cast("bigint").alias(COMMIT_VERSION),
+    ]
+    version = F.col("currentTransaction").cast("bigint")
+    # Only the first delete event of an identity deletes a live row (lakectl.scan.changes).
+    first = events.where(F.col("currentTransaction").isin(write_ids)).select(
+        *named, version.alias(COMMIT_VERSION)
+    )
+    return first.groupBy(*[F.col(f"`{c}`") for c in first.columns[:-1]]).agg(
+        F.min(COMMIT_VERSION).alias(COMMIT_VERSION)
     )
 
 
@@ -93,7 +103,32 @@ def _classified(
     return flagged.withColumn(CHANGE_TYPE, kind).drop(_PAIRED)
 
 
-def change_feed(
+def change_feed(spark: SparkSession, source: ChangeScan, scd2: bool = False) -> DataFrame:
+    """Every row change of ``source``'s range, unsorted: the table's columns, then
+    ``_change_type``, ``_commit_version`` and ``_commit_time`` (with ``scd2``, the time the
+    commit's rows took effect, and an SCD2 view that starts after the empty table opens with
+    the rows live at its start, as inserts of that version)."""
+    meta, rng = source.metadata, source.range
+    spec = ReadSpec(
+        source.store.storage,
+        source.store.root,
+        meta.data_schema,
+        meta.schema.select(list(meta.partition_by)),
+        source.newer_valid,
+    )
+    older_rows = read_target(spark, source.older.target, with_identity=True)[0]
+    return _feed(
+        spark,
+        spec,
+        source.range_plans,
+        older_rows,
+        rng.valid_times if scd2 else rng.commit_times,
+        meta.primary_key,
+        initial_rows_time(source) if scd2 else {},
+    )
+
+
+def _feed(
     spark: SparkSession,
     spec: ReadSpec,
     plans: Sequence[PartitionReadPlan],
@@ -102,14 +137,9 @@ def change_feed(
     key: Sequence[str],
     initial: Mapping[int, int] | None = None,
 ) -> DataFrame:
-    """Every row change of the commits in ``commit_times`` (write id -> commit time, ms).
-
-    ``plans`` hold the range's delta and delete-delta directories; ``older_rows`` is the older
-    snapshot with identity columns (:func:`lakectl.spark.acid_read.read_rows`). The result has
-    the table's columns, then ``_change_type``, ``_commit_version`` and ``_commit_time``.
-    ``initial`` (the older snapshot's version -> time) adds its rows as inserts of that version:
-    an SCD2 view that starts after the empty table.
-    """
+    """:func:`change_feed` of the commits in ``commit_times`` (write id -> time, ms):
+    ``plans`` hold the range's delta and delete-delta directories, ``older_rows`` is the older
+    snapshot with identity columns, ``initial`` its version -> time for an SCD2 view."""
     user = _user_columns(spec)
     write_ids = sorted(commit_times)
     inserts = _range_inserts(spark, spec, plans, write_ids) if write_ids else None

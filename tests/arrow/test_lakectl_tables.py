@@ -71,14 +71,13 @@ def test_where_and_columns(sales_path, spark, where):
 
 
 def test_where_prunes_partitions(sales_path):
-    from lakectl.arrow.read import read_arrow
-    from lakectl.ops.snapshot import SnapshotRequest
+    from lakectl.ops.snapshot import SnapshotRequest, read_arrow
 
     table = lakectl.open_table(str(sales_path))
     read = read_arrow(
         table.context, str(sales_path), SnapshotRequest(where="create_date = '2024-01-02'")
     )
-    assert (read.scan.partitions, read.scan.partitions_read) == (3, 1)
+    assert (read.scan.pruning.partitions, read.scan.pruning.partitions_read) == (3, 1)
 
 
 def test_minor_then_major_compaction(sales_path, tmp_path, spark):

@@ -23,7 +23,6 @@ from lakectl.ops.compact import CompactionEntry, CompactResult
 from lakectl.ops.dml import DmlResult, PartitionChange
 from lakectl.ops.load import LoadResult
 from lakectl.ops.materialize import MaterializeResult
-from lakectl.ops.pruning import ScanStats
 from lakectl.ops.restore import RestoreResult
 from lakectl.ops.server import ServerStatus
 from lakectl.ops.set_properties import SetResult
@@ -33,6 +32,7 @@ from lakectl.ops.stream import StreamResult, StreamStatus
 from lakectl.ops.updates import InstallResult
 from lakectl.planning.clean_plan import CleanPlan
 from lakectl.planning.compaction_plan import Thresholds
+from lakectl.scan.pruning import ScanStats
 from tests.conftest import CliRun
 
 SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from lakectl.ops.context import Context
-from lakectl.ops.reading import open_for_read
 from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+from lakectl.scan.target import open_for_read
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import TableStore
 from tests.support.process_loads import (

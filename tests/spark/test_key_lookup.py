@@ -7,7 +7,7 @@ import csv
 from pathlib import Path
 
 from lakectl.ops.context import Context
-from lakectl.ops.reading import plan_lakectl
+from lakectl.scan.target import plan_lakectl
 from lakectl.spark import acid_read, key_lookup
 
 SCHEMA = "id bigint, change_ts string, note string, region string"

@@ -17,9 +17,9 @@ import pytest
 
 from lakectl.config import Config
 from lakectl.ops.context import Context
-from lakectl.ops.reading import ReadTarget, open_for_read
 from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
 from lakectl.planning.read_plan import plan_partition
+from lakectl.scan.target import ReadTarget, open_for_read
 from lakectl.spark.native_read import ENABLED_CONF, jar_path
 from lakectl.table.listing import list_table
 from lakectl.table.validity import ValidWriteIds

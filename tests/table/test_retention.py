@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lakectl.errors import TimeTravelError
-from lakectl.ops.reading import choose_state
+from lakectl.scan.target import choose_state
 from lakectl.table.log import CommitRecord, TableState
 from lakectl.table.retention import (
     DELETED_KEY,

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lakectl.ops.reading import ReadTarget
 from lakectl.planning.list_bucket_plan import file_may_match, layout_of, layouts_by_dir
 from lakectl.planning.prune import Constraints, analyze_where, assigned_columns, canonical_text
 from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.scan.target import ReadTarget
 
 
 @dataclass(frozen=True)
