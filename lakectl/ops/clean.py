@@ -43,6 +43,7 @@ from lakectl.table.paths import Shape, table_path
 from lakectl.table.properties import parse_duration, property_value
 from lakectl.table.retention import DELETED_KEY, LOG_START_KEY, availability, cleaned_dirs
 from lakectl.table.store import STAGING_DIR, TableStore, now_millis
+from lakectl.table.transaction import abort_write_id
 
 OPERATION = Operation.CLEAN
 # What clean deletes: data directories, staging entries and compaction status files.
@@ -228,7 +229,7 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
         for item in decided.delete
     ]
     for write_id in decided.abort_write_ids:
-        store.mark_aborted(write_id, "clean: " + _note_for(decided, write_id))
+        abort_write_id(store, write_id, "clean: " + _note_for(decided, write_id))
     uncommitted = sorted(i.path for i in decided.delete if i.kind not in (OBSOLETE, STATUS))
     expiry = decided.log
     if expiry is not None and expiry.write_checkpoint:

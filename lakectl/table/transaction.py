@@ -256,10 +256,36 @@ def transaction(
             txn.abort(f"the {operation} ended without a commit")
 
 
+def abort_write_id(store: TableStore, write_id: int, reason: str) -> None:
+    """Mark the write id of a writer that is gone aborted, from outside it (``clean``): it can
+    never commit afterwards, and compactions stop waiting for it."""
+    store.mark_aborted(write_id, reason[:500])
+
+
+def abort_dead_writers(store: TableStore, state: TableState, reason: str) -> list[int]:
+    """Mark aborted every open write id (allocated, neither committed nor aborted in ``state``)
+    whose writer ran on this host and is no longer running; returns them."""
+    from lakectl.table.compaction_runs import process_alive
+
+    committed = state.committed_write_ids
+    dead = [
+        write_id
+        for write_id, entry in store.allocated_write_ids().items()
+        if write_id not in committed
+        and not entry.get("aborted")
+        and process_alive(entry.get("host"), entry.get("pid")) is False
+    ]
+    for write_id in dead:
+        abort_write_id(store, write_id, reason)
+    return dead
+
+
 __all__ = [
     "FAILPOINT_PREFIX",
     "VERSIONED_OPS",
     "WriteTransaction",
+    "abort_dead_writers",
+    "abort_write_id",
     "failpoints_of",
     "touched_partitions",
     "transaction",
