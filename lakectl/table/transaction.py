@@ -256,6 +256,16 @@ def transaction(
             txn.abort(f"the {operation} ended without a commit")
 
 
+def writer_gone(alive: bool | None, last_sign: int | None, now: int, silence: int) -> bool:
+    """Has a writer that never committed stopped for good, a load's write id or a compaction's
+    run alike? Its process is known to have ended (``alive`` False); or it cannot be checked
+    from here and gave no sign of life (allocation, heartbeat) for ``silence`` ms. ``clean``
+    recovers every crashed writer by this one rule: marks it aborted, deletes what it wrote."""
+    if alive is not None:
+        return not alive
+    return last_sign is not None and now - last_sign >= silence
+
+
 def abort_write_id(store: TableStore, write_id: int, reason: str) -> None:
     """Mark the write id of a writer that is gone aborted, from outside it (``clean``): it can
     never commit afterwards, and compactions stop waiting for it."""
@@ -289,4 +299,5 @@ __all__ = [
     "failpoints_of",
     "touched_partitions",
     "transaction",
+    "writer_gone",
 ]
