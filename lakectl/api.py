@@ -307,8 +307,8 @@ class Table:
         :class:`~lakectl.errors.TableNotFoundError` unless ``create``: then the table is
         created with ``primary_key``, ``partition_by``, ``buckets`` and ``schema`` (as
         :meth:`create` takes them; columns from the batch without ``schema``). With
-        ``evolve``, the batch's columns the table lacks are added first (nullable, at the end)
-        in a schema commit of their own (``result.evolved`` names them); without it they are
+        ``evolve``, the batch's columns the table lacks are added (nullable, at the end) in the
+        load's own commit (``result.evolved`` names them); without it they are
         an error. A file or folder the log says was loaded already (same location and
         content) is skipped unless ``force``, and one without rows commits nothing:
         ``result.status`` is then ``"skipped"`` (``result.loaded_by``: its version) or

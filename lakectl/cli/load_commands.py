@@ -186,4 +186,4 @@ def _print_load(result: LoadResult, source: str) -> None:
     )
     output.line("  " + ", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in c.items()))
     if result.evolved:
-        output.note(f"added column(s) {', '.join(result.evolved)} to the table first")
+        output.note(f"added column(s) {', '.join(result.evolved)} to the table")

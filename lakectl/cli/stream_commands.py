@@ -110,7 +110,7 @@ def stream(
     micro-batches `compact --auto` runs in the background. Ctrl-C or SIGTERM stops after the
     running micro-batch (a second Ctrl-C abandons it; nothing partial is ever committed).
     Files may lack columns that have a default (or are nullable); with --evolve, a file's new
-    columns join the table in a schema commit before its micro-batch.
+    columns join the table in its micro-batch's commit.
 
     \b
     Example:

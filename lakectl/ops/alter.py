@@ -17,7 +17,7 @@ from lakectl.planning.list_bucket_plan import ListBucketing, layouts_by_dir
 from lakectl.scan.statements import installed_statements
 from lakectl.table.evolution import SchemaChange, changed_columns, evolve, renamed_columns
 from lakectl.table.layout import parse_acid_dir
-from lakectl.table.log import CommitRecord, Operation, TableState
+from lakectl.table.log import Operation, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Schema
 from lakectl.table.store import TableStore
@@ -48,9 +48,9 @@ class AlterResult:
 def alter(store: TableStore, change: SchemaChange, source: str = "alter") -> AlterResult:
     """Check ``change`` against the table and commit the new schema (one log record)."""
     state = store.read_state()
-    record, new_meta = alter_record(state, change, source)
-    committed = store.commit(record)
-    changes = changed_columns(state.metadata, new_meta)
+    new_meta, changes = evolved_metadata(state, change)
+    with store.transaction(OPERATION, read=state) as txn:
+        committed = txn.commit(metadata=new_meta, info={"source": source, **changes})
     return AlterResult(
         store.name or store.url,
         committed.seq,
@@ -61,20 +61,15 @@ def alter(store: TableStore, change: SchemaChange, source: str = "alter") -> Alt
     )
 
 
-def alter_record(
-    state: TableState, change: SchemaChange, source: str = "alter"
-) -> tuple[CommitRecord, TableMetadata]:
-    """The commit record of ``change`` on ``state`` (not committed) and the new metadata."""
+def evolved_metadata(
+    state: TableState, change: SchemaChange
+) -> tuple[TableMetadata, dict[str, list[str]]]:
+    """The metadata ``change`` gives ``state``'s table (checked, not committed) and the columns
+    it adds, widens and renames."""
     meta = state.metadata
     new_meta = evolve(meta, change)
     check_renames(state, new_meta)
-    record = CommitRecord.draft(
-        operation=OPERATION,
-        read_seq=state.last_seq,
-        metadata=new_meta,
-        info={"source": source, **changed_columns(meta, new_meta)},
-    )
-    return record, new_meta
+    return new_meta, changed_columns(meta, new_meta)
 
 
 def check_renames(state: TableState, new_meta: TableMetadata) -> None:
@@ -135,4 +130,4 @@ def _base_order(rel: str) -> tuple[str, tuple[int, int] | None]:
     return parent, (acid.max_write_id, acid.visibility_txn or 0)
 
 
-__all__ = ["AlterResult", "alter", "alter_record", "check_renames"]
+__all__ = ["AlterResult", "alter", "check_renames", "evolved_metadata"]

@@ -38,11 +38,12 @@ from lakectl.planning.clean_plan import (
 from lakectl.planning.log_expiry_plan import LogExpiry, horizon_seq, plan_log_expiry
 from lakectl.table.compaction_runs import process_alive, read_status_files
 from lakectl.table.listing import list_table
-from lakectl.table.log import CommitRecord, Operation, TableState
+from lakectl.table.log import Operation, TableState
 from lakectl.table.paths import Shape, table_path
 from lakectl.table.properties import parse_duration, property_value
 from lakectl.table.retention import DELETED_KEY, LOG_START_KEY, availability, cleaned_dirs
 from lakectl.table.store import STAGING_DIR, TableStore, now_millis
+from lakectl.table.transaction import abort_write_id
 
 OPERATION = Operation.CLEAN
 # What clean deletes: data directories, staging entries and compaction status files.
@@ -228,32 +229,30 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
         for item in decided.delete
     ]
     for write_id in decided.abort_write_ids:
-        store.mark_aborted(write_id, "clean: " + _note_for(decided, write_id))
+        abort_write_id(store, write_id, "clean: " + _note_for(decided, write_id))
     uncommitted = sorted(i.path for i in decided.delete if i.kind not in (OBSOLETE, STATUS))
     expiry = decided.log
     if expiry is not None and expiry.write_checkpoint:
         _write_start_checkpoint(store, expiry)
     new_start = expiry is not None and not expiry.recorded
     if decided.record_deleted or uncommitted or decided.abort_write_ids or new_start:
-        record = CommitRecord.draft(
-            operation=OPERATION,
-            read_seq=None,
-            partitions=tuple(sorted({_partition_of(i.path) for i in decided.delete})),
-            counts={
-                "deleted_paths": len(decided.delete),
-                "bytes": sum(i.bytes for i in decided.delete),
-            },
-            info={
-                DELETED_KEY: list(decided.record_deleted),
-                "uncommitted": uncommitted,
-                "retain_ms": retain,
-                "horizon": decided.horizon,
-                "aborted_write_ids": list(decided.abort_write_ids),
-                "oldest_available": decided.oldest.to_json() if decided.oldest else None,
-                **({LOG_START_KEY: expiry.start} if expiry is not None else {}),
-            },
-        )
-        result.log_seq = store.commit(record).seq
+        with store.transaction(OPERATION) as txn:
+            result.log_seq = txn.commit(
+                partitions={_partition_of(i.path) for i in decided.delete},
+                counts={
+                    "deleted_paths": len(decided.delete),
+                    "bytes": sum(i.bytes for i in decided.delete),
+                },
+                info={
+                    DELETED_KEY: list(decided.record_deleted),
+                    "uncommitted": uncommitted,
+                    "retain_ms": retain,
+                    "horizon": decided.horizon,
+                    "aborted_write_ids": list(decided.abort_write_ids),
+                    "oldest_available": decided.oldest.to_json() if decided.oldest else None,
+                    **({LOG_START_KEY: expiry.start} if expiry is not None else {}),
+                },
+            ).seq
     failpoint("clean.before_delete")
     done = []
     for relative, path in doomed:

@@ -11,7 +11,6 @@ directories is ``clean``'s job.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -47,6 +46,7 @@ from lakectl.table.orc_files import read_footer
 from lakectl.table.paths import Shape, check_name, table_path
 from lakectl.table.retention import cleaned_dirs
 from lakectl.table.store import TableStore, now_millis
+from lakectl.table.transaction import WriteTransaction
 
 OPERATION = Operation.COMPACT
 STATES = ("planned", "working", "ready for cleaning", "cleaned", "failed", "damaged")
@@ -177,12 +177,8 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
         result.seconds = time.time() - started
         return result
     run = compaction_runs.new_run(options.kind, [p.to_json() for p in chosen])
-    with compaction_runs.tracked(store, run) as status:
-        final = _run(ctx, store, state, result, options, chosen, run.id, started)
-        status[0] = replace(
-            status[0], state="committed", ended_at=final.committed_at, log_seq=final.seq
-        )
-    failpoint("compact.after_commit")
+    with store.transaction(OPERATION, read=state, run=run) as txn:
+        final = _run(ctx, txn, state, result, options, chosen, started)
     result.log_seq = final.seq
     result.added = final.added
     result.obsolete = final.obsolete
@@ -193,16 +189,16 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
 
 def _run(
     ctx: Context,
-    store: TableStore,
+    txn: WriteTransaction,
     state: TableState,
     result: CompactResult,
     options: CompactOptions,
     chosen: list[PartitionCompaction],
-    run_id: str,
     started: float,
 ) -> CommitRecord:
     """Rewrite the chosen partitions and commit; returns the committed record."""
     failpoint("compact.after_status")
+    store, run_id = txn.store, txn.run[0].id if txn.run else ""
     meta = state.metadata
     visible = committed_dirs(state)
     for p in chosen:
@@ -210,21 +206,13 @@ def _run(
             rel = p.output_path(name)
             if rel in visible:  # the planner never picks a committed output; guard anyway
                 raise CommitConflictError(f"{rel} is already committed; run compact again")
-            # Leftover of a crashed compaction: invisible, so safe to replace.
-            _delete_output(store, rel)
+            # What a crashed compaction left there is invisible: replaced, and removed on abort.
+            txn.claim(rel, source="the compaction plan")
     ctx.progress(f"compacting {len(chosen)} partition(s)")
     target_size = target_file_size(meta, options.target_file_size)
-    try:
-        added, counts = rewrite_partitions(
-            ctx, store, meta, state, chosen, run_id, target_size=target_size
-        )
-    except Exception:
-        # A damaged input file or a failed storage stopped the rewrite: the outputs written
-        # so far are not committed (no reader sees them); remove them, so that the failed run
-        # leaves the table's data as it was (its status file says it failed).
-        _remove_outputs(store, chosen)
-        raise
-    failpoint("compact.before_commit")
+    added, counts = rewrite_partitions(
+        ctx, store, meta, state, chosen, run_id, target_size=target_size
+    )
     obsolete = sorted(d.relative for p in chosen for d in p.inputs if _shadowed(d, p, added))
     info = {
         "requested": options.kind,
@@ -244,34 +232,13 @@ def _run(
             for p in chosen
         ],
     }
-    record = CommitRecord.draft(
-        operation=OPERATION,
-        write_id=None,
-        read_seq=state.last_seq,
-        partitions=tuple(sorted(p.relative for p in chosen)),
-        added=tuple(sorted(added)),
-        obsolete=tuple(obsolete),
+    return txn.commit(
+        added=added,
+        partitions={p.relative for p in chosen},
+        obsolete=obsolete,
         counts=counts,
         info=info,
     )
-    return store.commit(record)
-
-
-def _remove_outputs(store: TableStore, chosen: list[PartitionCompaction]) -> None:
-    """Delete the (uncommitted) output directories of ``chosen``, as far as the storage lets."""
-    for p in chosen:
-        for name in p.outputs:
-            with contextlib.suppress(Exception):
-                _delete_output(store, p.output_path(name))
-
-
-def _delete_output(store: TableStore, rel: str) -> None:
-    """Delete the uncommitted output directory ``rel`` of a compaction plan (confined to the
-    table root like every path a plan names)."""
-    path = table_path(
-        store.storage, store.root, rel, Shape.DATA_DIR, source="the compaction plan", deleting=True
-    )
-    store.storage.delete(path, recursive=True)
 
 
 def _shadowed(d: Any, p: PartitionCompaction, added: set[str]) -> bool:

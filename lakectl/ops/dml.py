@@ -18,14 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lakectl.errors import UsageError
-from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.scan.pruning import prune_target
 from lakectl.scan.statements import check_reader_costs
 from lakectl.scan.target import ReadTarget, plan_lakectl
 from lakectl.table.layout import partition_path
-from lakectl.table.log import ALWAYS, CommitRecord, Operation
-from lakectl.table.transaction import WriteTransaction
+from lakectl.table.log import ALWAYS
 from lakectl.updates.statements import Statement
 from lakectl.updates.validate import validate_statement
 
@@ -156,7 +154,7 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
         return result
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.ops.rewrite import touched_partitions, write_transaction_events
+    from lakectl.ops.rewrite import write_transaction_events
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
     from lakectl.spark import statement_fold
 
@@ -170,30 +168,17 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
         if request.dry_run or not result.partitions:
             result.seconds = time.time() - started
             return result
-        txn = WriteTransaction.begin(store, request.kind)
-        try:
+        with store.transaction(request.kind, read=state) as txn:
             events = statement_fold.changes_to_write(changes, meta)
             changed = result.deleted + result.updated
             write_transaction_events(ctx, txn, meta, events, changed, len(result.partitions))
-            failpoint("dml.before_commit")
             ctx.progress("committing")
-            written = touched_partitions(txn.added)
-            read = {p.relative for p in target.plans}
             txn.commit(
-                CommitRecord.draft(
-                    operation=Operation(request.kind),
-                    write_id=txn.write_id,
-                    read_seq=state.last_seq,
-                    effective_at=ALWAYS,
-                    partitions=tuple(sorted(read | written)),
-                    added=tuple(sorted(txn.added)),
-                    counts={"deleted": result.deleted, "updated": result.updated},
-                    info={"source": SOURCE, "statement": text},
-                )
+                effective_at=ALWAYS,
+                partitions={p.relative for p in target.plans},
+                counts={"deleted": result.deleted, "updated": result.updated},
+                info={"source": SOURCE, "statement": text},
             )
-        except BaseException as exc:
-            txn.abort(exc)
-            raise
         result.version = txn.write_id
     finally:
         changes.unpersist()

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakectl.errors import UsageError
-from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.skew import PartitionSkew, check_options, measure_skew, select_partitions
 from lakectl.planning.list_bucket_plan import (
@@ -36,9 +35,6 @@ from lakectl.planning.list_bucket_plan import (
     validate_partition,
 )
 from lakectl.scan.target import committed_dirs, plan_lakectl
-from lakectl.table.log import CommitRecord
-from lakectl.table.paths import Shape, table_path
-from lakectl.table.transaction import WriteTransaction
 
 
 @dataclass(frozen=True)
@@ -174,27 +170,16 @@ def list_bucket(
     if options.dry_run or not result.rewritten:
         result.seconds = time.time() - started
         return result
-    txn = WriteTransaction.begin(store, OPERATION)
-    write_id = txn.write_id
-    result.decisions = decide(write_id)
-    chosen = [d.compaction for d in result.rewritten if d.compaction is not None]
-    try:
+    with store.transaction(OPERATION, read=state) as txn:
+        write_id = txn.version
+        result.decisions = decide(write_id)
+        chosen = [d.compaction for d in result.rewritten if d.compaction is not None]
         visible = committed_dirs(state)
         for p in chosen:
             rel = p.output_path(p.output_base or "")
             if rel in visible:
                 raise UsageError(f"{rel} is already committed; run list-bucket again")
-            path = table_path(
-                store.storage,
-                store.root,
-                rel,
-                Shape.DATA_DIR,
-                source="the list-bucket plan",
-                deleting=True,
-            )
-            store.storage.delete(path, recursive=True)
-            # Invisible and named after this write id: nobody else uses it.
-            txn.added.append(rel)
+            txn.claim(rel, source="the list-bucket plan")  # named after this write id
         ctx.progress(f"rewriting {len(chosen)} partition(s)")
         split = {d.relative: d.wanted for d in result.rewritten if d.wanted is not None}
         added, counts = rewrite_partitions(
@@ -207,13 +192,10 @@ def list_bucket(
             layouts=split,
             target_size=target_file_size(meta, None),
         )
-        record = CommitRecord.draft(
-            operation=OPERATION,
-            write_id=write_id,
-            read_seq=state.last_seq,
-            partitions=tuple(sorted(p.relative for p in chosen)),
-            added=tuple(sorted(added)),
-            obsolete=tuple(sorted(d.relative for p in chosen for d in p.inputs)),
+        final = txn.commit(
+            added=added,
+            partitions={p.relative for p in chosen},
+            obsolete=[d.relative for p in chosen for d in p.inputs],
             counts=counts,
             info={
                 "max_write_id": max(p.max_write_id for p in chosen),
@@ -227,11 +209,6 @@ def list_bucket(
                 },
             },
         )
-        failpoint("list_bucket.before_commit")
-        final = txn.commit(record)
-    except BaseException as exc:
-        txn.abort(exc)
-        raise
     result.log_seq = final.seq
     result.version = write_id
     result.rows_written = counts.get("rows_written", 0)

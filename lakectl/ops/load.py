@@ -27,13 +27,12 @@ from lakectl.storage.fs import Storage, storage_for
 from lakectl.storage.inputs import require_input_files
 from lakectl.storage.source_files import SourceDigest
 from lakectl.table.layout import delta_dir_name, escape_partition_value
-from lakectl.table.log import ALWAYS, CommitRecord, Operation, TableState
+from lakectl.table.log import ALWAYS, LoadMode, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Column, Schema, normalize_type, parse_schema
 from lakectl.table.store import TableStore
-from lakectl.table.transaction import WriteTransaction
 
-MODES = ("append", "upsert", "cdc")
+MODES = tuple(m.value for m in LoadMode)
 DEFAULT_OP_VALUES = "I=insert,U=update,D=delete"
 # Up to this many batch rows, the stored rows found for the batch's keys (at most one per key,
 # a few columns) are broadcast to the join instead of sorting the batch for a sort-merge join.
@@ -48,7 +47,7 @@ REREAD_FORMATS = ("parquet", "orc")
 class LoadOptions:
     source: str
     format: str | None = None
-    mode: str = "upsert"
+    mode: LoadMode = LoadMode.UPSERT
     primary_key: tuple[str, ...] = ()
     partition_by: tuple[str, ...] = ()
     op_column: str | None = None
@@ -64,6 +63,12 @@ class LoadOptions:
     force: bool = False
     """Load a source the log says was loaded already (same location and content)."""
 
+    def __post_init__(self) -> None:
+        # A mode given as its text is the enum from here on; an unknown one is refused by
+        # check_mode_options with the modes there are.
+        if not isinstance(self.mode, LoadMode) and self.mode in MODES:
+            object.__setattr__(self, "mode", LoadMode(self.mode))
+
 
 # What a load that committed nothing did instead (LoadResult.status).
 LOADED, SKIPPED, EMPTY = "loaded", "skipped", "empty"
@@ -73,14 +78,14 @@ LOADED, SKIPPED, EMPTY = "loaded", "skipped", "empty"
 class LoadResult:
     table: str
     write_id: int
-    mode: str
+    mode: LoadMode
     counts: dict[str, int]
     added: tuple[str, ...]
     created_table: bool = False
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
     evolved: tuple[str, ...] = ()
-    """Columns ``--evolve`` added to the table (in a schema commit just before the load)."""
+    """Columns ``--evolve`` added to the table (in the load's own commit)."""
     status: str = LOADED
     """``loaded``; ``skipped``: the log says this source was loaded already (by version
     ``loaded_by``), nothing was read; ``empty``: the source has no rows, nothing committed."""
@@ -202,18 +207,20 @@ def load_options(
 
 def resolve_mode(
     store: TableStore,
-    mode: str | None,
+    mode: LoadMode | str | None,
     op_column: str | None,
     primary_key: tuple[str, ...] = (),
-) -> str:
+) -> LoadMode:
     """The load mode: ``mode`` when given; else ``cdc`` with an op column, ``upsert`` when the
     table (or the key a first load creates it with) has a primary key, else ``append``."""
     if mode is not None:
-        return mode
+        if mode not in MODES:
+            raise UsageError(f"--mode {mode!r}: use one of {', '.join(MODES)}")
+        return LoadMode(mode)
     if op_column:
-        return "cdc"
+        return LoadMode.CDC
     has_key = bool(primary_key) or (store.has_log() and store.read_state().metadata.has_key)
-    return "upsert" if has_key else "append"
+    return LoadMode.UPSERT if has_key else LoadMode.APPEND
 
 
 def _prepare(ctx: Context, table_ref: str | None, options: LoadOptions) -> TableStore:
@@ -514,7 +521,7 @@ def load_frame(
     evolution = None
     if options.evolve and state is not None:
         evolution = _evolution(state, raw, op_column)
-        meta = evolution[1] if evolution is not None else meta
+        meta = evolution[0] if evolution is not None else meta
     check_batch_options(meta, options)
     batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
     if cache_source:  # parse the source once: the checks and every later step read the cache
@@ -531,20 +538,18 @@ def load_frame(
             store.create(meta, {"source": options.source})
             state = store.read_state()
             created = True
-        if evolution is not None:  # the batch is valid: its columns join the table first
-            committed = store.commit(evolution[0])
-            state = store.read_state().prefix(committed.seq)
-        txn = WriteTransaction.begin(store, options.mode)
-        write_id = txn.write_id
-        target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
-        parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
-        added = txn.added
-        try:
+        # With --evolve the new columns commit with the rows: one record, so a crash leaves
+        # the table's schema and rows as they were.
+        with store.transaction(options.mode.operation, read=state) as txn:
+            write_id = txn.version
+            target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
+            parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
+            added = txn.added
             part_rows = stats.partitions
             touched = {_partition_key(meta, r) for r in part_rows} if meta.partition_by else {""}
             rows = stats.rows
             tasks = write_tasks(rows, len(part_rows), parallelism)
-            if options.mode == "append":
+            if options.mode == LoadMode.APPEND:
                 changes = acid_write.change_events(
                     batch,
                     meta,
@@ -555,7 +560,8 @@ def load_frame(
                 observation = None
             else:
                 ctx.progress(f"looking up {rows:,} keys")
-                classified = _classify(spark, store, state, meta, touched, options, batch, rows)
+                read_with = state if evolution is None else state.with_next_metadata(meta)
+                classified = _classify(spark, store, read_with, meta, touched, options, batch, rows)
                 observed, observation = merge.observe_results(classified, f"load_{write_id}")
                 changes = merge.changes_to_write(observed, meta)
             phases["lookup"] = time.time() - started - sum(phases.values())
@@ -587,24 +593,15 @@ def load_frame(
             phases["write"] = time.time() - started - sum(phases.values())
             if before_commit is not None:
                 before_commit()
-            failpoint("load.before_commit")
             ctx.progress("committing")
-            written_parts = {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}
-            record = CommitRecord.draft(
-                operation=Operation(options.mode),
-                write_id=write_id,
-                read_seq=state.last_seq,
+            record_info = info if info is not None else {"source": options.source, "format": fmt}
+            txn.commit(
                 effective_at=ALWAYS if options.effective_at is None else options.effective_at,
-                partitions=tuple(sorted(touched | written_parts)),
-                added=tuple(sorted(added)),
+                partitions=touched,
                 counts=counts,
-                info=info if info is not None else {"source": options.source, "format": fmt},
+                metadata=evolution[0] if evolution is not None else None,
+                info={**record_info, **(evolution[1] if evolution is not None else {})},
             )
-            txn.commit(record)
-            failpoint("load.after_commit")
-        except BaseException as exc:
-            txn.abort(exc)
-            raise
     finally:
         for frame in cached:
             frame.unpersist()
@@ -722,11 +719,11 @@ def _existing_keys(
 
 def _evolution(
     state: TableState, raw: Any, op_column: str | None
-) -> tuple[CommitRecord, TableMetadata, list[str]] | None:
-    """``--evolve``: the schema commit (not committed yet) adding the columns of ``raw`` the
-    table lacks, with their types from the batch, the new metadata and the added names; None
+) -> tuple[TableMetadata, dict[str, Any], list[str]] | None:
+    """``--evolve``: the metadata with the columns of ``raw`` the table lacks added (their types
+    from the batch), what the load's record says about the change, and the added names; None
     when the batch has no new column."""
-    from lakectl.ops.alter import alter_record
+    from lakectl.ops.alter import evolved_metadata
     from lakectl.table.evolution import SchemaChange
 
     schema = state.metadata.schema
@@ -738,8 +735,8 @@ def _evolution(
     if not new:
         return None
     texts = tuple(f"{f.name} {f.dataType.simpleString()}" for f in new)
-    record, meta = alter_record(state, SchemaChange(add_columns=texts), "load --evolve")
-    return record, meta, [f.name for f in new]
+    meta, changed = evolved_metadata(state, SchemaChange(add_columns=texts))
+    return meta, {"evolved": changed}, [f.name for f in new]
 
 
 def new_table_metadata(raw: Any, options: LoadOptions, op_column: str | None) -> TableMetadata:

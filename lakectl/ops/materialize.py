@@ -31,14 +31,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakectl.errors import UsageError
-from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.results import iso_time
 from lakectl.ops.updates import MATERIALIZE_OPERATION, write_updates_file
 from lakectl.scan.statements import InstalledStatement, installed_statements, require_usable
-from lakectl.table.log import DATA_OPS, CommitRecord, TableState
+from lakectl.table.log import DATA_OPS, TableState
 from lakectl.table.store import TableStore, now_millis
-from lakectl.table.transaction import WriteTransaction
 from lakectl.updates.times import format_millis
 
 OPERATION = MATERIALIZE_OPERATION
@@ -147,51 +145,31 @@ def _fold_and_commit(
     ctx.progress(f"folding {len(plan.retire)} statement(s) into the rows")
     rows = snapshot_frame(ctx, target, SnapshotRequest(), with_identity=True)
     changes = statement_fold.fold_changes(rows, statements, meta).persist()
-    txn = WriteTransaction.begin(store, OPERATION)
-    write_id, added = txn.write_id, txn.added
     try:
-        by_kind = {r[0]: r[1] for r in changes.groupBy(statement_fold.CHANGE_COL).count().collect()}
-        counts = {
-            "rewritten": by_kind.get("update", 0),
-            "deleted": by_kind.get("delete", 0),
-            "retired": len(plan.retire),
-        }
-        if by_kind:
-            events = statement_fold.changes_to_write(changes, meta)
-            write_transaction_events(ctx, txn, meta, events, sum(by_kind.values()))
-        failpoint("materialize.before_commit")
-        ctx.progress("committing")
-        txn.commit(_record(state, plan, write_id, counts, added))
-    except BaseException as exc:
-        txn.abort(exc)
-        raise
+        with store.transaction(OPERATION, read=state) as txn:
+            write_id, added = txn.version, txn.added
+            by_kind = {
+                r[0]: r[1] for r in changes.groupBy(statement_fold.CHANGE_COL).count().collect()
+            }
+            counts = {
+                "rewritten": by_kind.get("update", 0),
+                "deleted": by_kind.get("delete", 0),
+                "retired": len(plan.retire),
+            }
+            if by_kind:
+                events = statement_fold.changes_to_write(changes, meta)
+                write_transaction_events(ctx, txn, meta, events, sum(by_kind.values()))
+            ctx.progress("committing")
+            txn.commit(
+                effective_at=plan.effective_at,
+                counts=counts,
+                info={
+                    "source": f"statements effective <= {format_millis(plan.until)}",
+                    "until": plan.until,
+                    "retired": [[i.version, i.index] for i in plan.retire],
+                    "retired_sql": [i.statement.sql for i in plan.retire],
+                },
+            )
     finally:
         changes.unpersist()
     return write_id, counts, tuple(sorted(added))
-
-
-def _record(
-    state: TableState,
-    plan: MaterializePlan,
-    write_id: int,
-    counts: dict[str, int],
-    added: list[str],
-) -> CommitRecord:
-    from lakectl.ops.rewrite import touched_partitions
-
-    partitions = touched_partitions(added)
-    return CommitRecord.draft(
-        operation=OPERATION,
-        write_id=write_id,
-        read_seq=state.last_seq,
-        effective_at=plan.effective_at,
-        partitions=tuple(sorted(partitions)),
-        added=tuple(sorted(added)),
-        counts=counts,
-        info={
-            "source": f"statements effective <= {format_millis(plan.until)}",
-            "until": plan.until,
-            "retired": [[i.version, i.index] for i in plan.retire],
-            "retired_sql": [i.statement.sql for i in plan.retire],
-        },
-    )

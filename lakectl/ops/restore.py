@@ -30,16 +30,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from lakectl.errors import UsageError
-from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.updates import write_updates_file
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.scan.statements import installed_statements, statement_keys
 from lakectl.scan.target import ReadTarget, choose_state, plan_lakectl, with_written_schemas
 from lakectl.table.listing import DirListing
-from lakectl.table.log import ALWAYS, COMPACT_OPS, CommitRecord, Operation, TableState
+from lakectl.table.log import ALWAYS, COMPACT_OPS, Operation, TableState
 from lakectl.table.store import TableStore
-from lakectl.table.transaction import WriteTransaction
 
 _KIND = "__lakectl_restore"
 # A row added and deleted since the restored version: it gets a delete event of the restore's
@@ -401,12 +399,11 @@ def _commit(
 ) -> int:
     from pyspark.sql import functions as F
 
-    from lakectl.ops.rewrite import touched_partitions, write_transaction_events
+    from lakectl.ops.rewrite import write_transaction_events
     from lakectl.spark import acid_write
 
     meta = full.metadata
-    txn = WriteTransaction.begin(store, Operation.RESTORE)
-    try:
+    with store.transaction(Operation.RESTORE, read=full) as txn:
         kind = F.col(_KIND)
         # A row written again also gets a delete event for its original identity, and a row
         # added and deleted since one of its own (_deleted_since). Both repeat a deletion (a
@@ -423,26 +420,14 @@ def _commit(
         rows = counts["deleted"] + 2 * counts["reinserted"]
         if rows:
             write_transaction_events(ctx, txn, meta, events, rows)
-        failpoint("restore.before_commit")
         ctx.progress("committing")
-        touched = touched_partitions(txn.added)
         txn.commit(
-            CommitRecord.draft(
-                operation=Operation.RESTORE,
-                write_id=txn.write_id,
-                read_seq=full.last_seq,
-                effective_at=ALWAYS,
-                partitions=tuple(sorted(touched)),
-                added=tuple(sorted(txn.added)),
-                counts=counts,
-                info={
-                    "restored_version": target_version,
-                    "retired": retire,
-                    "reactivated": reactivate,
-                },
-            )
+            effective_at=ALWAYS,
+            counts=counts,
+            info={
+                "restored_version": target_version,
+                "retired": retire,
+                "reactivated": reactivate,
+            },
         )
-    except BaseException as exc:
-        txn.abort(exc)
-        raise
-    return txn.write_id
+    return txn.version

@@ -311,15 +311,10 @@ def write_transaction_events(
     written = acid_write.write_changes(
         events,
         target,
-        txn.write_id,
+        txn.version,
         write_tasks(rows, partitions, parallelism),
-        delta_dir=delta_dir_name(txn.write_id),
-        delete_dir=delta_dir_name(txn.write_id, delete=True),
+        delta_dir=delta_dir_name(txn.version),
+        delete_dir=delta_dir_name(txn.version, delete=True),
     ).directories
     txn.added += written
     return written
-
-
-def touched_partitions(added: list[str]) -> set[str]:
-    """The partitions (``""`` for an unpartitioned table) of directories a writer added."""
-    return {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}

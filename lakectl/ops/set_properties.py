@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakectl.errors import UsageError
-from lakectl.table.log import CommitRecord, Operation
+from lakectl.table.log import Operation
 from lakectl.table.metadata import DEFAULT_PROPERTIES
 from lakectl.table.properties import validate
 from lakectl.table.store import TableStore
@@ -59,12 +59,7 @@ def set_properties(
     seq = None
     if changed:
         new_meta = meta.with_properties(changed)
-        record = CommitRecord.draft(
-            operation=OPERATION,
-            read_seq=state.last_seq,
-            metadata=new_meta,
-            info={"changed": changed},
-        )
-        seq = store.commit(record).seq
+        with store.transaction(OPERATION, read=state) as txn:
+            seq = txn.commit(metadata=new_meta, info={"changed": changed}).seq
         meta = new_meta
     return SetResult(store.name or store.url, seq, changed, meta.effective_properties())

@@ -623,15 +623,11 @@ class StreamRunner:
         A stream killed between allocating a write id and committing leaves it open, and
         compaction never folds anything at or above an open write id.
         """
-        from lakectl.table.compaction_runs import process_alive
+        from lakectl.table.transaction import abort_dead_writers
 
-        state = self.store.read_state()
-        committed = state.committed_write_ids
-        for write_id, entry in self.store.allocated_write_ids().items():
-            if write_id in committed or entry.get("aborted"):
-                continue
-            if process_alive(entry.get("host"), entry.get("pid")) is False:
-                self.store.mark_aborted(write_id, "stream: the writer's process is gone")
+        abort_dead_writers(
+            self.store, self.store.read_state(), "stream: the writer's process is gone"
+        )
 
 
 def _union(meta: TableMetadata, frames: list[Any]) -> Any:

@@ -16,10 +16,9 @@ from lakectl.errors import BadInputError, TableNotFoundError
 from lakectl.ops.context import Context
 from lakectl.ops.results import Listing
 from lakectl.scan.statements import InstalledStatement, check_reader_costs, installed_statements
-from lakectl.table.log import CommitRecord, Operation
+from lakectl.table.log import Operation
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import UPDATES_FILE, TableStore
-from lakectl.table.transaction import WriteTransaction
 from lakectl.updates.limits import StatementLimits, check_file_size
 from lakectl.updates.statements import Statement, parse_updates_text
 from lakectl.updates.stored_form import encode_tree
@@ -89,20 +88,12 @@ def install(
     if not parsed.statements:
         raise BadInputError(f"{file}: no statements found; nothing was installed")
     check_installable(installed_statements(state), parsed.statements, state.metadata)
-    txn = WriteTransaction.begin(store, OPERATION)
-    write_id = txn.write_id
-    record = CommitRecord.draft(
-        operation=OPERATION,
-        write_id=write_id,
-        read_seq=state.last_seq,
-        counts={"statements": len(parsed.statements)},
-        info={"source": file, "statements": [_to_json(s) for s in parsed.statements]},
-    )
-    try:
-        txn.commit(record)
-    except BaseException as exc:
-        txn.abort(exc)
-        raise
+    with store.transaction(OPERATION, read=state) as txn:
+        write_id = txn.version
+        txn.commit(
+            counts={"statements": len(parsed.statements)},
+            info={"source": file, "statements": [_to_json(s) for s in parsed.statements]},
+        )
     new_state = store.read_state()
     active = installed_statements(new_state, check=False)  # checked above; only the texts
     write_updates_file(store, [i.statement for i in active])

@@ -52,6 +52,7 @@ from lakectl.table.retention import (
     format_time,
     needed_dirs,
 )
+from lakectl.table.transaction import writer_gone
 
 OBSOLETE = "obsolete"
 ABORTED = "aborted writer"
@@ -139,23 +140,23 @@ def judge_writer(writer: Writer, now: int, abandon_after: int) -> str | None:
     """Why an uncommitted write id's writer is gone, or ``None`` if it may still be running."""
     if writer.aborted:
         return f"write id {writer.write_id} was aborted"
-    if writer.alive is True:
+    if not writer_gone(writer.alive, writer.started_at, now, abandon_after):
         return None
     if writer.alive is False:
         return f"write id {writer.write_id}: its process ({writer.where}) is no longer running"
-    if writer.started_at is not None and now - writer.started_at >= abandon_after:
-        return (
-            f"write id {writer.write_id} was allocated {_age(now - writer.started_at)} ago "
-            f"and never committed (abandoned after {_age(abandon_after)})"
-        )
-    return None
+    started = writer.started_at or 0
+    return (
+        f"write id {writer.write_id} was allocated {_age(now - started)} ago "
+        f"and never committed (abandoned after {_age(abandon_after)})"
+    )
 
 
 def run_is_live(run: CompactionRun, now: int) -> bool:
     """May this compaction still commit? Working, and its process alive or heartbeat recent."""
-    if run.state != "working" or run.alive is False:
-        return False
-    return run.alive is True or now - max(run.heartbeat_at, run.started_at) < HEARTBEAT_TIMEOUT_MS
+    last_sign = max(run.heartbeat_at, run.started_at)
+    return run.state == "working" and not writer_gone(
+        run.alive, last_sign, now, HEARTBEAT_TIMEOUT_MS
+    )
 
 
 def _obsolete_items(

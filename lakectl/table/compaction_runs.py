@@ -5,6 +5,12 @@ The log says what committed; a status file says what a compaction is doing befor
 when it raises, ``committed`` after its log record. A ``working`` file whose process is gone (same
 host, pid not running) or whose heartbeat stopped is shown as failed. ``clean`` reads these files to
 know which uncommitted directories a running compaction may still commit.
+
+A compaction commits through the one write transaction (``store.transaction(..., run=status)``,
+:mod:`lakectl.table.transaction`), which keeps this file (:func:`tracked`), removes the outputs it
+claimed when it fails, and fires the same failpoints as every writer; whether a run that never
+committed is gone is the rule every writer is judged by (:func:`~lakectl.table.transaction.
+writer_gone`).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from lakectl.table.json_input import (
 from lakectl.table.log import compaction_item
 from lakectl.table.paths import RUNS_DIR, Shape, check_name, name_flaw, shown
 from lakectl.table.store import MAX_PID, TableStore, now_millis
+from lakectl.table.transaction import writer_gone
 
 HEARTBEAT_SECONDS = 30.0
 # A working run whose process cannot be checked counts as failed after this much silence.
@@ -78,9 +85,8 @@ class RunStatus:
         if self.state != "working":
             return self.state
         alive = process_alive(self.host, self.pid)
-        if alive is False or (alive is None and now - self.heartbeat_at >= HEARTBEAT_TIMEOUT_MS):
-            return "failed"
-        return "working"
+        gone = writer_gone(alive, self.heartbeat_at, now, HEARTBEAT_TIMEOUT_MS)
+        return "failed" if gone else "working"
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> RunStatus:

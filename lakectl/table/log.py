@@ -47,6 +47,20 @@ class Operation(StrEnum):
     CLEAN = "clean"
 
 
+class LoadMode(StrEnum):
+    """How ``load`` (and ``stream``) applies a batch; each mode commits as the operation of the
+    same name."""
+
+    APPEND = "append"
+    UPSERT = "upsert"
+    CDC = "cdc"
+
+    @property
+    def operation(self) -> Operation:
+        """The operation a load in this mode commits."""
+        return Operation(self.value)
+
+
 # Operation kinds, for conflict rules.
 APPEND_OPS = frozenset({Operation.APPEND})
 MERGE_OPS = frozenset(
@@ -89,7 +103,7 @@ class CommitRecord:
     """One committed transaction, as stored in the log."""
 
     seq: int
-    operation: str
+    operation: Operation
     committed_at: int
     write_id: int | None = None
     read_seq: int | None = None
@@ -101,10 +115,22 @@ class CommitRecord:
     metadata: TableMetadata | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # Stored and compared as its text; always the enum in memory.
+        if type(self.operation) is not Operation:
+            object.__setattr__(self, "operation", Operation(self.operation))
+
     @classmethod
-    def draft(cls, operation: str, **fields: Any) -> CommitRecord:
-        """A record to commit: ``seq`` and ``committed_at`` are set by the log at commit."""
-        return cls(seq=-1, operation=operation, committed_at=0, **fields)
+    def draft(cls, operation: Operation | str, **fields: Any) -> CommitRecord:
+        """A record to commit: ``seq`` and ``committed_at`` are set by the log at commit (writers
+        commit through :func:`lakectl.table.transaction.transaction`, which drafts it)."""
+        return cls(seq=-1, operation=Operation(operation), committed_at=0, **fields)
+
+    @property
+    def changes_metadata(self) -> bool:
+        """Does this record change the table's metadata (an ``alter``, a ``set``, a ``load
+        --evolve``, the table's creation)?"""
+        return self.metadata is not None or self.operation in METADATA_OPS
 
     @property
     def effective_time(self) -> int:
@@ -144,7 +170,7 @@ class CommitRecord:
                 check(info[key], f"info[{key!r}]")
         return CommitRecord(
             seq=field_int(data, "seq", low=0),
-            operation=operation,
+            operation=Operation(operation),
             committed_at=field_int(data, "committed_at"),
             write_id=field_int(data, "write_id", None, low=0),
             read_seq=field_int(data, "read_seq", None, low=-1),
@@ -310,14 +336,32 @@ class TableState:
         """
         return self._keeping(lambda r: r.operation not in operations)
 
+    def with_next_metadata(self, metadata: TableMetadata) -> TableState:
+        """This state as if ``metadata`` committed next (not on storage): what a writer that
+        changes the schema in its own commit (``load --evolve``) reads the table with."""
+        change = CommitRecord(
+            seq=self.last_seq + 1,
+            operation=Operation.ALTER,
+            committed_at=self.records[-1].committed_at if self.records else 0,
+            read_seq=self.last_seq,
+            metadata=metadata,
+        )
+        return TableState((*self.records, change))
+
     def loaded(self, key: tuple[str, str]) -> CommitRecord | None:
         """The newest load of the source ``key`` (location, content hash) in this state: a
         scan of the records the state already holds (see :func:`source_key`)."""
         return next((r for r in reversed(self.records) if source_key(r) == key), None)
 
     def _keeping(self, keep: Callable[[CommitRecord], bool]) -> TableState:
-        """The records ``keep`` accepts, minus compactions that folded in a dropped write id."""
-        kept = [r for r in self.records if keep(r)]
+        """The records ``keep`` accepts, minus compactions that folded in a dropped write id.
+
+        A dropped record that changed the schema (``load --evolve``) keeps its schema change:
+        metadata applies at every valid time, and later writers wrote with it.
+        """
+        kept = [
+            k for k in (r if keep(r) else _metadata_only(r) for r in self.records) if k is not None
+        ]
         dropped = self.committed_write_ids - {r.write_id for r in kept if r.write_id is not None}
         first_dropped = min(dropped, default=None)
         return TableState(
@@ -329,6 +373,21 @@ class TableState:
                 or int(r.info.get("max_write_id", 0)) < first_dropped
             )
         )
+
+
+def _metadata_only(record: CommitRecord) -> CommitRecord | None:
+    """The schema change a dropped record made, as an ``alter`` of its own; ``None`` when it
+    made none."""
+    if record.metadata is None:
+        return None
+    return CommitRecord(
+        seq=record.seq,
+        operation=Operation.ALTER,
+        committed_at=record.committed_at,
+        read_seq=record.read_seq,
+        metadata=record.metadata,
+        info={"source": f"the schema change of {record.operation} (version {record.write_id})"},
+    )
 
 
 def _ranges(values: list[int]) -> str:
@@ -350,7 +409,8 @@ def find_conflict(candidate: CommitRecord, newer: list[CommitRecord]) -> CommitR
 
     A merge (upsert, cdc, delete) read keys from the partitions it writes: any data change that
     another writer committed to one of those partitions since then invalidates that read. Appends
-    read nothing and conflict with nothing. Two metadata changes conflict with each other. A
+    read nothing and conflict with nothing. Two metadata changes (``load --evolve`` included)
+    conflict with each other. A
     materialize folds statements into every row it read and retires them for the whole table: any
     data change anywhere since its read conflicts with it.
     """
@@ -369,7 +429,7 @@ def find_conflict(candidate: CommitRecord, newer: list[CommitRecord]) -> CommitR
             and mine & set(other.partitions)
         ):
             return other
-        if candidate.operation in METADATA_OPS and other.operation in METADATA_OPS:
+        if candidate.changes_metadata and other.changes_metadata:
             return other
     return None
 

@@ -21,8 +21,9 @@ import posixpath
 import socket
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import (
     CommitConflictError,
@@ -55,6 +56,10 @@ from lakectl.table.json_input import (
 from lakectl.table.log import CommitRecord, Operation, TableState, conflict_error, find_conflict
 from lakectl.table.metadata import DEFAULT_PROPERTIES, TableMetadata
 from lakectl.table.paths import META_DIR, STAGING_DIR, check_record_names
+
+if TYPE_CHECKING:
+    from lakectl.table.compaction_runs import RunStatus
+    from lakectl.table.transaction import WriteTransaction
 
 LOG_DIR = f"{META_DIR}/log"
 CHECKPOINT_DIR = f"{META_DIR}/checkpoints"
@@ -436,8 +441,24 @@ class TableStore:
             raise TableExistsError(f"table {self.name or self.url} already exists") from exc
         return record
 
+    @contextlib.contextmanager
+    def transaction(
+        self,
+        operation: Operation | str,
+        *,
+        read: TableState | None = None,
+        run: RunStatus | None = None,
+    ) -> Iterator[WriteTransaction]:
+        """``with store.transaction(op, read=state) as txn:``, the one way a table changes: see
+        :func:`lakectl.table.transaction.transaction`."""
+        from lakectl.table.transaction import transaction
+
+        with transaction(self, operation, read=read, run=run) as txn:
+            yield txn
+
     def commit(self, record: CommitRecord, max_attempts: int = 1000) -> CommitRecord:
-        """Append ``record`` after the newest entry, checking conflicts with newer commits.
+        """Append ``record`` after the newest entry, checking conflicts with newer commits
+        (writers commit through :meth:`transaction`, which builds the record).
 
         ``record.read_seq`` is the log position the writer read; every record committed after it
         is checked with :func:`find_conflict`. Raises :class:`CommitConflictError`.
@@ -491,8 +512,9 @@ class TableStore:
             )
 
     # --- write ids --------------------------------------------------------------------------
-    def allocate_write_id(self, operation: str) -> int:
-        """Reserve the next write id (put-if-absent), as Hive's metastore would."""
+    def allocate_write_id(self, operation: Operation | str) -> int:
+        """Reserve the next write id (put-if-absent), as Hive's metastore would (writers get
+        theirs from :meth:`transaction`)."""
         names = self.storage.list_names(self.path(TXN_DIR))
         existing = [s for s in (_seq_of(n.split(".")[0]) for n in names) if s is not None]
         candidate = max(existing, default=0) + 1

@@ -1,66 +1,193 @@
-"""One write transaction: a write id from its allocation to its commit or abort.
+"""One write transaction: from its start to its commit or abort, the same for every writer.
 
-Every operation that writes data or statements goes through :class:`WriteTransaction`, so the
-steps are the same everywhere: reserve a write id (put-if-absent, as Hive's metastore would),
-write invisible files under the table, commit one log record, and on any failure before the
-commit mark the write id aborted and remove what it wrote. A failure after the commit changes
-nothing: the record is the truth.
+Every change to a table goes through :func:`transaction` (``with store.transaction(op) as txn``),
+so the steps are the same everywhere:
+
+1. begin: an operation that makes a version (:data:`VERSIONED_OPS`) reserves a write id
+   (put-if-absent, as Hive's metastore would); a compaction writes its status file;
+2. the body writes invisible files under the table (``txn.staging``, ``txn.claim``,
+   ``txn.added``) and calls :meth:`WriteTransaction.commit` with the fields only it knows;
+3. commit: one log record, built here from what the transaction knows (operation, write id,
+   the log position it read, the directories it added and their partitions) plus those fields,
+   appended with the conflict check of :meth:`TableStore.commit`;
+4. on any failure before the commit: the write id is marked aborted (a compaction's status
+   failed) and what the transaction wrote is removed. A failure after the commit changes
+   nothing: the record is the truth.
+
+Failpoints (:mod:`lakectl.failpoints`), named after the writer (:data:`FAILPOINT_PREFIX`):
+``<writer>.after_begin``, ``<writer>.before_commit``, ``store.before_commit`` (the log append)
+and ``<writer>.after_commit``. A simulated crash at any of them skips every cleanup, so storage
+is left as a killed writer leaves it; ``clean`` recovers both kinds of writer the same way: a
+writer whose process is gone is marked aborted, then its files are deleted.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from lakectl.failpoints import is_crash
-from lakectl.table.log import CommitRecord
-from lakectl.table.paths import Shape, table_path
+from lakectl.failpoints import failpoint, is_crash
+from lakectl.table.log import DATA_OPS, CommitRecord, Operation, TableState
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.paths import STAGING_DIR, Shape, table_path
 
 if TYPE_CHECKING:
+    from lakectl.table.compaction_runs import RunStatus
     from lakectl.table.store import TableStore
+
+# Operations that make a version: each reserves a write id, which its record carries.
+VERSIONED_OPS = DATA_OPS | frozenset({Operation.APPLY_UPDATES, Operation.LIST_BUCKET})
+
+FAILPOINT_PREFIX: dict[Operation, str] = {
+    Operation.APPEND: "load",
+    Operation.UPSERT: "load",
+    Operation.CDC: "load",
+    Operation.DELETE: "dml",
+    Operation.UPDATE: "dml",
+    Operation.RESTORE: "restore",
+    Operation.MATERIALIZE: "materialize",
+    Operation.APPLY_UPDATES: "apply_updates",
+    Operation.SET_PROPERTIES: "set",
+    Operation.ALTER: "alter",
+    Operation.COMPACT: "compact",
+    Operation.LIST_BUCKET: "list_bucket",
+    Operation.CLEAN: "clean",
+}
+"""The name a writer's failpoints start with (``load.before_commit``, ...)."""
+
+
+def failpoints_of(operation: Operation) -> tuple[str, ...]:
+    """The failpoints a transaction of ``operation`` passes, in order."""
+    prefix = FAILPOINT_PREFIX[operation]
+    return (
+        f"{prefix}.after_begin",
+        f"{prefix}.before_commit",
+        "store.before_commit",
+        f"{prefix}.after_commit",
+    )
+
+
+def touched_partitions(added: list[str] | tuple[str, ...]) -> set[str]:
+    """The partitions (``""`` for an unpartitioned table) of directories a writer added."""
+    return {a.rsplit("/", 1)[0] if "/" in a else "" for a in added}
 
 
 class WriteTransaction:
-    """A reserved write id and what its writer has put on storage so far.
+    """A writer between its start and its commit or abort: its write id (``None`` for an
+    operation that makes no version), its staging directory, what it has put on storage so far.
 
-    Use as::
-
-        txn = WriteTransaction.begin(store, "upsert")
-        try:
-            ...write under txn.staging, add each new directory with txn.added.append(rel)...
-            txn.commit(record)
-        except BaseException as exc:
-            txn.abort(exc)
-            raise
+    Use through :func:`transaction`, which aborts it on error.
     """
 
-    def __init__(self, store: TableStore, write_id: int) -> None:
+    def __init__(
+        self,
+        store: TableStore,
+        write_id: int | None,
+        operation: Operation | str = Operation.APPEND,
+        read_seq: int | None = None,
+        run: list[RunStatus] | None = None,
+    ) -> None:
         self.store = store
         self.write_id = write_id
+        self.operation = Operation(operation)
+        self.read_seq = read_seq
+        """The log position the writer read (``None``: it read nothing it could conflict on)."""
+        self.run = run
+        """A compaction's status, as :func:`lakectl.table.compaction_runs.tracked` holds it."""
         self.added: list[str] = []
         """Directories (relative to the table) this writer created; removed on abort."""
         self.committed: CommitRecord | None = None
         self._staging: str | None = None
 
     @classmethod
-    def begin(cls, store: TableStore, operation: str) -> WriteTransaction:
-        """Reserve the table's next write id for ``operation``."""
-        return cls(store, store.allocate_write_id(operation))
+    def begin(
+        cls,
+        store: TableStore,
+        operation: Operation | str,
+        read_seq: int | None = None,
+        run: list[RunStatus] | None = None,
+    ) -> WriteTransaction:
+        """Start ``operation``: reserve the table's next write id when it makes a version."""
+        operation = Operation(operation)
+        write_id = store.allocate_write_id(operation) if operation in VERSIONED_OPS else None
+        return cls(store, write_id, operation, read_seq, run)
+
+    @property
+    def version(self) -> int:
+        """The write id: the version this transaction makes (operations of
+        :data:`VERSIONED_OPS` only)."""
+        if self.write_id is None:
+            raise ValueError(f"a {self.operation} transaction makes no version")
+        return self.write_id
+
+    @property
+    def failpoint_prefix(self) -> str:
+        return FAILPOINT_PREFIX[self.operation]
 
     @property
     def staging(self) -> str:
         """A private staging directory for this writer (created by whoever writes into it)."""
         if self._staging is None:
-            self._staging = self.store.staging_path(self.write_id)
+            if self.write_id is not None:
+                self._staging = self.store.staging_path(self.write_id)
+            elif self.run is not None:
+                self._staging = self.store.path(STAGING_DIR, f"compact-{self.run[0].id}")
+            else:
+                raise ValueError(f"a {self.operation} transaction writes no files")
         return self._staging
 
-    def commit(self, record: CommitRecord) -> CommitRecord:
-        """Append ``record`` to the log; from here on the transaction's files are visible."""
+    def claim(self, rel: str, *, source: str) -> None:
+        """Take the output directory ``rel`` (not committed, so invisible): whatever a crashed
+        writer left there is removed now, and what this one writes there goes if it aborts."""
+        path = table_path(
+            self.store.storage, self.store.root, rel, Shape.DATA_DIR, source=source, deleting=True
+        )
+        self.store.storage.delete(path, recursive=True)
+        self.added.append(rel)
+
+    def commit(
+        self,
+        *,
+        added: list[str] | tuple[str, ...] | set[str] | None = None,
+        partitions: set[str] | tuple[str, ...] = (),
+        obsolete: tuple[str, ...] | list[str] = (),
+        effective_at: int | None = None,
+        counts: dict[str, int] | None = None,
+        metadata: TableMetadata | None = None,
+        info: dict[str, Any] | None = None,
+    ) -> CommitRecord:
+        """Commit one record: this transaction's operation, write id, read position and added
+        directories (``added`` when only some of those it claimed were written), the partitions
+        those lie in plus ``partitions`` (the ones it read), and the operation's own fields.
+        From here on its files are visible."""
+        failpoint(f"{self.failpoint_prefix}.before_commit")
+        dirs = tuple(sorted(self.added if added is None else added))
+        record = CommitRecord.draft(
+            operation=self.operation,
+            write_id=self.write_id,
+            read_seq=self.read_seq,
+            effective_at=effective_at,
+            partitions=tuple(sorted(set(partitions) | touched_partitions(dirs))),
+            added=dirs,
+            obsolete=tuple(sorted(obsolete)),
+            counts=dict(counts or {}),
+            metadata=metadata,
+            info=dict(info or {}),
+        )
         self.committed = self.store.commit(record)
+        if self.run is not None:
+            final = self.committed
+            self.run[0] = replace(
+                self.run[0], state="committed", ended_at=final.committed_at, log_seq=final.seq
+            )
+        failpoint(f"{self.failpoint_prefix}.after_commit")
         return self.committed
 
     def abort(self, cause: BaseException | str) -> None:
-        """Mark the write id aborted and remove what it wrote; nothing once it has committed.
+        """Mark the write id aborted and remove what the writer wrote; nothing once it has
+        committed (a compaction's status is marked failed by its tracker).
 
         A Ctrl-C aborts like an error does; a test's simulated crash does nothing, so it leaves
         what a killed writer leaves (``clean`` aborts the write id and removes its files).
@@ -70,9 +197,10 @@ class WriteTransaction:
         reason = cause if isinstance(cause, str) else f"{type(cause).__name__}: {cause}"
         # Each step on its own: when storage is failing (a full disk), the others still run.
         # ``clean`` finishes whatever is left, as it does for a writer that died.
-        with contextlib.suppress(Exception):
-            self.store.mark_aborted(self.write_id, reason[:500])
-        source = f"the directories of write id {self.write_id}"
+        if self.write_id is not None:
+            with contextlib.suppress(Exception):
+                self.store.mark_aborted(self.write_id, reason[:500])
+        source = f"the directories of {self._who()}"
         storage, root = self.store.storage, self.store.root
         for rel in [*self.added, None]:
             with contextlib.suppress(Exception):
@@ -85,3 +213,91 @@ class WriteTransaction:
                 )
                 if path is not None:
                     storage.delete(path, recursive=True)
+
+    def _who(self) -> str:
+        if self.write_id is not None:
+            return f"write id {self.write_id}"
+        return f"compaction {self.run[0].id}" if self.run is not None else f"a {self.operation}"
+
+
+@contextlib.contextmanager
+def transaction(
+    store: TableStore,
+    operation: Operation | str,
+    *,
+    read: TableState | None = None,
+    run: RunStatus | None = None,
+) -> Iterator[WriteTransaction]:
+    """``with transaction(store, op, read=state) as txn: ... txn.commit(...)``: the one way a
+    table changes.
+
+    ``read`` is the state the writer read: conflicts are checked against what committed after
+    it. ``run`` is a compaction's status: written ``working`` now (with a heartbeat), then
+    ``committed`` or ``failed``. Any exception in the block aborts the transaction (see
+    :meth:`WriteTransaction.abort`) and goes on; a block that ends without committing aborts
+    it too.
+    """
+    operation = Operation(operation)
+    read_seq = read.last_seq if read is not None else None
+    with contextlib.ExitStack() as stack:
+        holder = None
+        if run is not None:
+            from lakectl.table.compaction_runs import tracked
+
+            holder = stack.enter_context(tracked(store, run))
+        txn = WriteTransaction.begin(store, operation, read_seq, holder)
+        try:
+            failpoint(f"{txn.failpoint_prefix}.after_begin")
+            yield txn
+        except BaseException as exc:
+            txn.abort(exc)
+            raise
+        if txn.committed is None:
+            txn.abort(f"the {operation} ended without a commit")
+
+
+def writer_gone(alive: bool | None, last_sign: int | None, now: int, silence: int) -> bool:
+    """Has a writer that never committed stopped for good, a load's write id or a compaction's
+    run alike? Its process is known to have ended (``alive`` False); or it cannot be checked
+    from here and gave no sign of life (allocation, heartbeat) for ``silence`` ms. ``clean``
+    recovers every crashed writer by this one rule: marks it aborted, deletes what it wrote."""
+    if alive is not None:
+        return not alive
+    return last_sign is not None and now - last_sign >= silence
+
+
+def abort_write_id(store: TableStore, write_id: int, reason: str) -> None:
+    """Mark the write id of a writer that is gone aborted, from outside it (``clean``): it can
+    never commit afterwards, and compactions stop waiting for it."""
+    store.mark_aborted(write_id, reason[:500])
+
+
+def abort_dead_writers(store: TableStore, state: TableState, reason: str) -> list[int]:
+    """Mark aborted every open write id (allocated, neither committed nor aborted in ``state``)
+    whose writer ran on this host and is no longer running; returns them."""
+    from lakectl.table.compaction_runs import process_alive
+
+    committed = state.committed_write_ids
+    dead = [
+        write_id
+        for write_id, entry in store.allocated_write_ids().items()
+        if write_id not in committed
+        and not entry.get("aborted")
+        and process_alive(entry.get("host"), entry.get("pid")) is False
+    ]
+    for write_id in dead:
+        abort_write_id(store, write_id, reason)
+    return dead
+
+
+__all__ = [
+    "FAILPOINT_PREFIX",
+    "VERSIONED_OPS",
+    "WriteTransaction",
+    "abort_dead_writers",
+    "abort_write_id",
+    "failpoints_of",
+    "touched_partitions",
+    "transaction",
+    "writer_gone",
+]
