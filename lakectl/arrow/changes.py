@@ -2,7 +2,7 @@
 
 The same rules as :mod:`lakectl.spark.change_feed`, over the same resolution of the request
 (:func:`lakectl.ops.changes.resolve_changes`) and the same merge-on-read of event files
-(:mod:`lakectl.arrow.merge`): the range's commits' insert events are inserts, their delete
+(:mod:`lakectl.arrow.partition_reader`): the range's commits' insert events are inserts, their delete
 events name the deleted rows' identities, whose values (the pre-images) are the rows with those
 identities in the older snapshot or inserted earlier in the range; a delete and an insert of
 the same key by one commit are an update (``update_preimage``, ``update_postimage``). The
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lakectl.arrow.merge import (
+from lakectl.arrow.partition_reader import (
     IDENTITY,
     MergeSpec,
     concat_as,

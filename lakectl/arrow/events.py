@@ -1,6 +1,6 @@
 """ACID event files as Arrow data: reading them, and the checks on their events. Shared by the
 JVM-free reader (:mod:`lakectl.arrow.read`) and the pyarrow paths that run inside Spark tasks
-(:mod:`lakectl.spark.bucket_merge`, :mod:`lakectl.spark.key_lookup`, :mod:`lakectl.spark.fsspec_orc`).
+(:mod:`lakectl.spark.bucket_rewrite`, :mod:`lakectl.spark.key_lookup`, :mod:`lakectl.spark.fsspec_orc`).
 
 They apply the rules of :mod:`lakectl.spark.acid_read`: every event column must be set, and
 only events of valid write ids count.

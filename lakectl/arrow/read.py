@@ -4,7 +4,7 @@ partition, as :class:`pyarrow.RecordBatch` es.
 The same resolution as the Spark path (:mod:`lakectl.ops.snapshot`): time travel and
 valid-write-id lists (:func:`~lakectl.ops.snapshot.open_request`), checked ``where`` and
 ``columns``, partition and list-bucketing pruning (:func:`~lakectl.ops.pruning.prune_target`),
-then merge-on-read per partition (:mod:`lakectl.arrow.merge`), the Type 7 statements effective
+then merge-on-read per partition (:mod:`lakectl.arrow.partition_reader`), the Type 7 statements effective
 at ``as_of`` (:mod:`lakectl.arrow.statements`; one it cannot apply is refused, naming it, never
 skipped), the ``where`` filter and the projection.
 """
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from lakectl.arrow.merge import MergeSpec, partition_batches
+from lakectl.arrow.partition_reader import MergeSpec, partition_batches
 from lakectl.arrow.pushdown import StripeTest, stripe_test
 from lakectl.arrow.statements import CompiledStatement, apply_compiled, compile_statements
 from lakectl.arrow.where import arrow_filter

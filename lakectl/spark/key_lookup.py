@@ -12,7 +12,7 @@ with the task as one Arrow array), drops events of invalid write ids and those a
 event of the partition names (an Arrow hash anti join on the identity), and returns the few
 survivors. The rules are those of :mod:`lakectl.spark.acid_read` (bases are taken whole, deltas
 filtered by validity, every event column must be set). Files are read through the table's fsspec
-filesystem, as :mod:`lakectl.spark.bucket_merge` does, so local, Hadoop-less S3 and other
+filesystem, as :mod:`lakectl.spark.bucket_rewrite` does, so local, Hadoop-less S3 and other
 fsspec stores work alike.
 
 The path applies to a single-column key that is not a partition column, with key and order
@@ -38,7 +38,7 @@ from lakectl.table.layout import OP_DELETE
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
-from .bucket_merge import eligible
+from .bucket_rewrite import eligible
 from .types import IDENTITY_COLUMNS
 
 if TYPE_CHECKING:
