@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakectl.arrow.partition_reader import (
-    IDENTITY,
     MergeSpec,
     concat_as,
     partition_rows,
@@ -25,6 +24,7 @@ from lakectl.arrow.partition_reader import (
 )
 from lakectl.arrow.snapshot import OUT_FORMATS, wall_clock, write_out
 from lakectl.errors import UsageError
+from lakectl.kernel.live_rows import IDENTITY
 from lakectl.ops.changes import (
     ChangeSource,
     ChangesRequest,
