@@ -119,7 +119,7 @@ def live_rows(
     gone = deleted.deleted(*_identity(events))
     if gone is not None:
         keep = pc.and_(keep, pa.array(~gone))
-    return None if keep.false_count == 0 else keep
+    return None if _true_count(keep) == len(keep) else keep
 
 
 def _identity(events: Mapping[str, Column]) -> list[Column]:
@@ -130,6 +130,11 @@ def _identity(events: Mapping[str, Column]) -> list[Column]:
     if any(c.null_count for c in identity):
         identity = [pc.fill_null(c, 0) for c in identity]
     return identity
+
+
+def _true_count(mask: Column) -> int:
+    chunks = mask.chunks if hasattr(mask, "chunks") else [mask]
+    return sum(c.true_count for c in chunks)
 
 
 def _all_of(checks: Sequence[Column]) -> Column:
@@ -171,7 +176,7 @@ class DeleteSet:
         chosen = []
         for events, has_row in parts:
             keep = delete_events(events, has_row, valid)
-            if keep.true_count:
+            if _true_count(keep):
                 chosen.append([events[c].filter(keep) for c in IDENTITY])
         return cls(chosen)
 

@@ -310,7 +310,7 @@ def _changes_since(
     from pyspark.sql import functions as F
 
     from lakectl.ops.snapshot import read_spec
-    from lakectl.spark.acid_read import delete_events
+    from lakectl.spark.kernel_read import kernel_identities
     from lakectl.spark.types import IDENTITY_COLUMNS
 
     meta = now.metadata
@@ -324,9 +324,8 @@ def _changes_since(
     # Rows deleted since: the delete events committed since name them.
     deleting = [replace(p, base=None, deltas=()) for p in changed if p.delete_deltas]
     read = _Read.of(written) + _Read.of(deleting)
-    events = delete_events(
-        ctx.spark(), deleting, read_spec(replace(current, plans=tuple(deleting)))
-    )
+    spec = read_spec(replace(current, plans=tuple(deleting)))
+    events = kernel_identities(ctx.spark(), deleting, spec, deletes=True)
     earlier = _target(store, then, {p.relative for p in deleting})
     if events is None or not earlier.plans:
         gone = _identity_rows(ctx, replace(earlier, plans=()))
@@ -357,15 +356,13 @@ def _deleted_since(ctx: Context, target: ReadTarget, live: Any, then: TableState
     from pyspark.sql import functions as F
 
     from lakectl.ops.snapshot import read_spec
-    from lakectl.spark.acid_read import insert_events
+    from lakectl.spark.kernel_read import kernel_identities
     from lakectl.spark.types import IDENTITY_COLUMNS
 
     first_new = then.max_write_id + 1
-    events = insert_events(
-        ctx.spark(),
-        target.plans,
-        read_spec(target),
-        lambda frame: frame.where(F.col("originalTransaction") >= first_new),
+    spec = read_spec(target)
+    events = kernel_identities(
+        ctx.spark(), target.plans, spec, deletes=False, first_write_id=first_new
     )
     if events is None:
         return None
