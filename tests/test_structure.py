@@ -233,3 +233,87 @@ def test_the_scan_package_imports_no_engine_at_module_level() -> None:
             if any(t.split(".")[0] in ("pyspark", "pyarrow") for t in _target(node)):
                 found.append(name)
     assert not found, found
+
+
+# The live-row rule and the schema mapping are written once in Python, in lakectl/kernel/. Spark's
+# join path (lakectl/spark/acid_read.py) states them in Spark's own terms for the Spark jobs that
+# do not run the kernel in their tasks; the data source's glue (native_read) maps the columns
+# its Java reader returns. The Java data source (jvm/) is the one other implementation.
+SPARK_EXPRESSED = {"lakectl.spark.acid_read", "lakectl.spark.native_read"}
+# Modules that name the delete operation code without deciding which rows are live.
+WRITES_OPERATIONS = {"lakectl.table.layout", "lakectl.spark.acid_write", "lakectl.table.orc_files"}
+
+
+def _outside_kernel() -> dict[str, ast.Module]:
+    return {n: t for n, t in _modules().items() if not n.startswith("lakectl.kernel")}
+
+
+def test_only_the_kernel_tells_delete_events_from_inserts() -> None:
+    """No module outside lakectl/kernel/ (and the Spark-expressed copy) tests an event's
+    operation code: neither names OP_DELETE nor compares an ``operation`` column."""
+    import re
+
+    found = []
+    for name, tree in _outside_kernel().items():
+        if name in SPARK_EXPRESSED or name in WRITES_OPERATIONS:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name | ast.alias) and "OP_DELETE" in (
+                getattr(node, "id", None),
+                getattr(node, "name", None),
+            ):
+                found.append(f"{name} names OP_DELETE")
+            compares = isinstance(node, ast.Call) and getattr(node.func, "attr", "") in (
+                "equal",
+                "not_equal",
+            )
+            if compares and re.search("[\"']operation[\"']", ast.unparse(node)):
+                found.append(f"{name} compares the operation column")
+    assert not found, "\n".join(sorted(set(found)))
+
+
+def test_only_the_kernel_builds_a_delete_set() -> None:
+    """No module outside lakectl/kernel/ matches delete events against rows itself (a set, a
+    sorted index or an anti join of the identity (originalTransaction, bucket, rowId), as the
+    copies did); they use the kernel's ``DeleteSet``."""
+    found = []
+    for name, tree in _outside_kernel().items():
+        if name in SPARK_EXPRESSED:
+            continue
+        for node in ast.walk(tree):
+            text = ast.unparse(node) if isinstance(node, ast.Call) else ""
+            if text.startswith(("set(zip(", "np.lexsort(", "np.searchsorted(")):
+                found.append(f"{name} indexes identities (line {node.lineno}: {text[:40]})")
+            if text.startswith("pc.is_in(") and "rowId" in text:
+                found.append(f"{name} looks rowIds up (line {node.lineno})")
+            anti = isinstance(node, ast.keyword) and node.arg == "join_type"
+            if anti and "anti" in ast.unparse(node.value):  # type: ignore[union-attr]
+                found.append(f"{name} anti-joins rows (line {node.value.lineno})")
+            if isinstance(node, ast.ClassDef) and "delete" in node.name.lower():
+                found.append(f"{name} defines {node.name}")
+    assert not found, "\n".join(found)
+
+
+def test_only_the_kernel_maps_older_files_to_todays_schema() -> None:
+    """No module outside lakectl/kernel/ (and the Spark-expressed copies) matches a file's
+    fields to today's columns by position, as the copies did: a column's position tested
+    against the number of a file's fields (``position < len(children)``)."""
+    import re
+
+    found = []
+    for name, tree in _outside_kernel().items():
+        if name in SPARK_EXPRESSED:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare) or len(node.comparators) != 1:
+                continue
+            left, right = node.left, node.comparators[0]
+            if isinstance(right, ast.Name):
+                left, right = right, left
+            if not (isinstance(left, ast.Name) and left.id in ("i", "index", "position")):
+                continue
+            if not (isinstance(right, ast.Call) and getattr(right.func, "id", "") == "len"):
+                continue
+            if re.search(r"children|names|columns|fields", ast.unparse(right)):
+                found.append(f"{name} (line {node.lineno}): {ast.unparse(node)}")
+    assert not found, "\n".join(found)

@@ -2,7 +2,7 @@
 
 The rules of :mod:`lakectl.scan.changes` (as :mod:`lakectl.spark.change_feed` applies them),
 read from a :class:`~lakectl.scan.changes.ChangeScan` with the same merge-on-read of event files
-(:mod:`lakectl.arrow.merge`): the range's commits' insert events are inserts, their delete
+(:mod:`lakectl.arrow.partition_reader`): the range's commits' insert events are inserts, their delete
 events name the deleted rows' identities, whose values (the pre-images) are the rows with those
 identities in the older snapshot or inserted earlier in the range (only an identity's first
 delete event in the range counts); a delete and an insert of the same key by one commit are an
@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from lakectl.arrow.merge import (
-    IDENTITY,
+from lakectl.arrow.partition_reader import (
     MergeSpec,
     concat_as,
     partition_rows,
     range_events,
     with_partition_values,
 )
+from lakectl.kernel.live_rows import IDENTITY
 from lakectl.planning.change_plan import (
     CHANGE_TYPE,
     COMMIT_TIME,

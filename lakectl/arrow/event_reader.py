@@ -2,10 +2,9 @@
 
 ORC stores every column of the ``row`` struct apart, so a read of a few data columns decodes
 only those (and the event columns it needs): the ORC reader is given their paths
-(``row.<field>``). The file's ``row`` fields are matched to the table's data columns by
-position, as Hive's ACID reader matches them (its files name them ``_colN``; a renamed column
-keeps its position); a column the file does not have (added after it was written) reads its
-default, or nulls. A stripe whose statistics exclude a
+(``row.<field>``). The file's ``row`` fields are mapped to today's data columns by
+:mod:`lakectl.kernel.schema_map` (by position, widened types cast, defaults for columns added
+since). A stripe whose statistics exclude a
 :class:`~lakectl.arrow.pushdown.StripeTest` is not read at all.
 """
 
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lakectl.arrow.events import orc_source
 from lakectl.arrow.pushdown import StripeTest
 from lakectl.errors import FormatError
+from lakectl.kernel.schema_map import conformed, row_source
 from lakectl.storage.fs import Storage
 from lakectl.table.orc_stats import stripe_statistics
 
@@ -139,8 +139,8 @@ class EventRead:
         fills: list[object] = []
         for wanted in self.fields:
             position = self.data_names.index(wanted.name)
-            # None: added after the file was written
-            sources.append(children[position] if position < len(children) else None)
+            source = row_source(position, len(children))  # None: added after the file
+            sources.append(None if source is None else children[source])
             fills.append(self.defaults[position] if position < len(self.defaults) else None)
         read = [s for s in sources if s is not None]
         extra = None
@@ -223,15 +223,13 @@ def _typed(
 ) -> FlatEvents:
     """Events with the event columns and ``data`` cast to their types where they differ, and
     the fields the file lacks filled in."""
-    import pyarrow as pa
-
     if not _EVENT_TYPES:
         _EVENT_TYPES.update(_event_types())
     events = {
         n: c if c.type == _EVENT_TYPES[n] else c.cast(_EVENT_TYPES[n]) for n, c in events.items()
     }
     typed = [
-        pa.array([fill] * rows, f.type) if a is None else a if a.type == f.type else a.cast(f.type)
+        conformed(a, f, fill, rows)
         for a, f, fill in zip(data, plan.fields, plan.fills, strict=True)
     ]
     return FlatEvents(events, has_row, typed, rows)

@@ -3,7 +3,7 @@ partition, as :class:`pyarrow.RecordBatch` es.
 
 It starts from a :class:`~lakectl.scan.plan.Scan` (time travel, the bound ``where``, the
 projection, pruning and the statements are resolved there) and reads it: merge-on-read per
-partition (:mod:`lakectl.arrow.merge`), the Type 7 statements (:mod:`lakectl.arrow.statements`;
+partition (:mod:`lakectl.arrow.partition_reader`), the Type 7 statements (:mod:`lakectl.arrow.statements`;
 one it cannot apply is refused, naming it, never skipped), the ``where`` filter and the
 projection.
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from lakectl.arrow.merge import MergeSpec, partition_batches
+from lakectl.arrow.partition_reader import MergeSpec, partition_batches
 from lakectl.arrow.pushdown import StripeTest, stripe_test
 from lakectl.arrow.statements import CompiledStatement, apply_compiled, compile_statements
 from lakectl.errors import UsageError, overflow_error

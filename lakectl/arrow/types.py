@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from lakectl.errors import FormatError
+from lakectl.kernel.schema_map import DEFAULT_KEY, TYPE_KEY
 from lakectl.table.schema import Schema
 
 if TYPE_CHECKING:
@@ -47,12 +48,6 @@ def arrow_schema(schema: Schema) -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([pa.field(c.name, arrow_type(c.type)) for c in schema.columns])
-
-
-# Field metadata of a ``row`` field with a default: what a file written before the column was
-# added reads (lakectl.arrow.events fills it in), with the column's type for parsing it.
-DEFAULT_KEY = b"lakectl.default"
-TYPE_KEY = b"lakectl.type"
 
 
 def with_row_defaults(events: pa.Schema, data_schema: Schema) -> pa.Schema:

@@ -509,7 +509,7 @@ def load_frame(
     from pyspark.sql import functions as F
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark import acid_write, merge
+    from lakectl.spark import acid_write, change_classify
     from lakectl.spark.batch import BatchOptions, shape_batch
 
     started = time.time() if started is None else started
@@ -562,8 +562,10 @@ def load_frame(
                 ctx.progress(f"looking up {rows:,} keys")
                 read_with = state if evolution is None else state.with_next_metadata(meta)
                 classified = _classify(spark, store, read_with, meta, touched, options, batch, rows)
-                observed, observation = merge.observe_results(classified, f"load_{write_id}")
-                changes = merge.changes_to_write(observed, meta)
+                observed, observation = change_classify.observe_results(
+                    classified, f"load_{write_id}"
+                )
+                changes = change_classify.changes_to_write(observed, meta)
             phases["lookup"] = time.time() - started - sum(phases.values())
             failpoint("load.before_write")
             ctx.progress(f"writing {rows:,} changes" if observation else f"writing {rows:,} rows")
@@ -579,10 +581,10 @@ def load_frame(
             if observation is None:
                 counts = {"inserted": written.inserts}
             else:
-                metrics = merge.observed_counts(observation, written)
-                by_result = merge.checked_counts(metrics, written, rows) or merge.count_results(
-                    classified
-                )
+                metrics = change_classify.observed_counts(observation, written)
+                by_result = change_classify.checked_counts(
+                    metrics, written, rows
+                ) or change_classify.count_results(classified)
                 counts = {
                     "inserted": by_result["insert"],
                     "updated": by_result["update"],
@@ -636,7 +638,7 @@ def _classify(
     """
     from pyspark.sql import functions as F
 
-    from lakectl.spark import key_lookup, merge
+    from lakectl.spark import change_classify, key_lookup
 
     lookup = key_lookup.lookup_spec(spark, meta.data_schema, meta.primary_key, options.order_by)
     keys = None
@@ -645,11 +647,15 @@ def _classify(
         keys = key_lookup.batch_keys(batch.select(F.col(f"`{lookup.key}`")))
         unique = not key_lookup.has_repeated_keys(keys)
     else:
-        unique = not merge.has_repeated_keys(batch, meta)
-    latest = batch if unique else merge.latest_per_key(batch, meta, options.order_by is not None)
+        unique = not change_classify.has_repeated_keys(batch, meta)
+    latest = (
+        batch
+        if unique
+        else change_classify.latest_per_key(batch, meta, options.order_by is not None)
+    )
     found = (lookup, keys) if lookup is not None and keys is not None else None
     existing = _existing_keys(spark, store, state, meta, touched, options.order_by, batch, found)
-    return merge.classify(
+    return change_classify.classify(
         latest,
         existing,
         meta,

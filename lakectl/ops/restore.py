@@ -308,7 +308,8 @@ def _changes_since(
     """:func:`_row_changes` from the commits since ``then`` (see :func:`change_scope`)."""
     from pyspark.sql import functions as F
 
-    from lakectl.spark.acid_read import delete_events, target_spec
+    from lakectl.spark.acid_read import target_spec
+    from lakectl.spark.kernel_read import kernel_identities
     from lakectl.spark.types import IDENTITY_COLUMNS
 
     meta = now.metadata
@@ -322,9 +323,8 @@ def _changes_since(
     # Rows deleted since: the delete events committed since name them.
     deleting = [replace(p, base=None, deltas=()) for p in changed if p.delete_deltas]
     read = _Read.of(written) + _Read.of(deleting)
-    events = delete_events(
-        ctx.spark(), deleting, target_spec(replace(current, plans=tuple(deleting)))
-    )
+    spec = target_spec(replace(current, plans=tuple(deleting)))
+    events = kernel_identities(ctx.spark(), deleting, spec, deletes=True)
     earlier = _target(store, then, {p.relative for p in deleting})
     if events is None or not earlier.plans:
         gone = _identity_rows(ctx, replace(earlier, plans=()))
@@ -354,15 +354,14 @@ def _deleted_since(ctx: Context, target: ReadTarget, live: Any, then: TableState
     deleted: those rows are not found.)"""
     from pyspark.sql import functions as F
 
-    from lakectl.spark.acid_read import insert_events, target_spec
+    from lakectl.spark.acid_read import target_spec
+    from lakectl.spark.kernel_read import kernel_identities
     from lakectl.spark.types import IDENTITY_COLUMNS
 
     first_new = then.max_write_id + 1
-    events = insert_events(
-        ctx.spark(),
-        target.plans,
-        target_spec(target),
-        lambda frame: frame.where(F.col("originalTransaction") >= first_new),
+    spec = target_spec(target)
+    events = kernel_identities(
+        ctx.spark(), target.plans, spec, deletes=False, first_write_id=first_new
     )
     if events is None:
         return None

@@ -132,7 +132,7 @@ def rewrite_partitions(
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.scan.target import with_written_schemas
-    from lakectl.spark import acid_read, acid_write, bucket_merge, list_bucket
+    from lakectl.spark import acid_read, acid_write, bucket_rewrite, list_bucket
 
     spark = ctx.spark()
     top = max(p.max_write_id for p in chosen)
@@ -183,7 +183,7 @@ def rewrite_partitions(
             if not any(p.relative in split for p in majors):
                 # Inputs are already in the output's order: one task per bucket, no shuffle.
                 ctx.progress("major: merging each bucket's files into the new base")
-                merged = bucket_merge.merge_major(
+                merged = bucket_rewrite.merge_major(
                     spark,
                     store.storage,
                     store.root,

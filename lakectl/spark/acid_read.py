@@ -481,12 +481,14 @@ def read_rows(
     with_identity: bool = False,
 ) -> DataFrame:
     """The snapshot's rows as a flat DataFrame: through lakectl's data source where it can
-    serve the read (:mod:`native_read`), else by Spark's ORC scan and joins."""
+    serve the read (:mod:`native_read`), else by the live-row kernel in Spark tasks
+    (:mod:`kernel_read`), else (switched off, or a type Arrow cannot read) by Spark's ORC scan
+    and joins."""
     return read_rows_and_path(spark, plans, spec, with_identity)[0]
 
 
 # How a read got its rows (:func:`read_rows_and_path`; snapshot's --json names it).
-READ_PATHS = ("data_source", "join", "none")
+READ_PATHS = ("data_source", "kernel", "join", "none")
 
 
 def read_rows_and_path(
@@ -496,12 +498,16 @@ def read_rows_and_path(
     with_identity: bool = False,
 ) -> tuple[DataFrame, str]:
     """:func:`read_rows`, and which of :data:`READ_PATHS` it took: lakectl's data source,
-    the join fallback, or none (no file to read)."""
+    the kernel in Spark tasks, the joins, or none (no file to read)."""
+    from lakectl.spark.kernel_read import kernel_rows
     from lakectl.spark.native_read import native_rows
 
     rows = native_rows(spark, plans, spec, with_identity)
     if rows is not None:
         return rows, "data_source"
+    rows = kernel_rows(spark, plans, spec, with_identity)
+    if rows is not None:
+        return rows, "kernel"
     events = live_events(spark, plans, spec)
     if events is None:
         return empty_rows(spark, spec, with_identity), "none"

@@ -35,7 +35,8 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from lakectl.arrow.events import conform_batch, orc_source
+from lakectl.arrow.events import orc_source
+from lakectl.kernel.schema_map import conform_batch
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import escape_partition_value, unescape_partition_value
 from lakectl.table.properties import ORC_DICTIONARY_THRESHOLD, pyarrow_orc_codec
@@ -372,7 +373,6 @@ def write_events(
 __all__ = [
     "IO_CONF",
     "FsspecOrcSource",
-    "conform_batch",
     "hadoop_url",
     "hadoop_urls",
     "register_source",

@@ -8,11 +8,11 @@ keys and an anti join with the delete events, about 0.5 us of CPU per stored row
 Here each Spark task takes one partition of the table: it reads only the event columns, the key
 and the order column of that partition's base and delta files with pyarrow's ORC reader, keeps
 the events whose key is in the batch (``pyarrow.compute.is_in`` against the batch's keys, shipped
-with the task as one Arrow array), drops events of invalid write ids and those a valid delete
-event of the partition names (an Arrow hash anti join on the identity), and returns the few
-survivors. The rules are those of :mod:`lakectl.spark.acid_read` (bases are taken whole, deltas
-filtered by validity, every event column must be set). Files are read through the table's fsspec
-filesystem, as :mod:`lakectl.spark.bucket_merge` does, so local, Hadoop-less S3 and other
+with the task as one Arrow array), keeps the live ones (:mod:`lakectl.kernel.live_rows`: bases
+taken whole, deltas filtered by validity, minus the identities the partition's valid delete
+events name), and returns the few survivors; the key and order columns of files written with an
+older schema are found by :mod:`lakectl.kernel.schema_map`. Files are read through the table's fsspec
+filesystem, as :mod:`lakectl.spark.bucket_rewrite` does, so local, Hadoop-less S3 and other
 fsspec stores work alike.
 
 The path applies to a single-column key that is not a partition column, with key and order
@@ -26,19 +26,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lakectl.arrow.events import (
-    EVENT_COLUMNS,
-    all_event_columns_set,
-    of_valid_write_ids,
-    orc_source,
-)
+from lakectl.arrow.events import orc_source
+from lakectl.kernel.live_rows import EVENT_COLUMNS, DeleteSet, insert_events
+from lakectl.kernel.schema_map import conformed, row_source
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
-from lakectl.table.layout import OP_DELETE
+from lakectl.table.evolution import default_value
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
-from .bucket_merge import eligible
+from .bucket_rewrite import eligible
 from .types import IDENTITY_COLUMNS
 
 if TYPE_CHECKING:
@@ -124,8 +121,7 @@ def stored_rows_for_keys(
         types,
         partition_schema.names,
         keys.cast(types[0]),
-        valid.high_watermark,
-        valid.exceptions,
+        valid,
     )
     n = len(groups)
     found = spark.range(0, n, 1, numPartitions=n).mapInArrow(task, ddl)
@@ -182,8 +178,7 @@ class _LookupTask:
         types: list[pa.DataType],
         partition_names: list[str],
         keys: pa.Array,
-        high_watermark: int,
-        exceptions: frozenset[int] | set[int],
+        valid: ValidWriteIds,
     ) -> None:
         self.storage = storage
         self.groups = groups
@@ -191,8 +186,7 @@ class _LookupTask:
         self.types = types  # of spec.columns (computed by the driver: it needs a session)
         self.partition_names = partition_names
         self.keys = keys
-        self.high_watermark = high_watermark
-        self.exceptions = sorted(exceptions)
+        self.valid = valid
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -217,20 +211,16 @@ class _LookupTask:
         """The partition's base and delta events, and which are live inserts of valid write
         ids (delete events aside)."""
         import pyarrow as pa
-        import pyarrow.compute as pc
 
         tables, masks = [], []
         files = [(f.path, False) for f in plan.base.files] if plan.base else []
         files += [(f.path, True) for d in plan.deltas for f in d.files]
         for path, is_delta in files:
-            events = self._read(path, with_data=True)
-            keep = pc.and_(
-                all_event_columns_set(events), pc.not_equal(events.column("operation"), OP_DELETE)
-            )
-            if is_delta:
-                keep = pc.and_(keep, self._valid(events))
+            events, _ = self._read(path, with_data=True)
+            present = events.column(self.spec.key).is_valid()
+            keep = insert_events(_events(events), present, self.valid if is_delta else None)
             tables.append(events)
-            masks.append(pc.fill_null(keep, False))
+            masks.append(keep)
         live = pa.chunked_array([c for m in masks for c in m.chunks], pa.bool_())
         return pa.concat_tables(tables), live
 
@@ -259,9 +249,9 @@ class _LookupTask:
         """``found`` (events of ``plan``) less those a valid delete event names, as output rows."""
         import pyarrow as pa
 
-        deletes = self._deletes(plan)
-        if deletes is not None:
-            found = found.join(deletes, list(IDENTITY_COLUMNS), join_type="left anti")
+        gone = self._deletes(plan).deleted(*(found.column(c) for c in IDENTITY_COLUMNS))
+        if gone is not None:
+            found = found.filter(pa.array(~gone))
         n = found.num_rows
         names = [self.spec.key, *_order_names(self.spec)]
         arrays = [found.column(c) for c in names]
@@ -271,57 +261,48 @@ class _LookupTask:
             arrays, names=[*names, *self.partition_names, *IDENTITY_COLUMNS]
         )
 
-    def _deletes(self, plan: PartitionReadPlan) -> pa.Table | None:
+    def _deletes(self, plan: PartitionReadPlan) -> DeleteSet:
         """The identities named by the partition's valid delete events."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        parts = (
+            self._read(path, with_data=False)
+            for path in (f.path for d in plan.delete_deltas for f in d.files)
+        )
+        return DeleteSet.of_events(((_events(t), has_row) for t, has_row in parts), self.valid)
 
-        parts = []
-        for path in (f.path for d in plan.delete_deltas for f in d.files):
-            events = self._read(path, with_data=False)
-            keep = all_event_columns_set(events)
-            keep = pc.and_(keep, pc.equal(events.column("operation"), OP_DELETE))
-            keep = pc.and_(keep, self._valid(events))
-            parts.append(events.filter(pc.fill_null(keep, False)).select(list(IDENTITY_COLUMNS)))
-        if not parts:
-            return None
-        return pa.concat_tables(parts)
-
-    def _valid(self, events: pa.Table) -> pa.Array:
-        return of_valid_write_ids(events, self.high_watermark, self.exceptions)
-
-    def _read(self, path: str, *, with_data: bool) -> pa.Table:
+    def _read(self, path: str, *, with_data: bool) -> tuple[pa.Table, pa.ChunkedArray]:
         """The event columns of one file (and, ``with_data``, the key and order columns of
-        ``row``, named as the table names them; a null ``row`` gives null values)."""
+        ``row``, named as the table names them; a null ``row`` gives null values), and which
+        events have a row."""
         import pyarrow as pa
         import pyarrow.orc as orc
 
         with orc_source(self.storage, path) as source:
             reader = orc.ORCFile(source)
-            fields: list[str] = []
-            if with_data:
-                row_names = [f.name for f in reader.schema.field("row").type]
-                fields = [_file_field(row_names, c, self.spec) for c in self.spec.columns.names]
-            table = reader.read(columns=[*EVENT_COLUMNS, *(f"row.{f}" for f in fields)])
+            row_names = [f.name for f in reader.schema.field("row").type]
+            sources = [row_source(p, len(row_names)) for p in self.spec.positions]
+            if not with_data:
+                sources = []
+            fields = [row_names[i] for i in sources if i is not None]
+            first = row_names[:1] if not fields else []  # the row's presence, from any column
+            table = reader.read(columns=[*EVENT_COLUMNS, *(f"row.{f}" for f in fields + first)])
+        row = table.column("row").combine_chunks()
         out = [table.column(c) for c in EVENT_COLUMNS]
-        if with_data:
-            row = table.column("row").combine_chunks()
-            for i, name in enumerate(fields):
-                values = row.field(name)
-                if row.null_count:  # a null row: its fields are null too
-                    values = _null_where(values, row.is_null())
-                out.append(values.cast(self.types[i]))
-        names = [*EVENT_COLUMNS, *(self.spec.columns.names if with_data else ())]
-        return pa.Table.from_arrays(out, names=names)
+        columns = self.spec.columns.columns if with_data else ()
+        for i, (column, source) in enumerate(zip(columns, sources, strict=True)):
+            field = pa.field(column.name, self.types[i])
+            if source is None:  # added after the file was written
+                out.append(conformed(None, field, default_value(column), table.num_rows))
+                continue
+            values = row.field(row_names[source])
+            if row.null_count:  # a null row: its fields are null too
+                values = _null_where(values, row.is_null())
+            out.append(conformed(values, field, None, table.num_rows))
+        names = [*EVENT_COLUMNS, *(c.name for c in columns)]
+        return pa.Table.from_arrays(out, names=names), pa.chunked_array([row.is_valid()])
 
 
-def _file_field(row_names: list[str], name: str, spec: LookupSpec) -> str:
-    """The name of table column ``name`` in a file's ``row`` struct: by name (any case), else
-    by position (Hive's ``_colN`` names)."""
-    lowered = [n.lower() for n in row_names]
-    if name.lower() in lowered:
-        return row_names[lowered.index(name.lower())]
-    return row_names[spec.positions[spec.columns.names.index(name)]]
+def _events(table: pa.Table) -> dict[str, pa.ChunkedArray]:
+    return {name: table.column(name) for name in EVENT_COLUMNS}
 
 
 def _null_where(values: pa.Array, mask: pa.Array) -> pa.Array:

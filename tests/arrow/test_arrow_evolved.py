@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow as pa
 
 import lakectl
-from lakectl.arrow.events import conform_batch
 from lakectl.arrow.types import event_schema
+from lakectl.kernel.schema_map import conform_batch
 from lakectl.table.schema import parse_schema
 
 EVENTS = [

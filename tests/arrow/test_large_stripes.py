@@ -12,7 +12,7 @@ import pyarrow.orc as orc
 import pytest
 
 import lakectl
-from lakectl.arrow.merge import CHUNK_ROWS
+from lakectl.arrow.partition_reader import CHUNK_ROWS
 
 ROWS = 3 * CHUNK_ROWS + 123
 BUCKET = 536870912

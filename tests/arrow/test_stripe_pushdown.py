@@ -20,8 +20,8 @@ import pytest
 
 import lakectl
 from lakectl.arrow.event_reader import EventRead
-from lakectl.arrow.events import EVENT_COLUMNS
 from lakectl.arrow.pushdown import stripe_test
+from lakectl.kernel.live_rows import EVENT_COLUMNS
 from lakectl.storage.fs import storage_for
 from lakectl.table.orc_stats import stripe_statistics
 from lakectl.table.schema import Column, Schema

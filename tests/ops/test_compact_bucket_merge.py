@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyorc
 
-from lakectl.spark.bucket_merge import ENABLED_CONF
+from lakectl.spark.bucket_rewrite import ENABLED_CONF
 from tests.support.orc_streams import acid_metadata_mismatch, bloom_filter_columns
 
 SCHEMA = "id bigint, val string, amt double, qty int, day date, part string"

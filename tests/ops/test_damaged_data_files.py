@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from lakectl.planning.read_plan import MIN_ORC_FILE_BYTES
-from lakectl.spark.bucket_merge import ENABLED_CONF as BUCKET_MERGE
+from lakectl.spark.bucket_rewrite import ENABLED_CONF as BUCKET_MERGE
 from lakectl.spark.native_read import ENABLED_CONF as DATA_SOURCE
 
 SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"

@@ -170,14 +170,14 @@ def test_load_and_snapshot_read_through_the_data_source(
     assert snapshot["read_path"] == "data_source"
     assert len(snapshot["rows"]) == BASE_INSERTED
 
-    # The same table read by this checkout's lakectl through the join path: the same rows.
+    # The same table read by this checkout's lakectl without the data source: the same rows.
     spark.conf.set(ENABLED_CONF, "false")
     try:
         joined = lakectl_cli("snapshot", *table, "--json")
     finally:
         spark.conf.unset(ENABLED_CONF)
     assert joined.code == 0, joined.err
-    assert joined.json["read_path"] == "join"
+    assert joined.json["read_path"] == "kernel"
     key = "sell_id"
     assert sorted(snapshot["rows"], key=lambda r: r[key]) == sorted(
         joined.json["rows"], key=lambda r: r[key]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lakectl.spark.acid_write import WrittenChanges
-from lakectl.spark.merge import checked_counts, count_results
+from lakectl.spark.change_classify import checked_counts, count_results
 from lakectl.table.orc_tail import acid_stats, parse_acid_stats
 
 OBSERVED = {"insert": 3, "update": 5, "delete": 2, "ignored": 1}

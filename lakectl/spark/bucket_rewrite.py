@@ -7,9 +7,9 @@ come out already in the order the output file needs, so a Spark shuffle and sort
 (what :func:`lakectl.spark.acid_write.write_compacted` does, for any input) is wasted work.
 
 Here each Spark task takes one (partition, bucket): it reads that bucket's base and delta files
-with pyarrow (through the table's fsspec filesystem, like :mod:`lakectl.spark.fsspec_orc`), drops
-events of invalid write ids and events hit by a delete event of the partition (a hash semi join on
-the identity), and streams the rest into ``<partition>/<base>/bucket_N``. Order is checked as the
+with pyarrow (through the table's fsspec filesystem, like :mod:`lakectl.spark.fsspec_orc`), keeps its live events
+(:mod:`lakectl.kernel.live_rows`; files of an older schema in today's by
+:mod:`lakectl.kernel.schema_map`), and streams them into ``<partition>/<base>/bucket_N``. Order is checked as the
 events stream; if some input breaks it (a list-bucketed base: one bucket in several
 subdirectories), the task rereads its bucket and sorts it. A bucket whose rows carry a bucket
 field of another bucket cannot be written by one task alone: then nothing of this path is kept
@@ -24,20 +24,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.events import (
-    all_event_columns_set,
-    conform_batch,
-    of_valid_write_ids,
-    orc_source,
-)
+from lakectl.arrow.events import orc_source
+from lakectl.kernel.live_rows import EVENT_COLUMNS, IDENTITY, DeleteSet, live_rows
+from lakectl.kernel.schema_map import conform_batch
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
-from lakectl.table.layout import (
-    OP_DELETE,
-    bucket_file_name,
-    decode_bucket,
-    parse_bucket_file,
-)
+from lakectl.table.layout import bucket_file_name, decode_bucket, parse_bucket_file
 from lakectl.table.orc_files import add_acid_metadata
 from lakectl.table.paths import Shape, table_path
 from lakectl.table.properties import ORC_DICTIONARY_THRESHOLD, pyarrow_orc_codec
@@ -52,7 +44,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
-_SORT_KEYS = ("originalTransaction", "bucket", "rowId")
+_SORT_KEYS = IDENTITY
 # Row types this path writes back exactly as Spark's ORC writer would; others go through Spark.
 _SAFE_TYPE = re.compile(
     r"^(bigint|int|smallint|tinyint|string|double|float|boolean|date|binary|decimal\(\d+,\s*\d+\))$"
@@ -152,8 +144,7 @@ def merge_major(
         storage,
         groups,
         struct,
-        valid.high_watermark,
-        sorted(valid.exceptions),
+        valid,
         pyarrow_orc_codec(compression),
         key,
         data_schema,
@@ -190,8 +181,7 @@ class _MergeTask:
         storage: Storage,
         groups: list[BucketGroup],
         struct: StructType,
-        high_watermark: int,
-        exceptions: list[int],
+        valid: ValidWriteIds,
         compression: str,
         key: str | None,
         data_schema: Schema | None = None,
@@ -200,8 +190,7 @@ class _MergeTask:
         self.data_schema = data_schema  # its defaults fill columns older files lack
         self.groups = groups
         self.struct = struct
-        self.high_watermark = high_watermark
-        self.exceptions = exceptions
+        self.valid = valid
         self.compression = compression
         self.key = key
 
@@ -252,7 +241,7 @@ class _MergeTask:
         self,
         group: BucketGroup,
         target: pa.Schema,
-        deletes: _Deletes | None,
+        deletes: DeleteSet,
         out: str,
         *,
         sort: bool,
@@ -300,49 +289,32 @@ class _MergeTask:
         return rows, "ok"
 
     def _live(
-        self, group: BucketGroup, target: pa.Schema, deletes: _Deletes | None
+        self, group: BucketGroup, target: pa.Schema, deletes: DeleteSet
     ) -> Iterator[pa.RecordBatch]:
-        """The bucket's insert events of valid write ids not hit by a delete, in file order."""
-        import numpy as np
-        import pyarrow as pa
+        """The bucket's live events (:func:`~lakectl.kernel.live_rows.live_rows`), in file
+        order."""
         import pyarrow.compute as pc
 
         files = [(p, False) for p in group.base_files] + [(p, True) for p in group.delta_files]
         for path, is_delta in files:
             for batch in self._read(path, target):
-                keep = pc.and_(
-                    all_event_columns_set(batch), pc.not_equal(batch.column("operation"), OP_DELETE)
-                )
                 row = batch.column("row")
-                keep = pc.and_(keep, row.is_valid())
+                present = row.is_valid()
                 if self.key is not None:
-                    keep = pc.and_(keep, pc.struct_field(row, [self._key_index(target)]).is_valid())
-                if is_delta:
-                    keep = pc.and_(keep, self._valid(batch))
-                keep = pc.fill_null(keep, False)
-                if deletes is not None:
-                    hit = deletes.hits(np, batch)
-                    if hit is not None:
-                        keep = pc.and_(keep, pa.array(~hit))
-                yield batch.filter(keep)
+                    key = pc.struct_field(row, [self._key_index(target)])
+                    present = pc.and_(present, key.is_valid())
+                valid = self.valid if is_delta else None
+                keep = live_rows(_events(batch), present, valid, deletes)
+                yield batch if keep is None else batch.filter(keep)
 
-    def _delete_keys(self, group: BucketGroup, target: pa.Schema) -> _Deletes | None:
-        import pyarrow.compute as pc
-
-        keys: list[list[Any]] = [[], [], []]
-        for path in group.delete_files:
-            for batch in self._read(path, target):
-                keep = pc.and_(pc.equal(batch.column("operation"), OP_DELETE), self._valid(batch))
-                keep = pc.and_(
-                    pc.and_(keep, batch.column("row").is_null()), all_event_columns_set(batch)
-                )
-                chosen = batch.filter(pc.fill_null(keep, False))
-                for i, k in enumerate(_SORT_KEYS):
-                    keys[i] += chosen.column(k).to_pylist()
-        return _Deletes(set(zip(*keys, strict=True))) if keys[0] else None
-
-    def _valid(self, batch: pa.RecordBatch) -> pa.Array:
-        return of_valid_write_ids(batch, self.high_watermark, self.exceptions)
+    def _delete_keys(self, group: BucketGroup, target: pa.Schema) -> DeleteSet:
+        """The identities the partition's valid delete events name."""
+        events = (
+            (_events(batch), batch.column("row").is_valid())
+            for path in group.delete_files
+            for batch in self._read(path, target)
+        )
+        return DeleteSet.of_events(events, self.valid)
 
     def _key_index(self, target: pa.Schema) -> int:
         row_type = target.field("row").type
@@ -358,36 +330,8 @@ class _MergeTask:
                 yield conform_batch(reader.read_stripe(stripe), target, [])
 
 
-class _Deletes:
-    """The identities a partition's valid delete events name, found in a batch by a vectorized
-    lookup on rowId, then checked exactly on the few candidates."""
-
-    def __init__(self, identities: set[tuple[int, int, int]]) -> None:
-        import pyarrow as pa
-
-        self.identities = identities
-        self.row_ids = pa.array(sorted({r for _, _, r in identities}), pa.int64())
-
-    def hits(self, np: Any, batch: pa.RecordBatch) -> Any:
-        """A boolean array of the deleted rows of ``batch``, or ``None`` when there are none."""
-        import pyarrow.compute as pc
-
-        candidates = np.flatnonzero(
-            pc.fill_null(pc.is_in(batch.column("rowId"), value_set=self.row_ids), False)
-        )
-        if not len(candidates):
-            return None
-        cols = [batch.column(k).to_numpy()[candidates] for k in _SORT_KEYS]
-        found = [
-            i
-            for i, o, b, r in zip(candidates, *cols, strict=True)
-            if (int(o), int(b), int(r)) in self.identities
-        ]
-        if not found:
-            return None
-        hit = np.zeros(batch.num_rows, dtype=bool)
-        hit[found] = True
-        return hit
+def _events(batch: pa.RecordBatch) -> dict[str, pa.Array]:
+    return {name: batch.column(name) for name in EVENT_COLUMNS}
 
 
 def _ordered(np: Any, keys: list[Any]) -> bool:

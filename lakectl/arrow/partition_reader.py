@@ -1,10 +1,11 @@
-"""Merge-on-read of one partition's ACID directories into Arrow, without a JVM.
+"""The Arrow engine's partition reader: one partition's ACID directories read into Arrow, its
+live rows only, without a JVM.
 
-The rules of :mod:`lakectl.spark.acid_read`: a base's insert events all count; a delta's only
-for valid write ids; a row whose identity (originalTransaction, bucket, rowId) has a delete
-event of a valid write id in the partition's delete deltas is gone; original files count with
-their synthetic identities. Event columns must all be set, and an insert's row must be present
-(its key column set, when the table has a key).
+Which events are live rows is :mod:`lakectl.kernel.live_rows`' rule (a base's insert events all
+count, a delta's for valid write ids, minus the identities the partition's valid delete events
+name; an insert's row must be present, its key column set when the table has a key); original
+files count with their synthetic identities. Files written with an older schema are read in
+today's by :mod:`lakectl.kernel.schema_map`.
 """
 
 from __future__ import annotations
@@ -13,15 +14,22 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from lakectl.arrow.deletes import DeletedRows
 from lakectl.arrow.event_reader import EventRead, FlatEvents
-from lakectl.arrow.events import EVENT_COLUMNS, all_set, valid_write_ids
 from lakectl.arrow.originals import original_stripes
 from lakectl.arrow.pushdown import StripeTest
 from lakectl.arrow.types import arrow_schema
+from lakectl.kernel.live_rows import (
+    EVENT_COLUMNS,
+    IDENTITY,
+    DeleteSet,
+    delete_events,
+    identity_fields,
+    insert_events,
+    live_rows,
+)
+from lakectl.kernel.schema_map import conformed
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
-from lakectl.table.layout import OP_DELETE
 from lakectl.table.listing import FileEntry
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
@@ -29,7 +37,6 @@ from lakectl.table.validity import ValidWriteIds
 if TYPE_CHECKING:
     import pyarrow as pa
 
-IDENTITY = ("originalTransaction", "bucket", "rowId")
 CHUNK_ROWS = 65_536  # rows filtered (copied) at a time: bounds the copies next to a stripe
 SMALL_ROWS = 4_096  # stripes below this many rows are tested and filtered together
 
@@ -61,14 +68,6 @@ class MergeSpec:
         import pyarrow as pa
 
         return pa.schema([*self.data_fields(), *arrow_schema(self.partition_schema)])
-
-
-def identity_fields() -> list[pa.Field]:
-    """The row identity columns (:data:`IDENTITY`) as Arrow fields."""
-    import pyarrow as pa
-
-    types = (pa.int64(), pa.int32(), pa.int64())
-    return [pa.field(name, t) for name, t in zip(IDENTITY, types, strict=True)]
 
 
 def partition_batches(
@@ -119,7 +118,7 @@ def partition_rows(
 def _original_batches(
     spec: MergeSpec,
     plan: PartitionReadPlan,
-    deleted: DeletedRows,
+    deleted: DeleteSet,
     constants: list[pa.Scalar],
     with_identity: bool = False,
 ) -> Iterator[pa.RecordBatch]:
@@ -140,9 +139,7 @@ def _original_batches(
             pa.array(np.arange(first, first + rows, dtype=np.int64)),
         )
         gone = deleted.deleted(*identity)
-        typed = [
-            a if a.type == f.type else a.cast(f.type) for a, f in zip(arrays, outputs, strict=True)
-        ]
+        typed = [conformed(a, f, None, rows) for a, f in zip(arrays, outputs, strict=True)]
         keep = None if gone is None else pa.array(~gone)
         if with_identity:
             typed = [*identity, *typed]
@@ -184,47 +181,21 @@ def _delta_files(plan: PartitionReadPlan) -> list[FileEntry]:
     return [f for d in plan.deltas for f in d.files]
 
 
-def _valid(events: dict[str, pa.Array], valid: ValidWriteIds) -> pa.Array:
-    return valid_write_ids(events["currentTransaction"], valid.high_watermark, valid.exceptions)
-
-
-def _all_set(events: dict[str, pa.Array]) -> pa.Array | None:
-    return all_set(events.values())
-
-
 def _live(
     spec: MergeSpec,
     flat: FlatEvents,
     fields: Sequence[pa.Field],
     check_valid: bool,
-    deleted: DeletedRows,
+    deleted: DeleteSet,
 ) -> pa.Array | None:
-    """Which events of ``flat`` are live rows: set insert events with a row (and its key) of
-    valid write ids (for deltas) that no delete event names; None when all are."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    events = flat.events
+    """Which events of ``flat`` are live rows (:func:`~lakectl.kernel.live_rows.live_rows`; the
+    row's presence is its key's, when the table has one); None when all are."""
     if spec.not_null_column:
         position = [f.name for f in fields].index(spec.not_null_column)
         present = flat.data[position].is_valid()
     else:
         present = flat.has_row
-    tests = [present, pc.not_equal(events["operation"], OP_DELETE)]
-    tests += [t for t in (_all_set(events),) if t is not None]
-    if check_valid:
-        tests.append(_valid(events, spec.valid))
-    keep = tests[0]
-    for test in tests[1:]:
-        keep = pc.and_(keep, test)
-    keep = pc.fill_null(keep, False)
-    identity = [events[c] for c in IDENTITY]
-    if any(c.null_count for c in identity):
-        identity = [pc.fill_null(c, 0) for c in identity]
-    gone = deleted.deleted(*identity)
-    if gone is not None:
-        keep = pc.and_(keep, pa.array(~gone))
-    return None if keep.false_count == 0 else keep
+    return live_rows(flat.events, present, spec.valid if check_valid else None, deleted)
 
 
 def _kept_batches(
@@ -261,13 +232,10 @@ def _partition_constants(spec: MergeSpec, plan: PartitionReadPlan) -> list[pa.Sc
     return out
 
 
-def _deleted_rows(spec: MergeSpec, plan: PartitionReadPlan) -> DeletedRows:
+def _deleted_rows(spec: MergeSpec, plan: PartitionReadPlan) -> DeleteSet:
     """The identities named by the valid delete events of the partition's delete deltas."""
-    parts = []
-    for flat in _delete_events(spec, plan):
-        keep = _events_of(flat, insert=False, tests=[_valid(flat.events, spec.valid)])
-        parts.append(tuple(flat.events[c].filter(keep) for c in IDENTITY))
-    return DeletedRows(parts)
+    events = ((flat.events, flat.has_row) for flat in _delete_events(spec, plan))
+    return DeleteSet.of_events(events, spec.valid)
 
 
 def _delete_events(spec: MergeSpec, plan: PartitionReadPlan) -> Iterator[FlatEvents]:
@@ -277,21 +245,36 @@ def _delete_events(spec: MergeSpec, plan: PartitionReadPlan) -> Iterator[FlatEve
     return _gathered(read, replace(spec, stripe_test=None), files)
 
 
-def _events_of(flat: FlatEvents, insert: bool, tests: Sequence[pa.Array] = ()) -> pa.Array:
-    """Which events of ``flat`` are set inserts (with a row) or set deletes (without one),
-    and pass ``tests``."""
+def event_identities(
+    spec: MergeSpec, plan: PartitionReadPlan, *, deletes: bool, first_write_id: int = 0
+) -> Iterator[pa.RecordBatch]:
+    """The identities (:data:`~lakectl.kernel.live_rows.IDENTITY`) of the partition's valid
+    delete events (``deletes``), or of its insert events first written by ``first_write_id``
+    or later (a base's all, a delta's of valid write ids; delete events not applied); then its
+    partition values as columns."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    events = flat.events
-    if insert:
-        checks = [flat.has_row, pc.not_equal(events["operation"], OP_DELETE)]
-    else:
-        checks = [pc.invert(flat.has_row), pc.equal(events["operation"], OP_DELETE)]
-    checks += [t for t in (_all_set(events),) if t is not None]
-    keep = checks[0]
-    for test in [*checks[1:], *tests]:
-        keep = pc.and_(keep, test)
-    return pc.fill_null(keep, False)
+    constants = _partition_constants(spec, plan)
+    schema = pa.schema([*identity_fields(), *arrow_schema(spec.partition_schema)])
+    if deletes:
+        for flat in _delete_events(spec, plan):
+            keep = delete_events(flat.events, flat.has_row, spec.valid)
+            arrays = [flat.events[c] for c in IDENTITY]
+            yield from _kept_batches(arrays, keep, constants, schema, flat.num_rows)
+        return
+    fields = []
+    if spec.not_null_column:
+        fields = list(arrow_schema(spec.data_schema.select([spec.not_null_column])))
+    read = _event_read(spec, fields, CHUNK_ROWS)
+    groups = ((plan.base.files if plan.base else (), None), (_delta_files(plan), spec.valid))
+    for files, valid in groups:
+        for flat in _gathered(read, replace(spec, stripe_test=None), files):
+            present = flat.data[0].is_valid() if fields else flat.has_row
+            since = pc.greater_equal(flat.events["originalTransaction"], first_write_id)
+            keep = insert_events(flat.events, present, valid, tests=[since])
+            arrays = [flat.events[c] for c in IDENTITY]
+            yield from _kept_batches(arrays, keep, constants, schema, flat.num_rows)
 
 
 def range_events(
@@ -311,9 +294,8 @@ def range_events(
     read = _event_read(spec, fields, CHUNK_ROWS)
     inserts = []
     for flat in _gathered(read, replace(spec, stripe_test=None), _delta_files(plan)):
-        keep = _events_of(
-            flat, insert=True, tests=[pc.is_in(flat.events["currentTransaction"], ids)]
-        )
+        of_range = pc.is_in(flat.events["currentTransaction"], ids)
+        keep = insert_events(flat.events, flat.has_row, None, tests=[of_range])
         arrays = [flat.events[c].filter(keep) for c in event_names]
         arrays += [a.filter(keep) for a in flat.data]
         inserts.append(pa.Table.from_arrays(arrays, schema=insert_schema))
@@ -321,7 +303,7 @@ def range_events(
     deletes = []
     for flat in _delete_events(spec, plan):
         of_range = pc.is_in(flat.events["currentTransaction"], ids)
-        keep = _events_of(flat, insert=False, tests=[of_range, _valid(flat.events, spec.valid)])
+        keep = delete_events(flat.events, flat.has_row, spec.valid, tests=[of_range])
         arrays = [flat.events[c].filter(keep) for c in event_names]
         deletes.append(pa.Table.from_arrays(arrays, schema=delete_schema))
     return concat_as(inserts, insert_schema), concat_as(deletes, delete_schema)
@@ -347,10 +329,9 @@ def concat_as(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
 
 
 __all__ = [
-    "IDENTITY",
     "MergeSpec",
     "concat_as",
-    "identity_fields",
+    "event_identities",
     "partition_batches",
     "partition_rows",
     "range_events",
