@@ -16,26 +16,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from sqlglot import exp
-
 from lakectl.arrow.merge import MergeSpec, partition_batches
 from lakectl.arrow.pushdown import StripeTest, stripe_test
 from lakectl.arrow.statements import CompiledStatement, apply_compiled, compile_statements
-from lakectl.arrow.where import arrow_filter
 from lakectl.errors import UsageError, overflow_error
+from lakectl.expr.compile_arrow import arrow_expression
+from lakectl.expr.tree import Node
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import ScanStats, prune_target
 from lakectl.ops.reading import ReadTarget
-from lakectl.ops.snapshot import SnapshotRequest, open_request
+from lakectl.ops.snapshot import SnapshotRequest, bound_where, open_request
 from lakectl.ops.updates import statements_for_read
-from lakectl.planning.prune import where_reads_only_unassigned
+from lakectl.planning.prune import columns_read, where_reads_only_unassigned
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.schema import Schema
-from lakectl.updates.statements import Statement
-from lakectl.updates.validate import check_where
+from lakectl.updates.validate import CheckedStatement, check_stored_statement
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.compute as pc
 
 
 @dataclass(frozen=True)
@@ -51,6 +50,7 @@ class ArrowRead:
     statements: tuple[CompiledStatement, ...] = ()
     data_columns: tuple[str, ...] | None = None  # the data columns to read (None: all)
     stripe_test: StripeTest | None = None
+    condition: pc.Expression | None = None  # the request's where, compiled once
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The rows, stripe by stripe of each partition's files: besides the rows of one
@@ -95,8 +95,7 @@ class ArrowRead:
         """One partition's rows after the statements and the ``where``, in the read's columns."""
         import pyarrow as pa
 
-        meta = self.target.metadata
-        condition = arrow_filter(self.request.where, meta.schema) if self.request.where else None
+        condition = self.condition
         names = self.schema.names
         for batch in partition_batches(spec, plan):
             try:
@@ -132,39 +131,45 @@ def read_arrow(ctx: Context, table_ref: str | None, request: SnapshotRequest) ->
     as_of = request.as_of if request.as_of is not None else int(time.time() * 1000)
     statements = [] if request.raw else statements_for_read(store, target.state, meta, as_of)
     compiled = compile_statements(statements, meta.schema)
-    if request.where:
-        arrow_filter(request.where, meta.schema)  # refuse what cannot be evaluated, up front
-    pruned, scan = prune_target(target, request.where, [s.sql for s in statements])
+    where = bound_where(request, meta.schema)
+    # refuse what cannot be evaluated, up front; compiled once for every partition
+    condition = None if where is None else arrow_expression(where, _label(request))
+    checked = [check_stored_statement(s, meta.schema) for s in statements]
+    pruned, scan = prune_target(target, where, checked)
     names = [meta.schema[c].name for c in request.columns] if request.columns else None
     columns = names or [*meta.data_schema.names, *meta.partition_by]
     schema = arrow_schema(meta.schema.select(columns))
     version = target.state.max_write_id if target.state is not None else None
     name = store.name or store.url
-    data, test = _reading(meta.schema, meta.data_schema, request, columns, statements)
-    return ArrowRead(name, version, schema, scan, pruned, request, tuple(compiled), data, test)
+    data, test = _reading(meta.data_schema, where, columns, checked)
+    return ArrowRead(
+        name, version, schema, scan, pruned, request, tuple(compiled), data, test, condition
+    )
+
+
+def _label(request: SnapshotRequest) -> str:
+    return f"--where {(request.where or '')[:200]!r}"
 
 
 def _reading(
-    schema: Schema,
     data_schema: Schema,
-    request: SnapshotRequest,
+    where: Node | None,
     columns: list[str],
-    statements: list[Statement],
+    statements: list[CheckedStatement],
 ) -> tuple[tuple[str, ...] | None, StripeTest | None]:
     """The data columns a read decodes (None: all) and the test that skips insert stripes by
-    their statistics (None: none is skipped). Statements may read and set any column, and a
-    condition on a column one of them sets must see the value it sets: statistics of the
-    stored values are used only when the ``where`` reads no column a statement assigns."""
-    texts = [s.sql for s in statements]
+    their statistics (None: none is skipped) for the bound condition ``where``. Statements
+    may read and set any column, and a condition on a column one of them sets must see the
+    value it sets: statistics of the stored values are used only when ``where`` reads no
+    column a statement assigns."""
     test = None
-    if request.where and (not texts or where_reads_only_unassigned(request.where, texts)):
-        test = stripe_test(request.where, data_schema, schema)
+    if where is not None and where_reads_only_unassigned(where, statements):
+        test = stripe_test(where, data_schema)
     if statements:
         return None, test
     wanted = {c.lower() for c in columns}
-    if request.where:
-        tree = check_where(request.where, schema)
-        wanted |= {c.name.lower() for c in tree.find_all(exp.Column)}
+    if where is not None:
+        wanted |= columns_read(where)
     data = tuple(n for n in data_schema.names if n.lower() in wanted)
     return (None if len(data) == len(data_schema.names) else data), test
 

@@ -154,8 +154,11 @@ class _Compiler:
         values, has_null, _ = node.param
         subject = a[0]
         subject_type = node.args[0].type
-        items = [arrow_scalar(Lit(subject_type, v)).as_py() for v in values]
-        value_set = pa.array(items, arrow_type(subject_type))
+        if subject_type == "timestamp":  # the values are UTC
+            items = [arrow_scalar(Lit(subject_type, v)).as_py() for v in values]
+            value_set = pa.array(items, arrow_type(subject_type))
+        else:  # one conversion for the whole list
+            value_set = pa.array(values, arrow_type(subject_type))
         if subject_type in FLOATING:  # -0.0 is 0.0
             zero = pc.scalar(pa.scalar(0.0, arrow_type(subject_type)))
             subject = pc.if_else(pc.equal(subject, zero), zero, subject)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
@@ -27,7 +27,11 @@ from lakectl.table.layout import partition_path
 from lakectl.table.log import ALWAYS, CommitRecord, Operation
 from lakectl.table.transaction import WriteTransaction
 from lakectl.updates.statements import Statement
-from lakectl.updates.validate import validate_statement
+from lakectl.updates.validate import CheckedStatement, check_stored_statement
+
+if TYPE_CHECKING:
+    from lakectl.expr.tree import Node
+    from lakectl.table.schema import Schema
 
 DmlKind = Literal["delete", "update"]
 SOURCE = "<command line>"
@@ -145,11 +149,12 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
     statement = Statement(
         effective_ms=0, sql=text, kind=request.kind, table=name, line=1, source=SOURCE
     )
-    validate_statement(statement, meta.schema)
+    checked = check_stored_statement(statement, meta.schema)
     check_reader_costs([statement], meta)
     result = DmlResult(store.name or store.url, request.kind, text, request.dry_run)
     valid, plans, _ = plan_lakectl(store, state)
-    target, scan = prune_target(ReadTarget(store, meta, state, valid, tuple(plans)), request.where)
+    where = _bound_where(checked, meta.schema)
+    target, scan = prune_target(ReadTarget(store, meta, state, valid, tuple(plans)), where)
     result.partitions_total, result.partitions_read = scan.partitions, scan.partitions_read
     if not target.plans:
         result.seconds = time.time() - started
@@ -199,6 +204,16 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
         changes.unpersist()
     result.seconds = time.time() - started
     return result
+
+
+def _bound_where(checked: CheckedStatement, schema: Schema) -> Node | None:
+    """The statement's condition bound to ``schema`` (the tree its rows are chosen by), for
+    pruning; None without one."""
+    from lakectl.expr.bind import Binder
+
+    if checked.where is None:
+        return None
+    return Binder(schema, checked.location.at(), checked.location).condition(checked.where)
 
 
 def _per_partition(

@@ -20,7 +20,9 @@ from lakectl.updates.times import format_millis
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from lakectl.expr.tree import Node
     from lakectl.updates.statements import Statement
+    from lakectl.updates.validate import CheckedStatement
 
 OUT_FORMATS = ("parquet", "orc", "csv", "json")
 
@@ -168,18 +170,18 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
 
     target = open_request(ctx, table_ref, request)
-    target, scan, statements = _prune(target, request)
+    where = bound_where(request, target.metadata.schema)
+    target, scan, statements = _prune(target, request, where)
     ctx.progress("reading")
     df, read_path = _snapshot_frame_and_path(ctx, target)
     # Statements change rows one at a time, so a predicate on columns none of them sets selects
     # the same rows before them as after: filtering first lets Spark push it into the scan.
-    where = request.where or None
     early = where is not None and where_reads_only_unassigned(where, statements)
     if where is not None and early:
-        df = _filtered(df, where, target.metadata.schema)
+        df = _filtered(df, where)
     df = df if request.raw else _apply_statements(df, target, request)
     if where is not None and not early:
-        df = _filtered(df, where, target.metadata.schema)
+        df = _filtered(df, where)
     order = request.row_order(target.metadata.primary_key)
     if order:
         df = df.orderBy(*sort_columns(order, target.metadata.schema.names))
@@ -188,6 +190,13 @@ def _read(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> Snap
     version = target.state.max_write_id if target.state is not None else None
     store = target.store
     return SnapshotFrame(df, store.name or store.url, version, scan, read_path, order)
+
+
+def bound_where(request: SnapshotRequest, schema: Schema) -> Node | None:
+    """The request's ``--where`` bound to ``schema`` (:func:`lakectl.expr.bind_where`: parsed,
+    checked and bound once per text and schema), the one tree pruning, stripe statistics and
+    the filter of every engine use; None without one."""
+    return bind_where(request.where, schema) if request.where is not None else None
 
 
 def check_request(
@@ -288,21 +297,26 @@ def sort_columns(order_by: tuple[str, ...], names: tuple[str, ...] | list[str]) 
     return out
 
 
-def _filtered(df: DataFrame, where: str, schema: Schema) -> DataFrame:
-    """``df`` filtered by the user's ``--where``, bound once to the table's schema and built as
-    Spark Columns (the text never reaches Spark's parser)."""
+def _filtered(df: DataFrame, where: Node) -> DataFrame:
+    """``df`` filtered by the user's bound ``--where``, built as Spark Columns (the text never
+    reaches Spark's parser)."""
     from lakectl.expr.compile_spark import spark_column
 
-    return df.where(spark_column(bind_where(where, schema)))
+    return df.where(spark_column(where))
 
 
-def _prune(target: ReadTarget, request: SnapshotRequest) -> tuple[ReadTarget, ScanStats, list[str]]:
-    """Skip partitions and list-bucketing directories ``--where`` cannot match; also returns the
-    text of the statements the read applies (read only when there is a ``--where``)."""
-    statements: list[str] = []
-    if request.where and not request.raw:
-        statements = [s.sql for s in _statements_for(target, request)]
-    pruned, scan = prune_target(target, request.where, statements)
+def _prune(
+    target: ReadTarget, request: SnapshotRequest, where: Node | None
+) -> tuple[ReadTarget, ScanStats, list[CheckedStatement]]:
+    """Skip partitions and list-bucketing directories the bound ``where`` cannot match; also
+    returns the checked statements the read applies (read only when there is a ``where``)."""
+    from lakectl.updates.validate import check_stored_statement
+
+    statements: list[CheckedStatement] = []
+    if where is not None and not request.raw:
+        schema = target.metadata.schema
+        statements = [check_stored_statement(s, schema) for s in _statements_for(target, request)]
+    pruned, scan = prune_target(target, where, statements)
     return pruned, scan, statements
 
 

@@ -23,6 +23,7 @@ import pytest
 
 import lakectl
 from lakectl.arrow.pushdown import stripe_test
+from lakectl.expr import bind_where
 from lakectl.table.orc_stats import ColumnStats
 from lakectl.table.schema import parse_schema
 
@@ -179,7 +180,7 @@ def test_a_10000_item_where_through_the_cli_does_not_crash(table):
 
 def test_stripe_test_of_a_large_in_list_keeps_exactly_the_stripes_in_range():
     items = ", ".join(str(v) for v in range(50_000, 80_000))
-    test = stripe_test(f"id IN ({items})", SCHEMA, SCHEMA)
+    test = stripe_test(bind_where(f"id IN ({items})", SCHEMA), SCHEMA)
     assert test is not None
 
     def stats(low: int, high: int) -> dict[str, ColumnStats | None]:
