@@ -272,15 +272,14 @@ class _Compiler:
 
     # strings and dates -----------------------------------------------------------------------
 
-    def _upper(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
-        import pyarrow.compute as pc
+    # Arrow's kernels map one character to one (ß to ẞ, no final sigma); Java maps ß to SS:
+    # ASCII batches use the kernel, others Python's full case mapping (Java's).
 
-        return pc.utf8_upper(a[0])
+    def _upper(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return _python("upper", str.upper, a, ["string"], "string", ascii_kernel="utf8_upper")
 
     def _lower(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
-        import pyarrow.compute as pc
-
-        return pc.utf8_lower(a[0])
+        return _python("lower", str.lower, a, ["string"], "string", ascii_kernel="utf8_lower")
 
     def _length(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow as pa
@@ -487,11 +486,13 @@ def _python(
     result: str,
     *,
     strict: bool = True,
+    ascii_kernel: str | None = None,
 ) -> pc.Expression:
     """``function`` applied value by value as a pyarrow scalar function over ``args`` (of
     ``types``), registered once per process under a name made of ``name`` and the types (the
     same name must always mean the same function); ``strict``: a NULL argument gives NULL
-    without calling it."""
+    without calling it; ``ascii_kernel``: the Arrow kernel that gives the same result for a
+    batch of one ASCII text argument."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -504,6 +505,13 @@ def _python(
 
             def by_value(context: Any, *arrays: Any) -> Any:
                 size = context.batch_length
+                first = arrays[0]
+                if (
+                    ascii_kernel is not None
+                    and isinstance(first, pa.Array)
+                    and pc.all(pc.string_is_ascii(first)).as_py() is not False
+                ):
+                    return getattr(pc, ascii_kernel)(first)
                 columns = [
                     v.to_pylist() if isinstance(v, pa.Array) else [v.as_py()] * size for v in arrays
                 ]
