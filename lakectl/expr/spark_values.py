@@ -26,7 +26,8 @@ _JAVA_DECIMAL = re.compile(
 _JAVA_HEX = re.compile(
     r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+[fFdD]?"
 )
-_BIG_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# Java's BigDecimal reads the digits of every script
+_BIG_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _SPECIAL = {
     "inf": math.inf,
     "+inf": math.inf,
@@ -42,18 +43,11 @@ _SPECIAL = {
 
 
 def initcap(text: str) -> str:
-    """Spark's ``initcap``: the text in lower case with the first character and every character
-    after a blank (only ``' '`` separates words) in title case."""
-    out = []
-    previous = " "
-    for char in text.lower():
-        if previous == " ":
-            titled = char.title()
-            out.append(titled if len(titled) == 1 else char)  # Java maps one character to one
-        else:
-            out.append(char)
-        previous = char
-    return "".join(out)
+    """Spark's ``initcap``: every word (words are separated by ``' '`` only) with its first
+    character in title case and the rest in lower case, with Unicode's full mappings (``ﬁ``
+    becomes ``Fi``, a final ``Σ`` becomes ``ς``)."""
+    words = text.split(" ")
+    return " ".join(w[:1].title() + w.lower()[len(w[:1].lower()) :] for w in words)
 
 
 def locate(text: str, substring: str, position: int) -> int:
@@ -369,6 +363,10 @@ def java_float_text(value: float, single: bool) -> str:
     assert isinstance(exponent, int)
     figures = "".join(str(d) for d in digits).rstrip("0") or "0"
     magnitude = len(digits) + exponent - 1  # the power of ten of the first digit
+    if len(figures) == 1:  # Java prints two digits, the closest to the exact value
+        two = Decimal(value).copy_abs().scaleb(-magnitude).quantize(Decimal("0.1"))
+        if two < 10:
+            figures = str(two).replace(".", "").rstrip("0") or "0"
     if 1e-3 <= abs(value) < 1e7:
         if magnitude >= 0:
             whole = figures[: magnitude + 1].ljust(magnitude + 1, "0")

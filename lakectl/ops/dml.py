@@ -111,7 +111,12 @@ def statement_text(table: str, request: DmlRequest) -> str:
     from sqlglot import exp
 
     from lakectl.expr.parse import parse_assignments, parse_condition
-    from lakectl.updates.validate import render_sql
+    from lakectl.updates.validate import remember_parse, render_sql
+
+    def rendered(tree: exp.Expression) -> str:
+        text = render_sql(tree)
+        remember_parse(text, tree)  # checking the statement does not parse --where again
+        return text
 
     where = (request.where or "").strip()
     if request.kind == "delete":
@@ -124,7 +129,7 @@ def statement_text(table: str, request: DmlRequest) -> str:
             )
         condition = parse_condition(where, "--where")
         tree: exp.Expression = exp.Delete(this=exp.to_table(table), where=exp.Where(this=condition))
-        return render_sql(tree)
+        return rendered(tree)
     assignments = (request.assignments or "").strip()
     if not assignments:
         raise UsageError('update needs --set "column = expression, ..."')
@@ -133,7 +138,7 @@ def statement_text(table: str, request: DmlRequest) -> str:
     update = exp.Update(this=exp.to_table(table), expressions=parse_assignments(assignments))
     if where:
         update.set("where", exp.Where(this=parse_condition(where, "--where")))
-    return render_sql(update)
+    return rendered(update)
 
 
 def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResult:
