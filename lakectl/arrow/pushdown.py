@@ -1,12 +1,16 @@
-"""Which ORC stripes a ``where`` condition can skip, from their min/max statistics.
+"""Which ORC stripes a bound ``where`` condition can skip, from their min/max statistics.
 
-A stripe is skipped only when its statistics prove that none of its rows satisfies the
-condition: comparisons of a data column with a literal (``=``, ``<>``, ``<``, ``<=``, ``>``,
-``>=``, ``BETWEEN``, ``IN``) joined by ``AND``/``OR``. Anything else, a column without exact
-statistics, or a literal that does not compare with the column's values, keeps the stripe. The
-condition is still applied to every row read, so a kept stripe never changes an answer; this
-is only sound for rows whose values are final, i.e. insert events when no Type 7 statement
-applies (a statement may change the value the condition tests), never for delete events.
+The condition is the expression layer's typed tree (:mod:`lakectl.expr.tree`), after the
+coercion rules every engine applies: a constant compared with a column is already a value of
+the comparison's type, exactly as the filter compares it. A stripe is skipped only when its
+statistics prove that none of its rows satisfies the condition: comparisons of a data column
+with a constant (``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``BETWEEN``, ``IN``) joined by
+``AND``/``OR``, where the column is compared in its own type or in a type it widens into
+exactly (an int compared as a bigint or a decimal). Anything else, a column without exact
+statistics, or a NULL constant, keeps the stripe. The condition is still applied to every row
+read, so a kept stripe never changes an answer; this is only sound for rows whose values are
+final, i.e. insert events when no Type 7 statement applies (a statement may change the value
+the condition tests), never for delete events.
 """
 
 from __future__ import annotations
@@ -17,13 +21,9 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from sqlglot import exp
-
-from lakectl.arrow.where import Translator
-from lakectl.errors import UsageError
+from lakectl.expr.tree import INTEGRAL, Call, Col, Lit, Node, as_decimal, decimal_parts
 from lakectl.table.orc_stats import ColumnStats
 from lakectl.table.schema import Schema
-from lakectl.updates.validate import check_where
 
 # The column types whose ORC statistics are exact (see lakectl.table.orc_stats), and the
 # Python type of their values there.
@@ -38,21 +38,23 @@ _KINDS: dict[str, type] = {
 }
 
 StripeTest = Callable[[Mapping[str, ColumnStats | None]], bool]
-_MIRRORED: dict[type[exp.Expression], type[exp.Expression]] = {
-    exp.GT: exp.LT,
-    exp.GTE: exp.LTE,
-    exp.LT: exp.GT,
-    exp.LTE: exp.GTE,
+_MIRRORED = {"gt": "lt", "ge": "le", "lt": "gt", "le": "ge"}
+_RANGES: dict[str, Callable[[Any, Any, Any], bool]] = {  # (min, max, constant)
+    "eq": lambda lo, hi, v: lo <= v <= hi,
+    "eq_null_safe": lambda lo, hi, v: lo <= v <= hi,
+    "neq": lambda lo, hi, v: not (lo == hi == v),
+    "gt": lambda lo, hi, v: hi > v,
+    "ge": lambda lo, hi, v: hi >= v,
+    "lt": lambda lo, hi, v: lo < v,
+    "le": lambda lo, hi, v: lo <= v,
 }
 
 
-def stripe_test(where: str, data_schema: Schema, schema: Schema) -> StripeTest | None:
-    """A test that says whether a stripe may hold a row satisfying ``where`` (over ``schema``'s
-    columns), given the statistics of its data columns (of ``data_schema``) by name; None when
+def stripe_test(where: Node, data_schema: Schema) -> StripeTest | None:
+    """A test that says whether a stripe may hold a row satisfying the bound condition
+    ``where``, given the statistics of its data columns (of ``data_schema``) by name; None when
     no part of the condition can exclude a stripe."""
-    tree = check_where(where, schema)
-    test = _Tests(Translator(f"--where {where!r}", schema), data_schema).node(tree)
-    return test
+    return _Tests(data_schema).node(where)
 
 
 def _kind(typed: str) -> str:
@@ -60,110 +62,87 @@ def _kind(typed: str) -> str:
     return "decimal" if name.startswith("decimal") else name
 
 
-def _is_ranged(typed: str) -> bool:
-    return _kind(typed) in _KINDS
+def _widens_exactly(source: str, target: str) -> bool:
+    """Whether every value of ``source`` converts to ``target`` exactly and in order (so the
+    bounds of a stripe compare with a constant of ``target`` as its values do)."""
+    if source in INTEGRAL and target in INTEGRAL:
+        return INTEGRAL.index(target) >= INTEGRAL.index(source)
+    source_parts, target_parts = as_decimal(source), decimal_parts(target)
+    if source_parts is None or target_parts is None:
+        return False
+    return (
+        target_parts[1] >= source_parts[1]
+        and target_parts[0] - target_parts[1] >= source_parts[0] - source_parts[1]
+    )
 
 
 class _Tests:
-    def __init__(self, translator: Translator, data_schema: Schema) -> None:
-        self.translator = translator
+    def __init__(self, data_schema: Schema) -> None:
         self.data = {c.name.lower(): c for c in data_schema.columns}
 
-    def node(self, node: exp.Expression) -> StripeTest | None:
+    def node(self, node: Node) -> StripeTest | None:
         """The test of ``node`` (None: it cannot exclude anything)."""
-        while isinstance(node, exp.Paren):
-            node = node.this
-        if isinstance(node, exp.And):
-            left, right = self.node(node.this), self.node(node.expression)
+        if not isinstance(node, Call):
+            return None
+        if node.op == "and":
+            left, right = self.node(node.args[0]), self.node(node.args[1])
             if left is None or right is None:
                 return left or right
             return _both(left, right)
-        if isinstance(node, exp.Or):
-            left, right = self.node(node.this), self.node(node.expression)
+        if node.op == "or":
+            left, right = self.node(node.args[0]), self.node(node.args[1])
             if left is None or right is None:
                 return None
             return _either(left, right)
-        if isinstance(node, exp.EQ | exp.NEQ | exp.GT | exp.GTE | exp.LT | exp.LTE):
+        if node.op in _RANGES:
             return self.comparison(node)
-        if isinstance(node, exp.Between):
-            column = self.column(node.this)
-            low, high = (
-                self.literal(node.args["low"], column),
-                self.literal(node.args["high"], column),
-            )
-            if column is None or low is None or high is None:
-                return None
-            name = column
-            return lambda stats: _may(stats, name, lambda lo, hi: lo <= high and hi >= low)
-        if isinstance(node, exp.In) and not node.args.get("query"):
-            column = self.column(node.this)
-            values = self.literals(node.expressions, column)
-            if column is None or values is None:
+        if node.op == "in":  # a NULL item never makes the result true
+            column = self.column(node.args[0])
+            values = [self.value(v, node.args[0].type) for v in node.param[0]]
+            if column is None or any(v is None for v in values):
                 return None
             name, ordered = column, sorted(values)
             return lambda stats: _may(stats, name, lambda lo, hi: _holds_one(ordered, lo, hi))
         return None
 
-    def comparison(self, node: exp.Expression) -> StripeTest | None:
-        left, right = node.this, node.expression
-        flipped = self.column(left) is None
-        column = self.column(right if flipped else left)
-        value = self.literal(left if flipped else right, column)
-        if column is None or value is None:
+    def comparison(self, node: Call) -> StripeTest | None:
+        left, right = node.args
+        op = node.op
+        if self.column(left) is None:  # constant OP column: the operator mirrored
+            left, right, op = right, left, _MIRRORED.get(op, op)
+        column = self.column(left)
+        if column is None or not isinstance(right, Lit):
             return None
-        kind: type[exp.Expression] = type(node)
-        if flipped:  # literal OP column: the same test with the operator mirrored
-            kind = _MIRRORED.get(kind, kind)
-        ranges: dict[type[exp.Expression], Callable[[Any, Any], bool]] = {
-            exp.EQ: lambda lo, hi: lo <= value <= hi,
-            exp.NEQ: lambda lo, hi: not (lo == hi == value),
-            exp.GT: lambda lo, hi: hi > value,
-            exp.GTE: lambda lo, hi: hi >= value,
-            exp.LT: lambda lo, hi: lo < value,
-            exp.LTE: lambda lo, hi: lo <= value,
-        }
-        name, fits = column, ranges[kind]
-        return lambda stats: _may(stats, name, fits)
+        value = self.value(right.value, right.type)
+        if value is None:
+            return None
+        name, fits = column, _RANGES[op]
+        return lambda stats: _may(stats, name, lambda lo, hi: fits(lo, hi, value))
 
-    def column(self, node: exp.Expression) -> str | None:
-        """The data column ``node`` names, when its statistics are exact (else None)."""
-        while isinstance(node, exp.Paren):
-            node = node.this
-        if not isinstance(node, exp.Column):
+    def column(self, node: Node) -> str | None:
+        """The data column ``node`` is, compared in its own type or one it widens into
+        exactly, when its statistics are exact (else None)."""
+        compared_as = node.type
+        if isinstance(node, Call) and node.op == "cast" and len(node.args) == 1:
+            node = node.args[0]
+            if not _widens_exactly(node.type, compared_as):
+                return None
+        if not isinstance(node, Col):
             return None
         column = self.data.get(node.name.lower())
-        if column is None or not _is_ranged(column.type):
+        if column is None or column.type != node.type or _kind(column.type) not in _KINDS:
             return None
         return column.name
 
-    def literals(self, nodes: list[exp.Expression], column: str | None) -> list[Any] | None:
-        """The values of ``nodes`` as :meth:`literal` gives them, or None when one is not a
-        literal of the column's own kind (converted in one cast when they allow it)."""
-        if column is None:
+    def value(self, value: object, compared_as: str) -> Any:
+        """A constant as the statistics' values compare with it (int, date, str, Decimal), or
+        None (NULL: a comparison with NULL keeps the stripe)."""
+        if value is None or isinstance(value, bool):
             return None
-        typed = self.data[column.lower()].type
-        bulk = self.translator.literal_array(nodes, typed)
-        if bulk is not None:
-            array, has_null = bulk
-            values = array.to_pylist()
-            kind = _KINDS[_kind(typed)]
-            return None if has_null or any(type(v) is not kind for v in values) else values
-        values = [self.literal(v, column) for v in nodes]
-        return None if any(v is None for v in values) else values
-
-    def literal(self, node: exp.Expression, column: str | None) -> Any:
-        """``node``'s value as the statistics hold them (int, date, str, Decimal), or None when
-        it is not a literal of the column's own kind: NULL (a comparison with NULL keeps the
-        stripe), or a value the filter compares in another type (say a fraction against an
-        integer or decimal column, compared as doubles), where exact bounds could mislead."""
-        if column is None:
+        kind = _KINDS.get(_kind(compared_as))
+        if kind is None or type(value) is not kind:
             return None
-        typed = self.data[column.lower()].type
-        try:
-            value = self.translator.literal(node, typed).as_py()
-        except UsageError:
-            return None
-        return value if type(value) is _KINDS[_kind(typed)] else None
+        return value
 
 
 def _both(left: StripeTest, right: StripeTest) -> StripeTest:
@@ -194,7 +173,7 @@ def _may(
         return True
     try:
         return bool(fits(found.minimum, found.maximum))
-    except TypeError:  # a literal of another kind (say a float against ints): keep it
+    except TypeError:  # a constant of another kind: keep it
         return True
 
 

@@ -18,7 +18,7 @@ from lakectl.arrow.partition_reader import MergeSpec, partition_batches
 from lakectl.arrow.pushdown import StripeTest, stripe_test
 from lakectl.arrow.statements import CompiledStatement, apply_compiled, compile_statements
 from lakectl.errors import UsageError, overflow_error
-from lakectl.expr.tree import Col, walk
+from lakectl.planning.prune import columns_read
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.scan.plan import Scan
 
@@ -138,13 +138,13 @@ def _reading(scan: Scan, columns: list[str]) -> tuple[tuple[str, ...] | None, St
     stored values are used only when the ``where`` may filter before the statements."""
     meta = scan.metadata
     test = None
-    if scan.where_text and scan.filter_first:
-        test = stripe_test(scan.where_text, meta.data_schema, meta.schema)
+    if scan.where is not None and scan.filter_first:
+        test = stripe_test(scan.where, meta.data_schema)
     if scan.statements:
         return None, test
     wanted = {c.lower() for c in columns}
     if scan.where is not None:
-        wanted |= {n.name.lower() for n in walk(scan.where) if isinstance(n, Col)}
+        wanted |= columns_read(scan.where)
     data = tuple(n for n in meta.data_schema.names if n.lower() in wanted)
     return (None if len(data) == len(meta.data_schema.names) else data), test
 

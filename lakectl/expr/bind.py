@@ -631,8 +631,9 @@ class Binder:
         parent: exp.Expression | None = None,
         nodes: list[Node] | None = None,
     ) -> str:
-        result = types[0]
-        for other in types[1:]:
+        distinct = list(dict.fromkeys(types))  # an IN list of thousands has a few types
+        result = distinct[0]
+        for other in distinct[1:]:
             widened = wider(result, other)
             if widened is None:
                 self.refuse_mix(result, other, parent, nodes or [])

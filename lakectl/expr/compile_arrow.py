@@ -3,15 +3,23 @@
 Where Arrow's kernels differ from Spark they are wrapped: NaN equals NaN and is larger than
 every number; -0.0 equals 0.0 (also in IN lists); division and modulo by zero give NULL;
 integer arithmetic uses the checked kernels (an overflow is an error); IN lists of any length
-are one hash-set lookup (``is_in``) with SQL's three-valued result. An operation Arrow cannot
-evaluate with Spark's result is refused (:class:`~lakectl.errors.UsageError`) naming it.
+are one hash-set lookup (``is_in``) with SQL's three-valued result. Functions and casts no
+Arrow kernel computes as Spark does (initcap, locate, rounding of doubles, casts from and to
+text, ...) run value by value as pyarrow scalar functions (:mod:`lakectl.expr.spark_values`).
+An operation Arrow cannot evaluate with Spark's result is refused
+(:class:`~lakectl.errors.UsageError`) naming it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import UsageError
+from lakectl.expr import spark_values
 from lakectl.expr.tree import (
     FLOATING,
     INTEGRAL,
@@ -154,8 +162,11 @@ class _Compiler:
         values, has_null, _ = node.param
         subject = a[0]
         subject_type = node.args[0].type
-        items = [arrow_scalar(Lit(subject_type, v)).as_py() for v in values]
-        value_set = pa.array(items, arrow_type(subject_type))
+        if subject_type == "timestamp":  # the values are UTC
+            items = [arrow_scalar(Lit(subject_type, v)).as_py() for v in values]
+            value_set = pa.array(items, arrow_type(subject_type))
+        else:  # one conversion for the whole list
+            value_set = pa.array(values, arrow_type(subject_type))
         if subject_type in FLOATING:  # -0.0 is 0.0
             zero = pc.scalar(pa.scalar(0.0, arrow_type(subject_type)))
             subject = pc.if_else(pc.equal(subject, zero), zero, subject)
@@ -215,7 +226,8 @@ class _Compiler:
         from lakectl.arrow.types import arrow_type
 
         if node.type not in INTEGRAL:  # Java's remainder of doubles and decimals
-            raise self.refuse(node, "of non-integers")
+            types = [node.args[0].type, node.args[1].type]
+            return _python("mod", spark_values.remainder, a, types, node.type)
         zero = pc.equal(a[1], 0)
         safe = pc.if_else(zero, pc.scalar(1).cast(arrow_type(node.type)), a[1])
         quotient = pc.divide(a[0], safe)  # integer division truncates, as Java's does
@@ -237,7 +249,11 @@ class _Compiler:
 
         source, target = node.args[0].type, node.type
         if not exact_cast(source, target):
-            raise self.refuse(node, f"from {source} to {target}")
+            convert = spark_values.cast_function(source, target)
+            if convert is None:
+                raise self.refuse(node, f"from {source} to {target}")
+            name = f"cast_{source}_to_{target}"
+            return _python(name, lambda v: convert(v), [a[0]], [source], target)
         # to floating point: rounded to the nearest value, as Spark does (no check)
         return a[0].cast(arrow_type(target), safe=target not in FLOATING)
 
@@ -256,15 +272,14 @@ class _Compiler:
 
     # strings and dates -----------------------------------------------------------------------
 
-    def _upper(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
-        import pyarrow.compute as pc
+    # Arrow's kernels map one character to one (ß to ẞ, no final sigma); Java maps ß to SS:
+    # ASCII batches use the kernel, others Python's full case mapping (Java's).
 
-        return pc.utf8_upper(a[0])
+    def _upper(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return _python("upper", str.upper, a, ["string"], "string", ascii_kernel="utf8_upper")
 
     def _lower(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
-        import pyarrow.compute as pc
-
-        return pc.utf8_lower(a[0])
+        return _python("lower", str.lower, a, ["string"], "string", ascii_kernel="utf8_lower")
 
     def _length(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow as pa
@@ -288,6 +303,18 @@ class _Compiler:
         import pyarrow.compute as pc
 
         return pc.binary_join_element_wise(*a, str(node.param), null_handling="skip")
+
+    def _initcap(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        return _python("initcap", spark_values.initcap, a, ["string"], "string")
+
+    def _locate(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        substring, position = node.param
+        args = [a[0], pc.scalar(pa.scalar(str(substring))), pc.scalar(pa.scalar(int(position)))]
+        types = ["string", "string", "bigint"]
+        return _python("locate", spark_values.locate, args, types, "int")
 
     def _reverse(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow.compute as pc
@@ -336,8 +363,13 @@ class _Compiler:
         source = node.args[0].type
         if source in INTEGRAL:
             return a[0].cast(arrow_type(node.type))
-        if source in FLOATING:
-            raise self.refuse(node, "of a floating-point number")
+        if source in FLOATING:  # Java's cast of the double to a long
+            up = kernel == "ceil"
+            value = a[0].cast(arrow_type("double"))
+            name = kernel + "_double"
+            return _python(
+                name, lambda v: spark_values.floor_ceil(v, up), [value], ["double"], "bigint"
+            )
         return getattr(pc, kernel)(_headroom(a[0], source)).cast(arrow_type(node.type))
 
     def _round(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
@@ -348,8 +380,14 @@ class _Compiler:
         source, scale = node.args[0].type, int(node.param)
         if source in INTEGRAL and scale >= 0:
             return a[0]
-        if source in INTEGRAL or source in FLOATING:
-            raise self.refuse(node, f"of {source} to {scale} digits")
+        if source in INTEGRAL or source in FLOATING:  # half up, from the decimal Spark prints
+            import pyarrow as pa
+
+            def rounded_value(value: Any, digits: int) -> Any:
+                return spark_values.round_half_up(value, digits, source)
+
+            args = [a[0], pc.scalar(pa.scalar(scale))]
+            return _python(f"round_{source}", rounded_value, args, [source, "bigint"], source)
         rounded = pc.round(_headroom(a[0], source), ndigits=scale, round_mode="half_up")
         return rounded.cast(arrow_type(node.type))
 
@@ -378,8 +416,15 @@ class _Compiler:
     def _extreme(self, kernel: str, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow.compute as pc
 
-        if node.type in FLOATING:
-            raise self.refuse(node, "of floating-point numbers")
+        if node.type in FLOATING:  # NaN above every number
+            greatest = kernel == "max_element_wise"
+
+            def pick(*values: Any) -> Any:
+                return spark_values.extreme(list(values), greatest)
+
+            types = [n.type for n in node.args]
+            name = kernel[:3]
+            return _python(name, pick, a, types, node.type, strict=False)
         return getattr(pc, kernel)(*a, skip_nulls=True)
 
     def _substring(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
@@ -387,7 +432,8 @@ class _Compiler:
 
         bounds = [arg.value if isinstance(arg, Lit) else None for arg in node.args[1:]]
         if not all(isinstance(b, int) for b in bounds):
-            raise self.refuse(node, "with a position or length that is not a literal")
+            types = [n.type for n in node.args]
+            return _python("substring", spark_values.substring, a, types, "string")
         position = int(str(bounds[0]))
         length = int(str(bounds[1])) if len(bounds) > 1 else None
         if length is not None and length <= 0:
@@ -413,11 +459,74 @@ class _Compiler:
 
         width, fill, left = node.param
         if len(fill) != 1:
-            raise self.refuse(node, "with padding of more than one character")
+            import pyarrow as pa
+
+            args = [a[0], pc.scalar(pa.scalar(int(width))), pc.scalar(pa.scalar(str(fill)))]
+            types = ["string", "bigint", "string"]
+
+            def padded(text: str, size: int, characters: str) -> str:
+                return spark_values.pad(text, size, characters, bool(left))
+
+            return _python("lpad" if left else "rpad", padded, args, types, "string")
         if width <= 0:
             return pc.if_else(pc.is_null(a[0]), a[0], pc.scalar(""))
         padded = (pc.utf8_lpad if left else pc.utf8_rpad)(a[0], width=width, padding=fill)
         return pc.utf8_slice_codeunits(padded, start=0, stop=width)
+
+
+_REGISTERED: set[str] = set()
+_REGISTERING = threading.Lock()
+
+
+def _python(
+    name: str,
+    function: Callable[..., Any],
+    args: list[pc.Expression],
+    types: list[str],
+    result: str,
+    *,
+    strict: bool = True,
+    ascii_kernel: str | None = None,
+) -> pc.Expression:
+    """``function`` applied value by value as a pyarrow scalar function over ``args`` (of
+    ``types``), registered once per process under a name made of ``name`` and the types (the
+    same name must always mean the same function); ``strict``: a NULL argument gives NULL
+    without calling it; ``ascii_kernel``: the Arrow kernel that gives the same result for a
+    batch of one ASCII text argument."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from lakectl.arrow.types import arrow_type
+
+    full = "lakectl_" + re.sub(r"\W", "_", "_".join([name, *types, result, str(strict)]))
+    out_type = arrow_type(result)
+    with _REGISTERING:
+        if full not in _REGISTERED:
+
+            def by_value(context: Any, *arrays: Any) -> Any:
+                size = context.batch_length
+                first = arrays[0]
+                if (
+                    ascii_kernel is not None
+                    and isinstance(first, pa.Array)
+                    and pc.all(pc.string_is_ascii(first)).as_py() is not False
+                ):
+                    return getattr(pc, ascii_kernel)(first)
+                columns = [
+                    v.to_pylist() if isinstance(v, pa.Array) else [v.as_py()] * size for v in arrays
+                ]
+                values = [
+                    None if strict and any(x is None for x in row) else function(*row)
+                    for row in zip(*columns, strict=True)
+                ]
+                return pa.array(values, out_type)
+
+            in_types = {f"a{i}": arrow_type(t) for i, t in enumerate(types)}
+            summary = {"summary": f"Spark's {name}", "description": f"Spark's {name}, by value"}
+            with contextlib.suppress(pa.ArrowKeyError):  # registered by an earlier import
+                pc.register_scalar_function(by_value, full, summary, in_types, out_type)
+            _REGISTERED.add(full)
+    return pc.Expression._call(full, args)
 
 
 def _headroom(value: pc.Expression, type_name: str) -> pc.Expression:

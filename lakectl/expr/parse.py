@@ -98,6 +98,8 @@ def parse_expression(text: str) -> exp.Expression:
 
 def has_semicolon(text: str) -> bool:
     """Whether ``text`` holds a ``;`` outside literals and comments (several statements)."""
+    if ";" not in text:  # tokenizing a long text costs as much as parsing it
+        return False
     tokens = Dialect.get_or_raise(DIALECT).tokenize(text)
     return any(t.token_type == TokenType.SEMICOLON for t in tokens)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
@@ -25,7 +25,11 @@ from lakectl.scan.target import ReadTarget, plan_lakectl
 from lakectl.table.layout import partition_path
 from lakectl.table.log import ALWAYS
 from lakectl.updates.statements import Statement
-from lakectl.updates.validate import validate_statement
+from lakectl.updates.validate import CheckedStatement, check_stored_statement
+
+if TYPE_CHECKING:
+    from lakectl.expr.tree import Node
+    from lakectl.table.schema import Schema
 
 DmlKind = Literal["delete", "update"]
 SOURCE = "<command line>"
@@ -105,7 +109,12 @@ def statement_text(table: str, request: DmlRequest) -> str:
     from sqlglot import exp
 
     from lakectl.expr.parse import parse_assignments, parse_condition
-    from lakectl.updates.validate import render_sql
+    from lakectl.updates.validate import remember_parse, render_sql
+
+    def rendered(tree: exp.Expression) -> str:
+        text = render_sql(tree)
+        remember_parse(text, tree)  # checking the statement does not parse --where again
+        return text
 
     where = (request.where or "").strip()
     if request.kind == "delete":
@@ -118,7 +127,7 @@ def statement_text(table: str, request: DmlRequest) -> str:
             )
         condition = parse_condition(where, "--where")
         tree: exp.Expression = exp.Delete(this=exp.to_table(table), where=exp.Where(this=condition))
-        return render_sql(tree)
+        return rendered(tree)
     assignments = (request.assignments or "").strip()
     if not assignments:
         raise UsageError('update needs --set "column = expression, ..."')
@@ -127,7 +136,7 @@ def statement_text(table: str, request: DmlRequest) -> str:
     update = exp.Update(this=exp.to_table(table), expressions=parse_assignments(assignments))
     if where:
         update.set("where", exp.Where(this=parse_condition(where, "--where")))
-    return render_sql(update)
+    return rendered(update)
 
 
 def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResult:
@@ -143,11 +152,12 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
     statement = Statement(
         effective_ms=0, sql=text, kind=request.kind, table=name, line=1, source=SOURCE
     )
-    validate_statement(statement, meta.schema)
+    checked = check_stored_statement(statement, meta.schema)
     check_reader_costs([statement], meta)
     result = DmlResult(store.name or store.url, request.kind, text, request.dry_run)
     valid, plans, _ = plan_lakectl(store, state)
-    target, scan = prune_target(ReadTarget(store, meta, state, valid, tuple(plans)), request.where)
+    where = _bound_where(checked, meta.schema)
+    target, scan = prune_target(ReadTarget(store, meta, state, valid, tuple(plans)), where)
     result.partitions_total, result.partitions_read = scan.partitions, scan.partitions_read
     if not target.plans:
         result.seconds = time.time() - started
@@ -184,6 +194,16 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
         changes.unpersist()
     result.seconds = time.time() - started
     return result
+
+
+def _bound_where(checked: CheckedStatement, schema: Schema) -> Node | None:
+    """The statement's condition bound to ``schema`` (the tree its rows are chosen by), for
+    pruning; None without one."""
+    from lakectl.expr.bind import Binder
+
+    if checked.where is None:
+        return None
+    return Binder(schema, checked.location.at(), checked.location).condition(checked.where)
 
 
 def _per_partition(

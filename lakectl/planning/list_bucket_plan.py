@@ -37,13 +37,14 @@ Hive's list-bucketing validation rules and what lakectl does with each:
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lakectl.errors import UnknownColumnError, UsageError
 from lakectl.planning.compaction_plan import MAJOR, PartitionCompaction
-from lakectl.planning.prune import PRUNABLE_TYPES, Constraints, allows, canonical_literal
+from lakectl.planning.prune import PRUNABLE_TYPES, Constraints, allows
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.layout import (
     LIST_BUCKETING_DEFAULT_DIR,
@@ -56,6 +57,7 @@ from lakectl.table.log import CommitRecord, Operation
 from lakectl.table.metadata import TableMetadata
 
 MAX_SKEWED_VALUES = 1000
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 SUPPORTED_TYPES = PRUNABLE_TYPES
 OPERATION = Operation.LIST_BUCKET
 INFO_KEY = "list_bucketing"
@@ -206,7 +208,7 @@ def parse_keys(
         for part, col, col_type in zip(parts, columns, types, strict=True):
             if isinstance(part, exp.Column) and col_type == "string":
                 part = exp.Literal.string(part.name)
-            value = canonical_literal(part, col_type)
+            value = _key_text(part, col_type)
             if value is None or value == "":
                 raise UsageError(
                     f"--keys {text!r}: {part.sql()} is not a {col_type} value for column {col!r}"
@@ -219,6 +221,41 @@ def parse_keys(
             values.append(value)
         keys.append(tuple(values))
     return check_keys(keys, columns)
+
+
+def _key_text(node: Any, column_type: str) -> str | None:
+    """The canonical text of one ``--keys`` value (a parsed literal) for a column of
+    ``column_type``; ``None`` when it is not a value of that type written plainly (a string
+    for an integer column, NULL, an expression)."""
+    import datetime as dt
+
+    from sqlglot import exp
+
+    negative = False
+    if isinstance(node, exp.Neg):
+        node, negative = node.this, True
+    if isinstance(node, exp.Paren):
+        return None if negative else _key_text(node.this, column_type)
+    if column_type in ("tinyint", "smallint", "int", "bigint"):
+        if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+            return str(-int(node.this) if negative else int(node.this))
+        return None
+    if negative:
+        return None
+    if column_type == "string":
+        return node.this if isinstance(node, exp.Literal) and node.is_string else None
+    if column_type == "date":
+        if isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.DATE:
+            node = node.this
+        if isinstance(node, exp.Literal) and node.is_string and _ISO_DATE.match(node.this):
+            try:
+                return dt.date.fromisoformat(node.this).isoformat()
+            except ValueError:
+                return None
+        return None
+    if column_type == "boolean" and isinstance(node, exp.Boolean):
+        return "true" if node.this else "false"
+    return None
 
 
 def check_keys(

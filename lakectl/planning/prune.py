@@ -1,11 +1,16 @@
-"""What a ``--where`` predicate says about partition and list-bucketing columns (pure, no Spark).
+"""What a bound ``--where`` condition says about partition and list-bucketing columns (pure, no
+Spark).
 
-The analysis is deliberately conservative: it only understands ``col = literal``,
-``col IN (literals)``, ``AND``, ``OR`` and parentheses, over columns of a few types whose values
-have one canonical text (integers, strings, dates, booleans). Everything else contributes no
-constraint. A constraint only ever removes files whose rows the full predicate would reject
-anyway (the reader still applies the whole ``--where``), so misunderstanding nothing here is
-what keeps pruning correct; understanding little only costs reading more.
+The condition arrives as the expression layer's typed tree (:mod:`lakectl.expr.tree`), after
+the coercion rules every engine applies (:mod:`lakectl.expr.bind`): a literal compared with a
+column has already been converted to the comparison's type, exactly as the filter compares it.
+The analysis only understands ``column = constant``, ``column IN (constants)``, a boolean
+column on its own, ``AND`` and ``OR``, over columns whose values have one canonical text
+(integers, strings, dates, booleans); a column widened for the comparison (an int compared as
+a bigint, a decimal or a double, a date as a timestamp) counts when the widening is exact.
+Everything else contributes no constraint. A constraint only ever removes files whose rows the
+whole condition rejects (the reader still applies all of it), so what is not understood only
+costs reading more.
 
 Values are compared in their canonical text: what Spark's ``CAST(value AS STRING)`` gives, which
 is also how list-bucketing directories and the log's mapping spell them.
@@ -15,50 +20,66 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from lakectl.expr.tree import INTEGRAL, Call, Col, Lit, Node, decimal_parts, walk
+
+if TYPE_CHECKING:
+    from lakectl.updates.validate import CheckedStatement
 
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
 PRUNABLE_TYPES = INTEGRAL_TYPES | {"string", "date", "boolean"}
 _INTEGER = re.compile(r"^-?\d+$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# Integers a double holds exactly, and no other integer rounds to.
+_EXACT_IN_DOUBLE = 2**53
 
 # Column (lower-cased name) -> the canonical values the predicate allows for it.
 Constraints = dict[str, frozenset[str]]
 
 
-def canonical_literal(node: Any, column_type: str) -> str | None:
-    """The canonical text of a sqlglot literal compared with a column of ``column_type``.
-
-    ``None`` when the comparison is not one this module can decide exactly (a string literal
-    against an integer column, which Spark would cast; NULL; an expression; another type).
-    """
-    from sqlglot import exp
-
-    negative = False
-    if isinstance(node, exp.Neg):
-        node, negative = node.this, True
-    if isinstance(node, exp.Paren):
-        return None if negative else canonical_literal(node.this, column_type)
+def canonical_literal(value: object, compared_as: str, column_type: str) -> frozenset[str] | None:
+    """The canonical texts of the values of a column of ``column_type`` that equal the constant
+    ``value`` of type ``compared_as`` (the type the bound comparison compares in): one text, or
+    none at all (``int_col = 2.5``); ``None`` when that is not decided here (NULL, a type this
+    module does not read, a cast that is not exact)."""
+    if value is None or column_type not in PRUNABLE_TYPES:
+        return None
     if column_type in INTEGRAL_TYPES:
-        if isinstance(node, exp.Literal) and not node.is_string and _INTEGER.match(node.this):
-            return str(-int(node.this) if negative else int(node.this))
-        return None
-    if negative:
-        return None
-    if column_type == "string":
-        return node.this if isinstance(node, exp.Literal) and node.is_string else None
+        return _integral_texts(value, compared_as, column_type)
     if column_type == "date":
-        if isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.DATE:
-            node = node.this
-        if isinstance(node, exp.Literal) and node.is_string and _DATE.match(node.this):
-            try:
-                return dt.date.fromisoformat(node.this).isoformat()
-            except ValueError:
-                return None
+        if compared_as == "date" and isinstance(value, dt.date):
+            return frozenset({value.isoformat()})
+        if compared_as == "timestamp" and isinstance(value, dt.datetime):  # a date at midnight
+            midnight = value.time() == dt.time()
+            return frozenset({value.date().isoformat()} if midnight else ())
         return None
-    if column_type == "boolean" and isinstance(node, exp.Boolean):
-        return "true" if node.this else "false"
+    if compared_as != column_type:
+        return None
+    if column_type == "boolean":
+        return frozenset({"true" if value else "false"})
+    return frozenset({value}) if isinstance(value, str) else None
+
+
+def _integral_texts(value: object, compared_as: str, column_type: str) -> frozenset[str] | None:
+    if isinstance(value, bool):
+        return None
+    if compared_as in INTEGRAL_TYPES and isinstance(value, int):
+        # only a widening cast keeps every value (a narrower type may wrap around)
+        widening = INTEGRAL.index(compared_as) >= INTEGRAL.index(column_type)
+        return frozenset({str(value)}) if widening else None
+    if decimal_parts(compared_as) is not None and isinstance(value, Decimal):
+        # a value outside the decimal's range becomes NULL there: equal to nothing
+        integral = value == value.to_integral_value()
+        return frozenset({str(int(value))} if integral else ())
+    if compared_as == "double" and isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return frozenset()
+        if abs(value) >= _EXACT_IN_DOUBLE:
+            return None  # several large integers round to the same double
+        return frozenset({str(int(value))} if value.is_integer() else ())
     return None
 
 
@@ -78,11 +99,15 @@ def canonical_text(text: str | None, column_type: str) -> str | None:
     return text
 
 
-def _column_name(node: Any) -> str | None:
-    from sqlglot import exp
-
-    if isinstance(node, exp.Column) and not node.table and isinstance(node.this, exp.Identifier):
-        return str(node.this.this).lower()
+def _column(node: Node, types: Mapping[str, str]) -> tuple[str, str] | None:
+    """``(lower-cased name, type)`` of the prunable column ``node`` is, possibly widened by a
+    cast for the comparison; None for anything else."""
+    if isinstance(node, Call) and node.op == "cast" and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, Col):
+        name = node.name.lower()
+        if types.get(name) == node.type:
+            return name, node.type
     return None
 
 
@@ -97,51 +122,52 @@ def _or(left: Constraints, right: Constraints) -> Constraints:
     return {col: left[col] | right[col] for col in left.keys() & right.keys()}
 
 
-def _constraints(node: Any, types: Mapping[str, str]) -> Constraints:
-    from sqlglot import exp
+def _allowed(texts: Iterable[frozenset[str] | None]) -> frozenset[str] | None:
+    """The union of the canonical texts equal to each of a set of constants, or None when one
+    of them is not decided."""
+    out: set[str] = set()
+    for found in texts:
+        if found is None:
+            return None
+        out |= found
+    return frozenset(out)
 
-    if isinstance(node, exp.Paren):
-        return _constraints(node.this, types)
-    if isinstance(node, exp.And):
-        return _and(_constraints(node.this, types), _constraints(node.expression, types))
-    if isinstance(node, exp.Or):
-        return _or(_constraints(node.this, types), _constraints(node.expression, types))
-    if isinstance(node, exp.EQ):
-        for col_node, lit_node in ((node.this, node.expression), (node.expression, node.this)):
-            col = _column_name(col_node)
-            if col is not None and col in types:
-                value = canonical_literal(lit_node, types[col])
-                if value is not None:
-                    return {col: frozenset({value})}
+
+def _constraints(node: Node, types: Mapping[str, str]) -> Constraints:
+    if isinstance(node, Col):  # a boolean column as the condition
+        column = _column(node, types)
+        return {column[0]: frozenset({"true"})} if column and column[1] == "boolean" else {}
+    if not isinstance(node, Call):
         return {}
-    if isinstance(node, exp.In) and not node.args.get("query") and not node.args.get("unnest"):
-        col = _column_name(node.this)
-        if col is None or col not in types or not node.expressions:
+    if node.op == "and":
+        return _and(_constraints(node.args[0], types), _constraints(node.args[1], types))
+    if node.op == "or":
+        return _or(_constraints(node.args[0], types), _constraints(node.args[1], types))
+    if node.op == "eq":
+        for col_node, lit_node in (node.args, reversed(node.args)):
+            column = _column(col_node, types)
+            if column is not None and isinstance(lit_node, Lit):
+                allowed = _allowed([canonical_literal(lit_node.value, lit_node.type, column[1])])
+                return {} if allowed is None else {column[0]: allowed}
+        return {}
+    if node.op == "in":  # NULL among the items: the result is NULL, never true, for the rest
+        column = _column(node.args[0], types)
+        if column is None:
             return {}
-        values = [canonical_literal(e, types[col]) for e in node.expressions]
-        if any(v is None for v in values):
-            return {}
-        return {col: frozenset(v for v in values if v is not None)}
+        values = node.param[0]
+        compared_as = node.args[0].type
+        allowed = _allowed(canonical_literal(v, compared_as, column[1]) for v in values)
+        return {} if allowed is None else {column[0]: allowed}
     return {}
 
 
-def analyze_where(where: str | None, types: Mapping[str, str]) -> Constraints:
-    """Constraints the predicate ``where`` puts on the columns of ``types`` (name -> type).
-
-    Column names match case-insensitively (as Spark does); unparsable text gives no constraint.
-    """
-    if not where:
+def analyze_where(where: Node | None, types: Mapping[str, str]) -> Constraints:
+    """Constraints the bound condition ``where`` puts on the columns of ``types`` (name ->
+    type; names match case-insensitively)."""
+    if where is None:
         return {}
-    from sqlglot.errors import SqlglotError
-
-    from lakectl.expr.parse import parse_expression
-
     lowered = {name.lower(): t for name, t in types.items() if t in PRUNABLE_TYPES}
-    try:
-        tree = parse_expression(where)
-    except (SqlglotError, ValueError):
-        return {}
-    return _constraints(tree, lowered)
+    return _constraints(where, lowered)
 
 
 def allows(constraints: Constraints, column: str, value: str | None) -> bool:
@@ -152,53 +178,38 @@ def allows(constraints: Constraints, column: str, value: str | None) -> bool:
     return value is not None and value in allowed
 
 
-def assigned_columns(statements: Iterable[str]) -> set[str] | None:
-    """Columns that Type 7 statements (``UPDATE ... SET col = ...`` / ``DELETE``) may change.
-
-    ``None`` when a statement is not understood: then no stored value may be trusted for pruning.
-    """
-    from sqlglot import exp
-    from sqlglot.errors import SqlglotError
-
-    from lakectl.expr.parse import parse_expression
-
-    out: set[str] = set()
-    for sql in statements:
-        try:
-            tree = parse_expression(sql)
-        except (SqlglotError, ValueError):
-            return None
-        if isinstance(tree, exp.Delete):
+def partition_may_match(
+    values: Sequence[str | None],
+    columns: Sequence[str],
+    types: Mapping[str, str],
+    constraints: Constraints,
+) -> bool:
+    """Can a row of the partition whose directory spells ``values`` (``None``: NULL) for the
+    partition ``columns`` (of ``types``) pass the condition ``constraints`` came from?"""
+    for col, raw in zip(columns, values, strict=True):
+        allowed = constraints.get(col.lower())
+        if allowed is None:
             continue
-        if not isinstance(tree, exp.Update) or not tree.expressions:
-            return None
-        for assignment in tree.expressions:
-            target = assignment.this if isinstance(assignment, exp.EQ) else None
-            name = target.name.lower() if isinstance(target, exp.Column) else None
-            if name is None:
-                return None
-            out.add(name)
-    return out
+        if raw is None:  # NULL partition value: `col = constant` / IN is never true
+            return False
+        value = canonical_text(raw, types[col])
+        if value is not None and value not in allowed:
+            return False
+    return True
 
 
-def where_reads_only_unassigned(where: str, statements: Iterable[str]) -> bool:
-    """Does the predicate ``where`` read only columns no statement of ``statements`` assigns?
+def assigned_columns(statements: Iterable[CheckedStatement]) -> set[str]:
+    """Lower-cased names of the columns checked Type 7 statements may change."""
+    return {name.lower() for stmt in statements for name, _ in stmt.assignments}
 
-    Then it selects the same rows before the statements are applied as after (statements
-    change each row on its own), so a read may filter first. ``False`` when either cannot be
-    parsed.
-    """
-    from sqlglot import exp
-    from sqlglot.errors import SqlglotError
 
-    from lakectl.expr.parse import parse_expression
+def columns_read(where: Node) -> set[str]:
+    """Lower-cased names of the columns the bound condition ``where`` reads."""
+    return {node.name.lower() for node in walk(where) if isinstance(node, Col)}
 
-    assigned = assigned_columns(statements)
-    if assigned is None:
-        return False
-    try:
-        tree = parse_expression(where)
-    except (SqlglotError, ValueError):
-        return False
-    read = {column.name.lower() for column in tree.find_all(exp.Column)}
-    return not read & assigned
+
+def where_reads_only_unassigned(where: Node, statements: Iterable[CheckedStatement]) -> bool:
+    """Does the bound condition ``where`` read only columns no statement of ``statements``
+    assigns? Then it selects the same rows before the statements are applied as after
+    (statements change each row on its own), so a read may filter first."""
+    return not columns_read(where) & assigned_columns(statements)

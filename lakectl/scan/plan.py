@@ -29,6 +29,7 @@ from lakectl.table.schema import Schema
 from lakectl.table.store import TableStore
 from lakectl.table.validity import ValidWriteIds
 from lakectl.updates.statements import Statement
+from lakectl.updates.validate import check_stored_statement
 
 
 @dataclass(frozen=True)
@@ -174,11 +175,11 @@ def scan_of(
     statements: tuple[Statement, ...] = ()
     if not request.raw:
         statements = tuple(statements_for_read(target.store, target.state, meta, as_of))
-    texts = [s.sql for s in statements]
-    pruned, stats = prune_target(target, request.where or None, texts)
-    first = where is not None and (
-        not texts or where_reads_only_unassigned(request.where or "", texts)
+    checked = (
+        [check_stored_statement(s, meta.schema) for s in statements] if where is not None else []
     )
+    pruned, stats = prune_target(target, where, checked)
+    first = where is not None and where_reads_only_unassigned(where, checked)
     return Scan(pruned, request, as_of, where, statements, stats, first)
 
 

@@ -7,20 +7,28 @@ always read whole: only a base is split by value.
 
 Type 7 statements are applied after the stored rows are read and before ``--where``: a stored
 value an ``UPDATE ... SET x = ...`` may change cannot be used to skip files, so constraints on
-the columns any installed statement assigns are dropped (all of them when a statement is not
-understood).
+the columns any installed statement assigns are dropped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakectl.planning.list_bucket_plan import file_may_match, layout_of, layouts_by_dir
-from lakectl.planning.prune import Constraints, analyze_where, assigned_columns, canonical_text
+from lakectl.planning.prune import (
+    analyze_where,
+    assigned_columns,
+    canonical_text,
+    partition_may_match,
+)
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.scan.target import ReadTarget
+
+if TYPE_CHECKING:
+    from lakectl.expr.tree import Node
+    from lakectl.updates.validate import CheckedStatement
 
 
 @dataclass(frozen=True)
@@ -54,27 +62,13 @@ def _files(plans: Sequence[PartitionReadPlan]) -> tuple[int, int]:
     return len(entries), sum(f.size for f in entries)
 
 
-def _partition_may_match(
-    plan: PartitionReadPlan, columns: Sequence[str], types: dict[str, str], c: Constraints
-) -> bool:
-    for col, raw in zip(columns, plan.values, strict=True):
-        allowed = c.get(col.lower())
-        if allowed is None:
-            continue
-        if raw is None:  # NULL partition value: `col = literal` / IN is never true
-            return False
-        value = canonical_text(raw, types[col])
-        if value is not None and value not in allowed:
-            return False
-    return True
-
-
 def prune_target(
-    target: ReadTarget, where: str | None, statements: Sequence[str] = ()
+    target: ReadTarget, where: Node | None, statements: Sequence[CheckedStatement] = ()
 ) -> tuple[ReadTarget, ScanStats]:
-    """The target restricted to what ``where`` can match, and what it will scan.
+    """The target restricted to what the bound condition ``where`` (the one the read filters
+    with, :func:`lakectl.expr.bind_where`) can match, and what it will scan.
 
-    ``statements`` are the SQL texts of the Type 7 statements the read applies.
+    ``statements`` are the checked Type 7 statements the read applies.
     """
     meta = target.metadata
     layouts = layouts_by_dir(target.state.records) if target.state is not None else {}
@@ -84,18 +78,14 @@ def prune_target(
     constraints = analyze_where(where, types)
     if statements and constraints:
         assigned = assigned_columns(statements)
-        constraints = (
-            {}
-            if assigned is None
-            else {c: v for c, v in constraints.items() if c not in {a.lower() for a in assigned}}
-        )
+        constraints = {c: v for c, v in constraints.items() if c not in assigned}
     files, size = _files(target.plans)
     plans = list(target.plans)
     if constraints:
         canonical = {c: (lambda text, t=types[c]: canonical_text(text, t)) for c in skew_cols}
         kept: list[PartitionReadPlan] = []
         for plan, layout in zip(target.plans, used, strict=True):
-            if not _partition_may_match(plan, meta.partition_by, types, constraints):
+            if not partition_may_match(plan.values, meta.partition_by, types, constraints):
                 continue
             if plan.base is not None and layout is not None:
                 base_files = tuple(

@@ -110,7 +110,7 @@ UPDATE sales SET create_date = '2024-01-09', batch = NULL WHERE NOT (store_id <>
 UPDATE sales SET payment_type_id = status_id, status_id = payment_type_id WHERE sell_id < 20;
 """
 LATER = """-- time=2024-03-01
-UPDATE sales SET status_id = initcap(status_id) WHERE sell_id = 4;
+UPDATE sales SET create_ts = CAST(CAST(status_id AS timestamp) AS string) WHERE sell_id = 4;
 """
 
 
@@ -127,7 +127,7 @@ def test_installed_statements_apply_as_in_spark(sales_path, tmp_path, spark):
     # A statement the Arrow reader cannot apply refuses the reads it changes, naming it.
     (tmp_path / "later.updates").write_text(LATER)
     table.apply_updates(str(tmp_path / "later.updates"))
-    with pytest.raises(UsageError, match=r"(?i)line 2 .*initcap") as refused:
+    with pytest.raises(UsageError, match=r"(?i)line 2 .*cast") as refused:
         table.to_arrow()
     assert "Type 7" in refused.value.message
     assert_same_rows(table, as_of="2024-02-15")
@@ -138,7 +138,7 @@ def test_installed_statements_apply_as_in_spark(sales_path, tmp_path, spark):
 @pytest.mark.parametrize(
     ("read", "message"),
     [
-        ({"where": "initcap(store_id) = 'S01'"}, "initcap"),
+        ({"where": "CAST(store_id AS timestamp) IS NULL"}, "from string to timestamp"),
         ({"where": "no_such = 1"}, "no_such"),
         ({"columns": "sell_id,nope"}, "nope"),
         ({"version": 99}, "99"),
@@ -211,8 +211,8 @@ def test_cli_arrow_engine_runs_without_java(sales_path, tmp_path, spark):
     assert refused.returncode == 2
     assert "arrow engine" in json.loads(refused.stdout)["error"]["message"]
     assert not (tmp_path / "j").exists()
-    spark_only = cli("--where", "initcap(store_id) = 'S01'")
-    assert spark_only.returncode == 2 and "initcap" in spark_only.stderr.lower()
+    spark_only = cli("--where", "CAST(store_id AS timestamp) IS NULL")
+    assert spark_only.returncode == 2 and "timestamp" in spark_only.stderr.lower()
     assert "Traceback" not in spark_only.stderr
 
 
@@ -232,7 +232,7 @@ ARROW_MISTAKES = [
     (["--columns", "sell_id,nope"], 65),
     (["--where", "store_id = 'S01' whatever"], 2),
     (["--where", "reflect('java.lang.Runtime','getRuntime') IS NULL"], 65),
-    (["--where", "initcap(store_id) = 'S01'"], 2),
+    (["--where", "CAST(store_id AS timestamp) IS NULL"], 2),
     (["--where", "store_id = 'S01'", "--valid-write-ids", "t:1:1::"], 2),
     (["--out", "{existing}"], 65),
     (["--out", "{new}", "--format", "json"], 2),

@@ -23,6 +23,7 @@ import pytest
 
 import lakectl
 from lakectl.arrow.pushdown import stripe_test
+from lakectl.expr import bind_where
 from lakectl.table.orc_stats import ColumnStats
 from lakectl.table.schema import parse_schema
 
@@ -120,17 +121,20 @@ def table(tmp_path_factory) -> Path:
     return _write_table(tmp_path_factory.mktemp("in_lists") / "t")
 
 
-@pytest.mark.parametrize("count", [10_000, 30_000])
-def test_where_in_lists_equal_duckdb(table, count):
+# Every condition with a short list; the longest lists (the set lookup, not a chain of
+# comparisons) with the conditions of each kind of item and of NULL.
+@pytest.mark.parametrize(("count", "kinds"), [(1_000, range(7)), (30_000, (0, 3, 6))])
+def test_where_in_lists_equal_duckdb(table, count, kinds):
     opened = lakectl.open_table(str(table))
-    for where in _conditions(count):
+    conditions = _conditions(count)
+    for where in [conditions[k] for k in kinds]:
         got = opened.to_arrow(where=where)
         counted = Counter(tuple(r.values()) for r in got.to_pylist())
         assert counted == _duckdb(where, LIVE), where[:60]
         assert counted or "NULL" in where  # the data hold matches, but NOT (.. NULL) none
 
 
-@pytest.mark.parametrize("count", [10_000, 30_000])
+@pytest.mark.parametrize("count", [30_000])
 def test_statements_with_in_lists_equal_duckdb(tmp_path, count):
     deleted = f"id IN ({_ints(count, null=True)})"
     renamed = f"name NOT IN ({_strings(count, null=False)})"
@@ -179,7 +183,7 @@ def test_a_10000_item_where_through_the_cli_does_not_crash(table):
 
 def test_stripe_test_of_a_large_in_list_keeps_exactly_the_stripes_in_range():
     items = ", ".join(str(v) for v in range(50_000, 80_000))
-    test = stripe_test(f"id IN ({items})", SCHEMA, SCHEMA)
+    test = stripe_test(bind_where(f"id IN ({items})", SCHEMA), SCHEMA)
     assert test is not None
 
     def stats(low: int, high: int) -> dict[str, ColumnStats | None]:

@@ -21,9 +21,10 @@ import pytest
 import lakectl
 from lakectl.arrow.event_reader import EventRead
 from lakectl.arrow.pushdown import stripe_test
+from lakectl.expr import bind_where
 from lakectl.kernel.live_rows import EVENT_COLUMNS
 from lakectl.storage.fs import storage_for
-from lakectl.table.orc_stats import stripe_statistics
+from lakectl.table.orc_stats import ColumnStats, stripe_statistics
 from lakectl.table.schema import Column, Schema
 
 BUCKET = 536870912  # bucket 0 in Hive's bucket codec
@@ -157,7 +158,7 @@ SCHEMA = Schema(
 def _stripes_read(root: Path, where: str) -> int:
     storage, path = storage_for(str(root / "base_0000001" / "bucket_00000"), {})
     read = EventRead(EVENT_COLUMNS, tuple(pa.schema(list(DATA))), tuple(SCHEMA.names))
-    return sum(1 for _ in read.stripes(storage, path, stripe_test(where, SCHEMA, SCHEMA)))
+    return sum(1 for _ in read.stripes(storage, path, _test(where)))
 
 
 def test_a_selective_where_skips_stripes_and_a_broad_one_none(hive_table):
@@ -172,14 +173,44 @@ def test_a_selective_where_skips_stripes_and_a_broad_one_none(hive_table):
     assert _stripes_read(root, "NOT id < 5000") == total  # NOT: not judged
 
 
+def _test(where: str):
+    return stripe_test(bind_where(where, SCHEMA), SCHEMA)
+
+
 def test_conditions_nothing_can_exclude_have_no_test():
-    assert stripe_test("score > 1", SCHEMA, SCHEMA) is None
-    assert stripe_test("id > 1 OR score > 1", SCHEMA, SCHEMA) is None
-    assert stripe_test("id = NULL", SCHEMA, SCHEMA) is None
-    # compared as doubles by the filter: exact bounds could mislead at the edges
-    assert stripe_test("id > 2.5", SCHEMA, SCHEMA) is None
-    assert stripe_test("amount >= 10.555", SCHEMA, SCHEMA) is None
-    assert stripe_test("score > 1 AND id > 1", SCHEMA, SCHEMA) is not None
+    assert _test("score > 1") is None
+    assert _test("id > 1 OR score > 1") is None
+    assert _test("id = NULL") is None
+    assert _test("id > 2.5e0") is None  # compared as doubles: not every bigint is one
+    assert _test("CAST(id AS tinyint) = 3") is None  # a narrowing cast
+    assert _test("score > 1 AND id > 1") is not None
+
+
+def _stats(column: str, low: Any, high: Any) -> dict[str, ColumnStats | None]:
+    return {column: ColumnStats(values=10, minimum=low, maximum=high)}
+
+
+def test_constants_compare_with_the_bounds_as_the_filter_compares_them():
+    # a fraction against a bigint: compared as decimals, exactly
+    above = _test("id > 2.5")
+    assert above is not None
+    assert not above(_stats("id", 0, 2)) and above(_stats("id", 0, 3))
+    # more digits than the column's scale: the column widens, the constant stays exact
+    at_least = _test("amount >= 10.555")
+    assert at_least is not None
+    assert not at_least(_stats("amount", Decimal("1.00"), Decimal("10.55")))
+    assert at_least(_stats("amount", Decimal("1.00"), Decimal("10.56")))
+    # string literals converted to the column's type, as the filter converts them
+    day = _test("day = '2024-1-5'")
+    assert day is not None
+    assert day(_stats("day", dt.date(2024, 1, 1), dt.date(2024, 1, 9)))
+    assert not day(_stats("day", dt.date(2024, 1, 6), dt.date(2024, 1, 9)))
+    listed = _test("id IN ('7', ' 9 ', NULL)")
+    assert listed is not None
+    assert listed(_stats("id", 8, 9)) and not listed(_stats("id", 10, 20))
+    mirrored = _test("100 < id")
+    assert mirrored is not None
+    assert not mirrored(_stats("id", 0, 100)) and mirrored(_stats("id", 0, 101))
 
 
 @pytest.mark.parametrize("compression", ["uncompressed", "zlib", "snappy", "zstd", "lz4"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lakectl.errors import BadInputError, UsageError
+from lakectl.expr import bind_where
 from lakectl.planning.list_bucket_plan import (
     DEFAULT_SUBDIR,
     NO_SUBDIR,
@@ -221,8 +222,14 @@ TWO = ListBucketing(("x", "y"), (("10", "a"), ("10", "b"), ("20", "c")))
 CANON = {"x": lambda t: canonical_text(t, "int"), "y": lambda t: canonical_text(t, "string")}
 
 
+def _constraints(where: str) -> dict:
+    return analyze_where(
+        bind_where(where, parse_schema("x int, y string")), {"x": "int", "y": "string"}
+    )
+
+
 def _read(layout: ListBucketing, where: str) -> list[str]:
-    constraints = analyze_where(where, {"x": "int", "y": "string"})
+    constraints = _constraints(where)
     dirs = [layout.dir_of(v) for v in layout.values] + [layout.default_dir, ""]
     entries = [FileEntry(f"/t/{d}/bucket_00000", "bucket_00000", 1, d) for d in dirs]
     return [e.subdir for e in entries if file_may_match(e, layout, constraints, CANON)]
@@ -246,7 +253,7 @@ def test_partial_predicates_on_several_columns_prune_what_they_can():
 
 
 def test_unknown_directories_are_always_read():
-    constraints = analyze_where("x = 6", {"x": "int"})
+    constraints = _constraints("x = 6")
     lb = ListBucketing(("x",), (("6",),))
     odd = FileEntry("/t/z=1/bucket_00000", "bucket_00000", 1, "z=1")
     assert file_may_match(odd, lb, constraints, CANON)
