@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from lakectl.expr.tree import Call, Col, Lit, Node, walk
 from lakectl.table.schema import Schema
 from lakectl.updates.statements import Statement
 from lakectl.updates.validate import check_stored_statement
@@ -62,12 +63,39 @@ def _compile(statement: Statement, schema: Schema) -> CompiledStatement:
     values = []
     for name, node in checked.assignments:
         column = schema[name]
-        value = arrow_expression(binder.assignment(column.name, node), label)
+        bound = binder.assignment(column.name, node)
+        if checked.where is not None and _may_fail(bound):
+            bound = _only_where(bound, binder.condition(checked.where), {})
+        value = arrow_expression(bound, label)
         columns[column.name] = pc.if_else(matches, value, pc.field(column.name))
         values.append((column.name, value))
     return CompiledStatement(
         matches, checked.kind == "delete", columns, checked.reads(), tuple(values)
     )
+
+
+# Operations that fail on a value that does not fit (lakectl.expr's checked arithmetic).
+_FAILING = frozenset(("add", "sub", "mul", "fit"))
+
+
+def _may_fail(node: Node) -> bool:
+    """Whether evaluating ``node`` may raise the overflow error."""
+    return any(isinstance(n, Call) and n.op in _FAILING for n in walk(node))
+
+
+def _only_where(node: Node, where: Node, done: dict[int, Node]) -> Node:
+    """``node`` reading NULL for every column where ``where`` is not true: Arrow computes a SET
+    value for every row, and a value that fails only on rows the WHERE leaves alone must not
+    fail the read (Spark computes it for the matching rows only)."""
+    if isinstance(node, Col):
+        return Call(node.type, "case", (where, node, Lit(node.type, None)))
+    if not isinstance(node, Call):
+        return node
+    known = done.get(id(node))
+    if known is None:
+        args = tuple(_only_where(a, where, done) for a in node.args)
+        known = done[id(node)] = Call(node.type, node.op, args, node.param)
+    return known
 
 
 # Statements fused into one pass over the rows at most (bounds the depth of the expressions).

@@ -14,7 +14,9 @@ rules (written for users in docs/guide/expressions.md):
   date implicitly, and a number literal is never compared with a string: ``s = 2`` is refused
   with the hint to quote the literal. Booleans compare only with booleans.
 - Integer arithmetic is done in int or bigint (tinyint and smallint widen to int); an overflow
-  is an error when the row is read, not NULL. ``/`` always divides as double; division or
+  is an error when the row is read, not NULL. SET of a number to a narrower integer column
+  (``fit``) drops a fraction (toward zero) and is the same error for a value outside the
+  column's range, NaN or an infinity; a constant must be a whole number within the range. ``/`` always divides as double; division or
   modulo by zero is NULL.
 - NaN equals NaN and is larger than every other number; -0.0 equals 0.0 (Spark's rules).
 - NULL in an IN list makes the result NULL (not false) where no item matches, so ``NOT IN``
@@ -106,6 +108,8 @@ class Binder:
             return Lit(target, None)
         if not assignable(node.type, target):
             raise self.incompatible(column, target, node, tree)
+        if narrows(node.type, target) and not isinstance(node, Lit):
+            return Call(target, "fit", (node,))  # checked when the row is read
         return self.cast(node, target, tree)
 
     # nodes ----------------------------------------------------------------------------------
@@ -768,6 +772,14 @@ def assignable(source: str, target: str) -> bool:
     return {source, target} == {"date", "timestamp"}
 
 
+def narrows(source: str, target: str) -> bool:
+    """Whether a number of ``source`` stored into an integer ``target`` may not fit it (a
+    wider integer, a decimal or a floating-point number)."""
+    if target not in INTEGRAL or not is_numeric(source):
+        return False
+    return source not in INTEGRAL or INTEGRAL.index(source) > INTEGRAL.index(target)
+
+
 def number_literal(text: str) -> Lit:
     """A number as Spark types it: int, bigint, an exact decimal, or double with an exponent."""
     body = text.lstrip("+-")
@@ -823,4 +835,4 @@ def cast_value(value: object, source: str, target: str) -> object:
     raise ConversionError(f"{source} cannot be converted to {target}")
 
 
-__all__ = ["Binder", "assignable", "cast_value", "number_literal", "wider"]
+__all__ = ["Binder", "assignable", "cast_value", "narrows", "number_literal", "wider"]

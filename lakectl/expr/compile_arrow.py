@@ -16,6 +16,7 @@ import contextlib
 import re
 import threading
 from collections.abc import Callable
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import UsageError
@@ -23,6 +24,7 @@ from lakectl.expr import spark_values
 from lakectl.expr.tree import (
     FLOATING,
     INTEGRAL,
+    INTEGRAL_BITS,
     INTEGRAL_DIGITS,
     Call,
     Col,
@@ -256,6 +258,36 @@ class _Compiler:
             return _python(name, lambda v: convert(v), [a[0]], [source], target)
         # to floating point: rounded to the nearest value, as Spark does (no check)
         return a[0].cast(arrow_type(target), safe=target not in FLOATING)
+
+    def _fit(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
+        """A number stored into a narrower integer type, as Spark's form (compile_spark): a
+        fraction dropped toward zero; out of range, NaN or infinite is the overflow error."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from lakectl.arrow.types import arrow_type
+
+        source, value = node.args[0].type, a[0]
+        limit = 2 ** (INTEGRAL_BITS[node.type] - 1)
+        if source in INTEGRAL:
+            bad = pc.less(value, -limit) | pc.greater_equal(value, limit)
+        elif source in FLOATING:
+            low = pc.scalar(float(-limit - 1) if limit <= 2**52 else float(-limit))
+            below = pc.less_equal(value, low) if limit <= 2**52 else pc.less(value, low)
+            bad = pc.is_nan(value) | below | pc.greater_equal(value, pc.scalar(float(limit)))
+            value = pc.trunc(value)
+        else:
+            bounds = [pa.scalar(Decimal(v), pa.decimal128(20, 0)) for v in (-limit - 1, limit)]
+            bad = pc.less_equal(value, bounds[0]) | pc.greater_equal(value, bounds[1])
+            value = pc.trunc(value)
+        flagged = pc.coalesce(bad, pc.scalar(False))
+        # an error Arrow raises when any row is flagged: a checked sum past the int64 range
+        failed = pc.add_checked(
+            pc.if_else(flagged, pc.scalar(2**63 - 1), pc.scalar(0)),
+            pc.if_else(flagged, pc.scalar(1), pc.scalar(0)),
+        )
+        stored = value.cast(arrow_type(node.type), safe=False)
+        return pc.if_else(pc.equal(failed, 0), stored, stored)
 
     def _case(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow.compute as pc

@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from lakectl.errors import OVERFLOW
-from lakectl.expr.tree import INTEGRAL, Call, Col, Lit, Node
+from lakectl.expr.tree import FLOATING, INTEGRAL, INTEGRAL_BITS, Call, Col, Lit, Node
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -54,17 +54,36 @@ def _literal(node: Lit) -> Column:
         return F.lit(value.isoformat()).cast("date")
     if isinstance(value, Decimal):
         return F.lit(str(value)).cast(node.type)
+    if _NATURAL.get(type(value)) == node.type:  # F.lit types it so already: no cast needed
+        return F.lit(value)
     return F.lit(value).cast(node.type)
+
+
+# The Spark type F.lit gives a Python value of each class (ints: of int's range only).
+_NATURAL = {str: "string", bool: "boolean"}
 
 
 _LIMITS = {"int": 2**31, "bigint": 2**63}
 
 
+def _unless_out_of_range(value: Column, fits: Callable[[Column], Column], type_name: str) -> Column:
+    """``value`` as ``type_name`` where ``fits`` is true of it (or it is NULL), else the overflow
+    error; tested in a lambda that reads ``value`` once, so that nested arithmetic does not
+    copy its operands."""
+    from pyspark.sql import functions as F
+
+    def checked(x: Column) -> Column:
+        return F.when(x.isNull() | fits(x), x.cast(type_name)).otherwise(
+            F.raise_error(F.lit(OVERFLOW)).cast(type_name)
+        )
+
+    return F.transform(F.array(value), checked).getItem(0)
+
+
 def _checked(op: str) -> Callable[[Call, list[Column]], Column]:
     """``+``, ``-`` or ``*``: exact for decimals and doubles; for integers computed exactly
     (as decimal(38,0): no product of two bigints needs more digits) and checked against the
-    type's range in a lambda that reads the result once (so that nested arithmetic does not
-    copy its operands), raising the overflow error outside it."""
+    type's range, raising the overflow error."""
 
     def build(node: Call, args: list[Column]) -> Column:
         from pyspark.sql import functions as F
@@ -78,16 +97,36 @@ def _checked(op: str) -> Callable[[Call, list[Column]], Column]:
         if value is None:
             value = exact[0] * exact[1]
         limit = _LIMITS[node.type]
-
-        def checked(x: Column) -> Column:
-            fits = x.isNull() | x.between(F.lit(-limit), F.lit(limit - 1))
-            return F.when(fits, x.cast(node.type)).otherwise(
-                F.raise_error(F.lit(OVERFLOW)).cast(node.type)
-            )
-
-        return F.transform(F.array(value), checked).getItem(0)
+        return _unless_out_of_range(
+            value, lambda x: x.between(F.lit(-limit), F.lit(limit - 1)), node.type
+        )
 
     return build
+
+
+def _fit(node: Call, args: list[Column]) -> Column:
+    """A number stored into a narrower integer type: a fraction is dropped (toward zero); a
+    value outside the type's range, NaN or an infinity is the overflow error."""
+    from decimal import Decimal
+
+    from pyspark.sql import functions as F
+
+    source, limit = node.args[0].type, 2 ** (INTEGRAL_BITS[node.type] - 1)
+    if source in INTEGRAL:
+        low, high = F.lit(-limit), F.lit(limit - 1)
+        return _unless_out_of_range(args[0], lambda x: x.between(low, high), node.type)
+    if source in FLOATING:  # NaN is above every number: it fails the upper bound
+        above = float(-limit - 1) if limit <= 2**52 else None  # -2**63 - 1 is no double
+        return _unless_out_of_range(
+            args[0],
+            lambda x: (
+                (x >= F.lit(float(-limit)) if above is None else x > F.lit(above))
+                & (x < F.lit(float(limit)))
+            ),
+            node.type,
+        )
+    bounds = [F.lit(str(Decimal(v))).cast("decimal(20,0)") for v in (-limit - 1, limit)]
+    return _unless_out_of_range(args[0], lambda x: (x > bounds[0]) & (x < bounds[1]), node.type)
 
 
 def _case(node: Call, args: list[Column]) -> Column:
@@ -105,16 +144,48 @@ def _in(node: Call, args: list[Column]) -> Column:
 
     values, has_null, _ = node.param
     subject = args[0]
-    items = [_literal(Lit(node.args[0].type, v)) for v in values]
-    found = subject.isin(*items) if items else F.lit(False)
+    kind = node.args[0].type
+    if not values:
+        found = F.lit(False)
+    elif kind in INTEGRAL or kind == "string":
+        found = _isin_plain(subject, list(values))
+    else:
+        found = subject.isin(*[_literal(Lit(kind, v)) for v in values])
     if has_null:
         return F.when(found, F.lit(True)).otherwise(F.lit(None).cast("boolean"))
     return found
 
 
+def _isin_plain(subject: Column, values: list[object]) -> Column:
+    """``subject IN (values)`` for Python ints or strings of ``subject``'s type: Spark types
+    them int, bigint or string and widens them to the subject's type exactly. In one call
+    into the JVM (a Column per item costs a call or two each: seconds for 30,000 items)."""
+    from pyspark import SparkContext
+
+    java = getattr(subject, "_jc", None)
+    context = SparkContext._active_spark_context
+    if java is None or context is None:  # Spark Connect: Columns are built without the JVM
+        return subject.isin(values)
+    sequence = context._jvm.PythonUtils.toSeq(values)  # type: ignore[union-attr]
+    return type(subject)(java.isin(sequence))  # type: ignore[call-arg]
+
+
 def _like(node: Call, args: list[Column]) -> Column:
+    """LIKE/ILIKE; with two or more ``%``, as the linear regular expression of
+    :mod:`lakectl.updates.like` (Spark's own LIKE backtracks: cubic in the value's length for
+    ``%a%a%b``). ILIKE lower-cases both sides, as Spark does."""
+    from pyspark.sql import functions as F
+
+    from lakectl.updates.like import linear_regex, parse_like
+
     pattern, insensitive = node.param
-    return args[0].ilike(pattern) if insensitive else args[0].like(pattern)
+    value = args[0]
+    if insensitive:
+        value, pattern = F.lower(value), pattern.lower()
+    parsed = parse_like(pattern)
+    if parsed.wildcards >= 2:
+        return value.rlike(linear_regex(parsed))
+    return value.like(pattern)
 
 
 def _trim(node: Call, args: list[Column]) -> Column:
@@ -220,6 +291,8 @@ _CALLS: dict[str, Callable[[Call, list[Column]], Column]] = {
     "mod": _mod,
     "neg": lambda n, a: (-a[0]).cast(n.type),
     "cast": lambda n, a: a[0].cast(n.type),
+    "fit": _fit,
+    "hash": _fn("hash"),
     "case": _case,
     "coalesce": _fn("coalesce"),
     "greatest": _fn("greatest"),
@@ -250,4 +323,7 @@ _CALLS: dict[str, Callable[[Call, list[Column]], Column]] = {
     "datediff": _fn("datediff"),
 }
 
-__all__ = ["spark_column"]
+# The operations a bound tree may hold that Spark can evaluate.
+SPARK_OPERATIONS = frozenset(_CALLS)
+
+__all__ = ["SPARK_OPERATIONS", "spark_column"]

@@ -80,18 +80,6 @@ def decimal_type(precision: int, scale: int) -> str:
     return f"decimal({precision},{scale})"
 
 
-def literal_origins(nodes: list[Node]) -> dict[int, Lit]:
-    """The constants of ``nodes`` by the parsed node each was written as."""
-    found: dict[int, Lit] = {}
-    for root in nodes:
-        for node in walk(root):
-            if isinstance(node, Call) and node.op == "in":
-                found.update((c.origin, c) for c in node.param[2] if c.origin)
-            elif isinstance(node, Lit) and node.origin:
-                found[node.origin] = node
-    return found
-
-
 def walk(node: Node) -> list[Node]:
     """``node`` and its descendants, parents first, each once (a bound tree may share a
     subtree, as NULLIF shares its first argument)."""
@@ -120,6 +108,5 @@ __all__ = [
     "decimal_parts",
     "decimal_type",
     "is_numeric",
-    "literal_origins",
     "walk",
 ]

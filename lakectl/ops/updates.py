@@ -107,7 +107,7 @@ def check_installable(
 ) -> None:
     """Refuse ``new`` statements that a reader could not apply after the ``active`` ones: over the
     cost limits (every later read would then fail), or refused by the Spark compiler."""
-    from lakectl.spark.statement_compile import compile_to_sql
+    from lakectl.spark.statement_compile import check_compilable
 
     usable = [e.statement for e in active if e.problem is None]
     for stmt in new:
@@ -117,7 +117,7 @@ def check_installable(
         meta,
         [e.origin for e in active if e.problem is None] + [f"{s.source}:{s.line}" for s in new],
     )
-    compile_to_sql(list(new), meta.schema)
+    check_compilable(list(new), meta.schema)
 
 
 def render_updates_file(statements: list[Statement]) -> str:

@@ -39,6 +39,10 @@ _DEFAULT_CONF = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.legacy.timeParserPolicy": "CORRECTED",
     "spark.sql.ansi.enabled": "false",
+    # The analyzer resolves one level of nested higher-order functions per iteration; checked
+    # integer arithmetic (lakectl.expr.compile_spark) nests one per operator, and a statement
+    # may nest 200 levels: 100 iterations (the default) failed at about 25 operators.
+    "spark.sql.analyzer.maxIterations": "1000",
     # lakectl passes exact file lists; don't launch a listing job to re-list them.
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
     # ORC maps the `row` struct of ACID files by position: never prune inside it (acid_read).

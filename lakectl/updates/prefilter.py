@@ -24,8 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from sqlglot import exp
-
+from lakectl.expr.tree import Call, Col, Lit, Node, walk
 from lakectl.table.schema import Schema
 from lakectl.updates.keyed import keyed_form
 from lakectl.updates.validate import CheckedStatement
@@ -34,15 +33,20 @@ from lakectl.updates.validate import CheckedStatement
 MIN_TESTS = 4
 
 
-def string_equality(node: object) -> tuple[exp.Column, exp.Literal] | None:
-    """The column and string literal of ``col = 'lit'`` or ``col <> 'lit'`` (either side),
-    or ``None``."""
-    if not isinstance(node, exp.EQ | exp.NEQ):
+def string_equality(node: Node) -> tuple[Col, Lit] | None:
+    """The string column and (non-NULL) string constant of a bound ``col = 'lit'`` or
+    ``col <> 'lit'`` (either side), or ``None``."""
+    if not isinstance(node, Call) or node.op not in ("eq", "neq"):
         return None
-    left, right = node.this, node.expression
-    if isinstance(right, exp.Column) and isinstance(left, exp.Literal):
+    left, right = node.args
+    if isinstance(right, Col) and isinstance(left, Lit):
         left, right = right, left
-    if isinstance(left, exp.Column) and isinstance(right, exp.Literal) and right.is_string:
+    if (
+        isinstance(left, Col)
+        and left.type == "string"
+        and isinstance(right, Lit)
+        and isinstance(right.value, str)
+    ):
         return left, right
     return None
 
@@ -54,18 +58,18 @@ def hashed_columns(
     them and tested for (in)equality with a string literal at least :data:`MIN_TESTS` times.
     With ``keyed``, point statements are not counted (they compile to hash-set tests of their
     own, :mod:`lakectl.updates.keyed`)."""
-    written = {name.lower() for s in statements for name, _ in s.assignments}
+    written = {name.lower() for s in statements for name, _ in s.values}
     tests: Counter[str] = Counter()
     for stmt in statements:
         if keyed and keyed_form(stmt, schema) is not None:
             continue
-        roots = [value for _, value in stmt.assignments]
-        if stmt.where is not None:
-            roots.append(stmt.where)
-        for node in (n for root in roots for n in root.find_all(exp.EQ, exp.NEQ)):
+        roots = [value for _, value in stmt.values]
+        if stmt.condition is not None:
+            roots.append(stmt.condition)
+        for node in (n for root in roots for n in walk(root)):
             match = string_equality(node)
             found = None if match is None else schema.find(match[0].name)
-            if found is not None and found.type == "string":
+            if found is not None:
                 tests[found.name] += 1
     return tuple(n for n, c in tests.items() if c >= MIN_TESTS and n.lower() not in written)
 

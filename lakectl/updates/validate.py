@@ -31,7 +31,7 @@ from lakectl.expr.parse import (
     parse_statement_sql,
     statement_name,
 )
-from lakectl.expr.tree import Lit, literal_origins
+from lakectl.expr.tree import Node
 from lakectl.table.schema import Schema, normalize_type
 from lakectl.updates.like import like_problem
 
@@ -77,9 +77,10 @@ class CheckedStatement:
     assignments: tuple[tuple[str, exp.Expression], ...]
     where: exp.Expression | None
     location: Location
-    # The constants of the statement as the expression layer converted them, by the id of the
-    # parsed node (Spark's statement compiler writes these values, not the text).
-    literals: dict[int, Lit] = field(default_factory=dict, compare=False, hash=False)
+    # The SET values and the WHERE bound by the expression layer (lakectl.expr.bind: every
+    # conversion explicit), what the engines compile; only with a schema.
+    values: tuple[tuple[str, Node], ...] = field(default=(), compare=False, hash=False)
+    condition: Node | None = field(default=None, compare=False, hash=False)
 
     def reads(self) -> frozenset[str]:
         """Lower-cased names of the columns this statement reads (WHERE and SET values)."""
@@ -176,11 +177,9 @@ def check_statement(
         from lakectl.expr.bind import Binder
 
         binder = Binder(schema, location.at(), location)
-        bound = [binder.assignment(name, value) for name, value in assignments]
-        if where is not None:
-            bound.append(binder.condition(where))
-        literals = literal_origins(bound)
-        return CheckedStatement(kind, table, tuple(assignments), where, location, literals)
+        values = tuple((name, binder.assignment(name, value)) for name, value in assignments)
+        condition = None if where is None else binder.condition(where)
+        return CheckedStatement(kind, table, tuple(assignments), where, location, values, condition)
     return CheckedStatement(kind, table, tuple(assignments), where, location)
 
 

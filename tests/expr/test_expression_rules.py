@@ -172,31 +172,3 @@ def test_set_of_a_number_to_a_string_column_is_refused() -> None:
     with pytest.raises(BadInputError, match="cannot set column 's'") as caught:
         parse_updates_text("UPDATE t SET s = 1e3;", schema=SCHEMA)  # a double's text differs
     assert "quote the literal" in (caught.value.hint or "")
-
-
-def test_spark_statements_write_the_converted_constants() -> None:
-    from lakectl.spark.statement_compile import _ExpressionCompiler, quote_name
-    from lakectl.updates.statements import parse_updates_text
-    from lakectl.updates.validate import check_stored_statement
-
-    text = (
-        "UPDATE t SET n = ' 12 ', b = 'yes', dt = '2024-1-5', "
-        "ts = '2024-01-05 10:00:00 +02:00', dec = '1.005' WHERE id IN ('1', '2', NULL);"
-    )
-    statement = parse_updates_text(text, schema=SCHEMA).statements[0]
-    checked = check_stored_statement(statement, SCHEMA)
-    refs = {c.name.lower(): quote_name(c.name) for c in SCHEMA.columns}
-    compiler = _ExpressionCompiler(SCHEMA, refs, {})
-    compiler.literals.update(checked.literals)
-    values = {name: compiler.compile(value) for name, value in checked.assignments}
-    assert values == {
-        "n": "CAST((12) AS bigint)",
-        "b": "TRUE",
-        "dt": "CAST('2024-01-05' AS DATE)",
-        "ts": "CAST('2024-01-05 08:00:00' AS TIMESTAMP)",
-        "dec": "CAST('1.01' AS decimal(10,2))",
-    }
-    assert checked.where is not None
-    assert compiler.compile(checked.where) == (
-        "(`id` IN (CAST((1) AS int), CAST((2) AS int), CAST(NULL AS int)))"
-    )

@@ -11,10 +11,8 @@ from pathlib import Path
 import duckdb
 import pytest
 from pyspark.sql import functions as F
-from sqlglot import exp
 
 from lakectl.errors import BadInputError
-from lakectl.spark.statement_compile import COMPILERS, number_literal, string_literal
 from lakectl.table.schema import Column, Schema, parse_schema
 from lakectl.updates import (
     Statement,
@@ -24,7 +22,6 @@ from lakectl.updates import (
     parse_updates_text,
     statements_effective_at,
 )
-from lakectl.updates.validate import RULES
 
 DOCTORS = parse_schema("number int, first_name string, last_name string, extra_field string")
 DOCTOR_ROWS = [
@@ -249,7 +246,6 @@ def test_set_each_type(typed, assignment: str, expected_by_id: dict[int, object]
 
 
 def test_every_whitelisted_node_compiles_and_runs(typed) -> None:  # type: ignore[no-untyped-def]
-    assert set(COMPILERS) == set(RULES)
     text = """
     UPDATE t SET i = i + 1, b = b - 1, d = d * 2.5, f = f / 3 WHERE i % 7 > 0;
     UPDATE t SET i = -i, flag = NOT flag WHERE (i <> 1 AND b != 2) OR d <= 3 OR d >= 4 OR f < 5;
@@ -267,7 +263,7 @@ def test_every_whitelisted_node_compiles_and_runs(typed) -> None:  # type: ignor
         i = instr(s, 'x') + locate('y', s, 2);
     UPDATE t SET s = initcap(reverse(replace(s, 'x'))), flag = TRUE WHERE flag = FALSE;
     UPDATE t SET d = abs(round(d, 2)) + floor(d) + ceil(d) + ceiling(d) + sqrt(d) + pow(d, 2);
-    UPDATE t SET i = mod(i, 3) + greatest(i, b, 3) + least(i, 0) + sign(i);
+    UPDATE t SET i = mod(i, 3) + greatest(i, b % 1000, 3) + least(i, 0) + sign(i);
     UPDATE t SET i = year(day) + month(day) + day(day) + dayofmonth(ts)
         + datediff(day, to_date(ts));
     UPDATE t SET day = date_add(day, 1), ts = date_sub(day, 2) WHERE day < DATE '2014-09-01';
@@ -359,7 +355,7 @@ def test_type_errors_name_the_statement_before_spark_runs() -> None:
     ), info.value.message
 
 
-# --- SQL text: literals and names reach Spark only in forms it cannot misread ----------------
+# --- awkward values and names reach Spark as values, never as SQL text ----------------------
 
 AWKWARD_STRINGS = [
     "it's",
@@ -374,33 +370,6 @@ AWKWARD_STRINGS = [
     "/* comment */",
     "",
 ]
-
-
-@pytest.mark.parametrize("value", AWKWARD_STRINGS)
-def test_string_literals_are_rendered_without_quotes_backslashes_or_variables(value: str) -> None:
-    rendered = string_literal(value)
-    body = rendered[1:-1] if rendered.startswith("'") else rendered
-    for forbidden in ("'", "\\", "${", "`", "\n"):
-        if forbidden != "'" or rendered.startswith("'"):
-            assert forbidden not in body, (value, rendered)
-    assert rendered.startswith(("'", "decode(X'")), rendered
-
-
-@pytest.mark.parametrize(
-    ("text", "rendered"),
-    [
-        ("5", "5"),
-        ("5.", "5."),
-        (".5", ".5"),
-        ("1.10", "1.10"),
-        ("99999999999999999999", "99999999999999999999"),
-        ("1e3", "1000.0D"),
-        ("1e999", "CAST('Infinity' AS DOUBLE)"),
-        ("\u0663", "3"),  # an Arabic-Indic digit: Python reads it, Spark's lexer would not
-    ],
-)
-def test_number_literals_keep_spark_sql_typing(text: str, rendered: str) -> None:
-    assert number_literal(exp.Literal.number(text)) == rendered
 
 
 def test_awkward_strings_survive_as_values(spark) -> None:  # type: ignore[no-untyped-def]
