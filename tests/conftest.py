@@ -67,6 +67,7 @@ FIXTURE_MARKERS = {
     "local_reference": "spark",
     "s3_server": "server",
     "seaweed": "server",
+    "own_server": "server",  # tests/s3/test_s3_kill.py: a server of the test's own, killed
 }
 # The files of tests/cluster share the session-scoped Spark servers: they run on one worker, so
 # each server starts once. Every other file is a group of its own (as `--dist loadfile`).

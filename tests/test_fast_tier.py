@@ -38,6 +38,7 @@ def test_tests_using_spark_or_servers_are_not_in_the_fast_tier() -> None:
         "tests/cluster/test_standalone.py",
         "tests/cluster/test_s3_cluster.py",
         "tests/table/test_log.py",
+        "tests/s3/test_s3_kill.py",
     )
     files = {line.split("::")[0] for line in collected}
     assert files == {"tests/table/test_log.py", "tests/ops/test_compact.py"}, files

@@ -12,16 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import JVM_OPTIONS
+
 # Lines Spark prints on its own when its output is not redirected (any one is enough).
 SPARK_LINES = ("WARNING: Using incubator modules", "Setting default log level", "log4j")
-FAST_JVM = ["--conf", "spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1"]
 
 
 def _lakectl(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKECTL_")}
     env["PYSPARK_PYTHON"] = sys.executable
     return subprocess.run(
-        [sys.executable, "-m", "lakectl", *args, "--master", "local[1]", *FAST_JVM],
+        [sys.executable, "-m", "lakectl", *args, "--master", "local[1]", *JVM_OPTIONS],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -5,11 +5,9 @@ and clean, outside it is the clear error."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,7 @@ import pytest
 import lakectl
 from lakectl.table.log import CommitRecord, Operation, find_conflict
 from tests.support.cli import run_lakectl_until_crash
-from tests.support.processes import REPO, run_crashing
+from tests.support.processes import run_crashing
 
 SCHEMA = "id bigint, label string, qty int, day string"
 
@@ -28,19 +26,29 @@ def _rows(table: lakectl.Table, **kw: Any) -> list[tuple[Any, ...]]:
 
 
 def _state(table: lakectl.Table) -> tuple[int, int, list[tuple[Any, ...]]]:
-    return table.version, len(table.history()), _rows(table)
+    """Version, history length and rows (read with pyarrow: no Spark job for a check; the rows
+    after each command that changes them are read with Spark)."""
+    rows = sorted(tuple(r.values()) for r in table.to_arrow().to_pylist())
+    return table.version, len(table.history()), rows
 
 
-@pytest.fixture
-def table(spark, tmp_path: Path) -> lakectl.Table:
-    """Two loads over three partitions (the second updates half of the first's keys)."""
-    table = lakectl.create_table(
-        str(tmp_path / "t"), schema=SCHEMA, primary_key="id", partition_by="day"
-    )
+@pytest.fixture(scope="module")
+def loaded(spark, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two loads over three partitions (the second updates half of the first's keys), made once:
+    each test works on a byte-for-byte copy (see :func:`table`)."""
+    path = tmp_path_factory.mktemp("loaded") / "t"
+    table = lakectl.create_table(str(path), schema=SCHEMA, primary_key="id", partition_by="day")
     frame = spark.createDataFrame
     table.load(frame([(i, f"a{i}", i % 4, f"d{i % 3}") for i in range(30)], SCHEMA))
     table.load(frame([(i, f"b{i}", 9, f"d{i % 3}") for i in range(15, 45)], SCHEMA))
-    return table
+    return path
+
+
+@pytest.fixture
+def table(spark, loaded: Path, tmp_path: Path) -> lakectl.Table:
+    """A copy of the :func:`loaded` table, files and log byte for byte, for this test alone."""
+    shutil.copytree(loaded, tmp_path / "t")
+    return lakectl.open_table(str(tmp_path / "t"))
 
 
 # --- kill -9 ------------------------------------------------------------------------------------
@@ -93,37 +101,37 @@ def test_a_delete_or_update_conflicts_with_a_data_commit_in_a_partition_it_read(
 
 
 def test_a_load_committed_while_a_restore_runs_makes_the_restore_a_conflict(
-    table, spark, tmp_path
+    table, spark, tmp_path, lakectl_cli, monkeypatch
 ) -> None:
     """The restore reads the table, then waits at its commit while a load commits (in another
-    partition): it must fail with the conflict exit code and commit nothing."""
+    partition): it must fail with the conflict exit code and commit nothing. The restore runs in
+    this thread on the warm session; the load commits from a helper thread meanwhile."""
     reached, go = tmp_path / "reached", tmp_path / "go"
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "LAKECTL_FAILPOINTS": f"restore.before_commit=touch:{reached},"
-        f"restore.before_commit=wait:{go}",
-    }
-    command = [sys.executable, "-m", "lakectl", "--master", "local[1]", "restore"]
-    restoring = subprocess.Popen(
-        [*command, table.location, "--version", str(table.version - 1), "--json"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    monkeypatch.setenv(
+        "LAKECTL_FAILPOINTS",
+        f"restore.before_commit=touch:{reached},restore.before_commit=wait:{go}",
     )
-    try:
-        deadline = time.time() + 600
-        while not reached.exists() and restoring.poll() is None and time.time() < deadline:
-            time.sleep(0.2)
-        assert reached.exists(), restoring.communicate()[1][-2000:]
-        table.load(spark.createDataFrame([(100, "new", 1, "d7")], SCHEMA))
-        after_load = _state(table)
-    finally:
-        go.touch()
-        out, err = restoring.communicate(timeout=600)
-    assert restoring.returncode == 75, err[-2000:]
-    error = json.loads(out)["error"]
+
+    def load_when_reached() -> tuple[int, int, list[tuple[Any, ...]]]:
+        try:
+            deadline = time.monotonic() + 600
+            while not reached.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert reached.exists(), "the restore never reached its commit"
+            table.load(spark.createDataFrame([(100, "new", 1, "d7")], SCHEMA))
+            return _state(table)
+        finally:  # never leave the restore waiting
+            go.touch()
+
+    with ThreadPoolExecutor(1) as pool:
+        loading = pool.submit(load_when_reached)
+        restoring = lakectl_cli(
+            "restore", table.location, "--version", str(table.version - 1), "--json"
+        )
+        after_load = loading.result()
+    monkeypatch.delenv("LAKECTL_FAILPOINTS")
+    assert restoring.code == 75, restoring.err[-2000:]
+    error = restoring.json["error"]
     assert error["type"] == "conflict" and "nothing of this one is visible" in error["message"]
     assert _state(table) == after_load
 

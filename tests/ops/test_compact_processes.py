@@ -2,7 +2,7 @@
 before both, and compactions (and a load) killed at several points, then rerun and cleaned.
 
 Every `lakectl` process starts its own JVM, so one fixture starts them all at once; setup, the
-stream of loads and checks go through the in-process CLI.
+stream of loads, the compaction killed after its commit and checks go through the in-process CLI.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
 from lakectl.scan.target import open_for_read
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import TableStore
+from tests.support.cli import run_lakectl_until_crash
 from tests.support.process_loads import (
     BASE,
     CDC,
@@ -37,6 +38,10 @@ STREAM = [
     for n in (1, 2, 3)
 ]
 CRASH_POINTS = ("compact.after_status", "compact.before_markers", "compact.after_commit")
+# Killed by a real kill -9 of their own process: before the commit, where the compaction's status
+# says "working" and only its dead process shows it failed. After the commit the log alone tells,
+# so that run stops in this process where a kill would stop it (no cleanup runs).
+REAL_KILLS = ("compact.after_status", "compact.before_markers")
 
 
 def _store(path: Path) -> TableStore:
@@ -73,7 +78,7 @@ def runs(tmp_path_factory, lakectl_cli, spark):
         ),
         **{
             point: start_lakectl("compact", tables[point].path, "--major", failpoints=f"{point}=crash", cwd=root)
-            for point in CRASH_POINTS
+            for point in REAL_KILLS
         },
     }  # fmt: skip
     # This process is the stream of loads, one after another as a feed would run them: they
@@ -84,7 +89,14 @@ def runs(tmp_path_factory, lakectl_cli, spark):
             tables["race"].load(source)
     finally:  # never leave the compaction waiting
         (root / "loaded").touch()
-    results = {name: finish(p) for name, p in started.items()}
+    results = {}
+    for point in CRASH_POINTS:
+        if point not in REAL_KILLS:
+            killed = run_lakectl_until_crash(
+                "compact", tables[point].path, "--major", "--json", failpoint=point
+            )
+            results[point] = (killed.code, killed.out, killed.err)
+    results.update({name: finish(p) for name, p in started.items()})
     return {
         "tables": tables,
         "before": before,

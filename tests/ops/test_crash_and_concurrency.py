@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from tests.support.process_loads import (
     BASE,
     CDC,
     CHANGES,
+    PROCESS_TIMEOUT,
     OracleTable,
     finish,
     part_of,
@@ -176,9 +179,12 @@ def test_concurrent_loads_on_disjoint_partitions_both_commit(runs):
     assert records[3]["read_seq"] < records[2]["seq"]
 
 
-def test_a_parquet_source_that_changes_during_the_load_is_refused(tmp_path, lakectl_cli, spark):
+def test_a_parquet_source_that_changes_during_the_load_is_refused(
+    tmp_path, lakectl_cli, spark, monkeypatch
+):
     """Parquet and ORC sources are read once per pass (not cached): a source rewritten between
-    the checks and the write must not be loaded half-checked."""
+    the checks and the write must not be loaded half-checked. The load runs in this thread on the
+    warm session; a helper thread rewrites the source while the load waits at its failpoint."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -200,19 +206,29 @@ def test_a_parquet_source_that_changes_during_the_load_is_refused(tmp_path, lake
     source = tmp_path / "changes.parquet"
     pq.write_table(batch(list(CHANGES)), source)
     reached, resume = tmp_path / "reached", tmp_path / "resume"
-    process = start_lakectl(
-        "load", table.path, source, *CDC,
-        failpoints=f"load.before_write=touch:{reached},load.before_write=wait:{resume}",
-        cwd=tmp_path,
-    )  # fmt: skip
-    wait_for_file(reached, process)
-    # Checked, not yet written: the file now holds other changes, which no check has seen.
-    pq.write_table(batch([("U", 1, "2024-01-03 00:00:00", "sneaky")] * 2), source)
-    resume.touch()
-    code, out, err = finish(process)
 
-    assert code == 65, err[-2000:]
-    error = json.loads(out)["error"]
+    def rewrite_when_reached() -> None:
+        try:
+            deadline = time.monotonic() + PROCESS_TIMEOUT
+            while not reached.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            # Checked, not yet written: the file now holds other changes, which no check has seen.
+            pq.write_table(batch([("U", 1, "2024-01-03 00:00:00", "sneaky")] * 2), source)
+        finally:  # never leave the load waiting
+            resume.touch()
+
+    monkeypatch.setenv(
+        "LAKECTL_FAILPOINTS", f"load.before_write=touch:{reached},load.before_write=wait:{resume}"
+    )
+    with ThreadPoolExecutor(1) as pool:
+        rewriter = pool.submit(rewrite_when_reached)
+        done = lakectl_cli("load", table.path, source, *CDC, "--json")
+        rewriter.result()
+    monkeypatch.delenv("LAKECTL_FAILPOINTS")
+
+    assert reached.exists()
+    assert done.code == 65, done.err[-2000:]
+    error = done.json["error"]
     assert error["type"] == "bad_input"
     assert "changed while it was being loaded" in error["message"]
     assert (table.rows(), table.history()) == before

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -23,7 +24,6 @@ from lakectl.storage.fs import storage_for
 from lakectl.table.log import DATA_OPS
 from lakectl.table.store import TableStore
 from tests.support.paths import REPO
-from tests.support.processes import JVM_OPTIONS
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -128,7 +128,7 @@ def _fake_java(tmp: Path) -> tuple[dict[str, str], Path]:
     return env, marker
 
 
-def test_a_cron_job_over_a_landing_folder(lakectl_cli, tmp_path):
+def test_a_cron_job_over_a_landing_folder(lakectl_cli, tmp_path, monkeypatch):
     wh, landing = tmp_path / "wh", tmp_path / "landing"
     landing.mkdir()
     (landing / "rejected").mkdir()
@@ -186,28 +186,30 @@ def test_a_cron_job_over_a_landing_folder(lakectl_cli, tmp_path):
     assert not marker.exists(), "a JVM was started"
     assert not (wh / "ordrs").exists()
 
-    # Two runs overlap on a new file: a second process reads and writes it while this one
-    # does, and commits after it. The file is committed once; the later run says skipped.
+    # Two runs overlap on a new file: another run (a helper thread here, on the same session)
+    # reads and writes it and stops before its commit while this one loads the same file and
+    # commits; the other then commits after it. The file is committed once; the later run says
+    # skipped.
     (landing / "h08.csv").write_text(LATE["h08.csv"])
     reached, go = tmp_path / "reached", tmp_path / "go"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYSPARK_PYTHON": sys.executable}
-    env["LAKECTL_FAILPOINTS"] = f"load.before_commit=touch:{reached},load.before_commit=wait:{go}"
-    command = [sys.executable, "-m", "lakectl", "--master", "local[1]", *JVM_OPTIONS, "load"]
-    command += ["orders", str(landing / "h08.csv"), *LOAD_ARGS, "--warehouse", str(wh), "--json"]
-    other = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.time() + 300
-        while not reached.exists() and other.poll() is None and time.time() < deadline:
-            time.sleep(0.2)
-        assert reached.exists(), other.communicate()[1].decode()[-3000:]
-        mine = run("orders", "h08.csv")  # this run commits first
-        assert (mine.code, mine.json["status"]) == (0, "loaded"), mine.err
-    finally:
-        go.touch()
-        out, err = other.communicate(timeout=300)
-    assert other.returncode == 0, err.decode()[-3000:]
-    late = json.loads(out)
-    assert (late["status"], late["loaded_by"]) == ("skipped", mine.json["version"])
+    hold = f"load.before_commit=touch:{reached},load.before_commit=wait:{go}"
+    monkeypatch.setenv("LAKECTL_FAILPOINTS", hold)
+    with ThreadPoolExecutor(1) as pool:
+        other = pool.submit(run, "orders", "h08.csv")
+        try:
+            deadline = time.monotonic() + 300
+            while not reached.exists() and not other.done() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert reached.exists(), other.result().err[-3000:] if other.done() else "timeout"
+            # The other run waits inside its failpoint; this one runs without stopping.
+            monkeypatch.delenv("LAKECTL_FAILPOINTS")
+            mine = run("orders", "h08.csv")  # this run commits first
+            assert (mine.code, mine.json["status"]) == (0, "loaded"), mine.err
+        finally:  # never leave the other run waiting
+            go.touch()
+        late = other.result()
+    assert late.code == 0, late.err[-3000:]
+    assert (late.json["status"], late.json["loaded_by"]) == ("skipped", mine.json["version"])
 
     accepted.append("h08.csv")
     assert _load_commits(wh) == accepted

@@ -21,10 +21,15 @@ def _rows(table: lakectl.Table, **kw: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in table.to_spark(**kw).collect())
 
 
+def _arrow_rows(table: lakectl.Table) -> list[tuple[Any, ...]]:
+    """The current rows as :func:`_rows` reads them, read with pyarrow (no Spark job)."""
+    return sorted(tuple(r.values()) for r in table.to_arrow().to_pylist())
+
+
 @pytest.fixture(scope="module")
 def built(spark, tmp_path_factory):
     """A table with loads, a one-off delete and update, statements and a materialize; the rows
-    read after each version."""
+    read after each version (with pyarrow; the tests read the table with Spark)."""
     tmp_path = tmp_path_factory.mktemp("restore")
     table = lakectl.create_table(
         str(tmp_path / "t"), schema=SCHEMA, primary_key="id", partition_by="day"
@@ -32,21 +37,21 @@ def built(spark, tmp_path_factory):
     frame = spark.createDataFrame
     seen: dict[int, list[tuple[Any, ...]]] = {0: []}
     table.load(frame([(i, f"n{i}", i % 5, f"d{i % 3}") for i in range(40)], SCHEMA))
-    seen[table.version] = _rows(table)
+    seen[table.version] = _arrow_rows(table)
     table.load(frame([(i, f"m{i}", 7, f"d{i % 3}") for i in range(30, 60)], SCHEMA))
-    seen[table.version] = _rows(table)
+    seen[table.version] = _arrow_rows(table)
     table.delete("qty = 0")
-    seen[table.version] = _rows(table)
+    seen[table.version] = _arrow_rows(table)
     statements = tmp_path / "fix.updates"
     statements.write_text("-- time=2020-01-01\nUPDATE t SET name = 'fixed' WHERE id < 5;\n")
     table.apply_updates(str(statements))
-    seen[table.version] = _rows(table)
+    seen[table.version] = _arrow_rows(table)
     table.update("qty = qty + 100", "day = 'd1'")
-    seen[table.version] = _rows(table)
+    seen[table.version] = _arrow_rows(table)
     table.materialize(until="2021-01-01")
-    seen[table.version] = _rows(table)
+    seen[table.version] = _arrow_rows(table)
     table.load(frame([(i, f"z{i}", 1, "d9") for i in range(100, 110)], SCHEMA))
-    seen[table.version] = _rows(table)
+    seen[table.version] = _arrow_rows(table)
     return Path(table.location.removeprefix("file://")), seen
 
 

@@ -110,7 +110,7 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
     while time.time() < deadline:
         if check():
             return
-        time.sleep(0.02)
+        time.sleep(0.1)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
@@ -158,15 +158,23 @@ def test_killed_and_restarted_stream_applies_every_file_exactly_once(tmp_path, s
     create_table(lakectl_cli, table)
     feed = ChangeFeed(seed=7)
     names = [f"f{i:03d}.csv" for i in range(11)]
-    texts = {n: feed.file(4000 if i == 3 else 40) for i, n in enumerate(names)}
+    texts = {n: feed.file(40) for n in names}
     for n in names[:3]:
         drop(land, n, texts[n])
 
     # 1. Killed with SIGKILL in the middle of a micro-batch (a write id allocated, not committed).
-    first = start_stream(table, land, tmp_path / "a.log")
+    # Each micro-batch stops before its write until `go` exists: the first one is let through,
+    # the next one is killed there.
+    reached, go = tmp_path / "reached", tmp_path / "go"
+    hold = f"load.before_write=touch:{reached},load.before_write=wait:{go}"
+    first = start_stream(table, land, tmp_path / "a.log", failpoints=hold)
+    wait_for(reached.exists, 240, "the first micro-batch to start")
+    go.touch()
     wait_for(lambda: len(stream_batches(table)) >= 1, 240, "the first micro-batch")
+    reached.unlink()
+    go.unlink()
     drop(land, names[3], texts[names[3]])
-    wait_for(lambda: bool(open_write_ids(table)), 60, "a micro-batch in progress")
+    wait_for(reached.exists, 120, "a micro-batch in progress")
     first.send_signal(signal.SIGKILL)
     assert first.wait(30) == -signal.SIGKILL
     killed_mid_batch = open_write_ids(table)

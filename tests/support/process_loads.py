@@ -99,7 +99,10 @@ class OracleTable:
         return twin
 
     def rows(self) -> list[tuple]:
-        result = self.cli("snapshot", self.path, "--json")
+        """The current rows as a reader sees them, read with pyarrow (no Spark job: these tests
+        check what crashes and races leave committed; the Spark read of such tables is checked
+        in tests/ops/test_compact.py and by the crash tests' time-travel reads)."""
+        result = self.cli("snapshot", self.path, "--engine", "arrow", "--json")
         assert result.code == 0, result.err
         return sorted((r["id"], r["val"], r["part"]) for r in result.json["rows"])
 
