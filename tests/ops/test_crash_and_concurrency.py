@@ -1,23 +1,22 @@
-"""Real processes: a load killed before it commits (by kill -9; and in the middle of moving its
+"""A load killed before it commits (by kill -9 of a real process; and in the middle of moving its
 files, stopped in this process where a kill would stop it) leaves nothing visible, and two loads
 at once on the same keys cannot both commit.
 
-Each `lakectl load` here is a separate Python process with its own JVM (slow), so one fixture
-starts all of them at once, each scenario on its own table; setup and checks go through the
-in-process CLI.
+The killed `lakectl load` is a separate Python process with its own JVM (slow), started first so
+that it runs while the others do; the overlapping loads run here and in a helper thread, each
+scenario on its own table; setup and checks go through the in-process CLI.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import run_lakectl_until_crash
+from tests.support.cli import CliRun, run_lakectl_until_crash
 from tests.support.process_loads import (
     BASE,
     CDC,
@@ -27,7 +26,6 @@ from tests.support.process_loads import (
     finish,
     part_of,
     start_lakectl,
-    wait_for_file,
     write_changes,
 )
 
@@ -51,27 +49,27 @@ CRASHES = {
     "crash_mid_move": ("crash_mid_move", "changes", "write.after_first_move"),
 }
 REAL_KILLS = {"crash_before_commit"}
-# Two loads at once per table: {table: (slow batch, fast batch)}. The slow one runs in its own
-# process and stops after writing, just before it commits; the fast one then runs here, start to
-# commit, and only then the slow one goes on. Each read the table before the other committed.
+# Two loads at once per table: {table: (slow batch, fast batch)}. The slow one runs in a helper
+# thread (on the warm session) and stops after writing, just before it commits; the fast one then
+# runs here, start to commit, and only then the slow one goes on. Each read the table before the
+# other committed.
 PAIRS = {"same_keys": ("slow", "fast"), "disjoint": ("p2", "p1")}
 
 
-def _paused(table: OracleTable, source: Path, root: Path) -> tuple[subprocess.Popen, Path, Path]:
-    """``lakectl load`` in a new process that stops before it commits: it creates the first path
-    returned once it gets there and goes on once the second one exists."""
-    reached, resume = root / f"{source.stem}.reached", root / f"{source.stem}.resume"
-    stop = f"load.before_commit=touch:{reached},load.before_commit=wait:{resume}"
-    return (
-        start_lakectl("load", table.path, source, *CDC, failpoints=stop, cwd=root),
-        reached,
-        resume,
-    )
+def _wait_until(path: Path, run: Future[CliRun]) -> None:
+    """Until the run in a helper thread creates ``path`` (fails the test if it ends first)."""
+    deadline = time.monotonic() + PROCESS_TIMEOUT
+    while not path.exists() and not run.done() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if not path.exists():
+        detail = run.result().err[-2000:] if run.done() else "timed out"
+        pytest.fail(f"lakectl never reached {path.name}: {detail}")
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, lakectl_cli, spark, jvm_processes):
-    """Tables loaded with BASE, then every load of CRASHES and PAIRS run at once."""
+    """Tables loaded with BASE, then every load of CRASHES and PAIRS (the real kill's process
+    runs meanwhile)."""
     root = tmp_path_factory.mktemp("processes")
     base = write_changes(root / "base.csv", BASE)
     sources = {name: write_changes(root / f"{name}.csv", rows) for name, rows in BATCHES.items()}
@@ -89,18 +87,24 @@ def runs(tmp_path_factory, lakectl_cli, spark, jvm_processes):
         for name, (t, b, fp) in CRASHES.items()
         if name in REAL_KILLS
     }
-    paused = {name: _paused(tables[name], sources[slow], root) for name, (slow, _) in PAIRS.items()}
     results = {}
-    try:
-        for name, (slow, fast) in PAIRS.items():
-            started[slow], reached, _ = paused[name]
-            wait_for_file(reached, started[slow])
-            done = lakectl_cli("load", tables[name].path, sources[fast], *CDC, "--json")
-            results[fast] = (done.code, done.out, done.err)
-            paused[name][2].touch()
-    finally:  # never leave a process waiting
-        for _, _, resume in paused.values():
-            resume.touch()
+    for name, (slow, fast) in PAIRS.items():
+        reached, resume = root / f"{slow}.reached", root / f"{slow}.resume"
+        stop = f"load.before_commit=touch:{reached},load.before_commit=wait:{resume}"
+        with pytest.MonkeyPatch.context() as env, ThreadPoolExecutor(1) as pool:
+            env.setenv("LAKECTL_FAILPOINTS", stop)
+            waiting = pool.submit(
+                lakectl_cli, "load", tables[name].path, sources[slow], *CDC, "--json"
+            )
+            try:
+                _wait_until(reached, waiting)
+                env.delenv("LAKECTL_FAILPOINTS")  # the slow one waits inside its failpoint
+                done = lakectl_cli("load", tables[name].path, sources[fast], *CDC, "--json")
+                results[fast] = (done.code, done.out, done.err)
+            finally:  # never leave the slow one waiting
+                resume.touch()
+            late = waiting.result()
+        results[slow] = (late.code, late.out, late.err)
     for name, (t, b, fp) in CRASHES.items():
         if name not in REAL_KILLS:
             killed = run_lakectl_until_crash(
