@@ -67,8 +67,6 @@ def _checked(op: str) -> Callable[[Call, list[Column]], Column]:
     copy its operands), raising the overflow error outside it."""
 
     def build(node: Call, args: list[Column]) -> Column:
-        from pyspark.sql import functions as F
-
         a, b = args
         if node.type not in INTEGRAL:
             result = {"add": a + b, "sub": a - b, "mul": a * b}[op]
@@ -77,17 +75,41 @@ def _checked(op: str) -> Callable[[Call, list[Column]], Column]:
         value = {"add": exact[0] + exact[1], "sub": exact[0] - exact[1]}.get(op)
         if value is None:
             value = exact[0] * exact[1]
-        limit = _LIMITS[node.type]
-
-        def checked(x: Column) -> Column:
-            fits = x.isNull() | x.between(F.lit(-limit), F.lit(limit - 1))
-            return F.when(fits, x.cast(node.type)).otherwise(
-                F.raise_error(F.lit(OVERFLOW)).cast(node.type)
-            )
-
-        return F.transform(F.array(value), checked).getItem(0)
+        return _in_range(value, node.type)
 
     return build
+
+
+def _in_range(value: Column, type_name: str) -> Column:
+    """An exact integer (decimal) ``value`` as ``type_name``, raising the overflow error
+    where it does not fit (in a lambda that reads it once)."""
+    from pyspark.sql import functions as F
+
+    limit = _LIMITS[type_name]
+
+    def checked(x: Column) -> Column:
+        fits = x.isNull() | x.between(F.lit(-limit), F.lit(limit - 1))
+        return F.when(fits, x.cast(type_name)).otherwise(
+            F.raise_error(F.lit(OVERFLOW)).cast(type_name)
+        )
+
+    return F.transform(F.array(value), checked).getItem(0)
+
+
+def _neg(node: Call, args: list[Column]) -> Column:
+    """``-x``; of an integer, checked (``-(-2147483648)`` does not fit an int)."""
+    if node.type in INTEGRAL:
+        return _in_range(-args[0].cast("decimal(38,0)"), node.type)
+    return (-args[0]).cast(node.type)
+
+
+def _abs(node: Call, args: list[Column]) -> Column:
+    """``abs(x)``; of an integer, checked as :func:`_neg`."""
+    from pyspark.sql import functions as F
+
+    if node.type in INTEGRAL:
+        return _in_range(F.abs(args[0].cast("decimal(38,0)")), node.type)
+    return F.abs(args[0]).cast(node.type)
 
 
 def _case(node: Call, args: list[Column]) -> Column:
@@ -218,7 +240,7 @@ _CALLS: dict[str, Callable[[Call, list[Column]], Column]] = {
     "mul": _checked("mul"),
     "div": _div,
     "mod": _mod,
-    "neg": lambda n, a: (-a[0]).cast(n.type),
+    "neg": _neg,
     "cast": lambda n, a: a[0].cast(n.type),
     "case": _case,
     "coalesce": _fn("coalesce"),
@@ -236,7 +258,7 @@ _CALLS: dict[str, Callable[[Call, list[Column]], Column]] = {
     "pad": _pad,
     "locate": _locate,
     "substring": _substring,
-    "abs": _fn("abs"),
+    "abs": _abs,
     "sign": _fn("signum"),
     "sqrt": _fn("sqrt"),
     "pow": _fn("pow"),
