@@ -50,12 +50,15 @@ check: lint
 test-fast: $(STAMP)
 	$(FAST_TESTS)
 
-# The differential test of the expression language (Spark against Arrow) with a larger budget
-# of random expressions than the test suite's: FUZZ_EXAMPLES batches of 8 conditions.
+# The differential tests of the expression language with a larger budget of random cases than
+# the test suite's: FUZZ_EXAMPLES batches of 8 conditions (Spark, Arrow and DuckDB), and
+# FUZZ_READS random reads of one table through the data source, the join path and Arrow.
 FUZZ_EXAMPLES ?= 500
+FUZZ_READS ?= 150
 fuzz: $(STAMP) $(JAR)
-	LAKECTL_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -p no:cacheprovider \
-		tests/expr/test_differential_fuzz.py
+	LAKECTL_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) LAKECTL_FUZZ_READS=$(FUZZ_READS) \
+		$(BIN)/python -m pytest -q -p no:cacheprovider \
+		tests/expr/test_differential_fuzz.py tests/expr/test_three_backends.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check lakectl tests bench build_support

@@ -177,10 +177,13 @@ class Binder:
             assert isinstance(value, (int, float, Decimal))
             if inner.type == "decimal(19,0)" and -value == -(2**63):
                 return Lit("bigint", -(2**63))
+            if inner.type in INTEGRAL:  # typed by its value: -(-2147483648) is a bigint
+                return number_literal(str(-value))
             return Lit(inner.type, -value)
         if not is_numeric(inner.type):
             self.fail(tree, f"- needs a number, not {inner.type}")
-        return Call(inner.type, "neg", (self.arith_widen(inner, tree),))
+        widened = self.arith_widen(inner, tree)  # -(-32768) is an int, as in arithmetic
+        return Call(widened.type, "neg", (widened,))
 
     def _not(self, tree: exp.Not) -> Node:
         return Call("boolean", "not", (self.condition(tree.this),))
@@ -388,7 +391,7 @@ class Binder:
         return Call("string", "substring", tuple(args))
 
     def _abs(self, tree: exp.Abs) -> Node:
-        node = self.number_arg(tree.this, tree)
+        node = self.arith_widen(self.number_arg(tree.this, tree), tree)
         return Call(node.type, "abs", (node,))
 
     def _sign(self, tree: exp.Sign) -> Node:

@@ -239,12 +239,12 @@ class _Compiler:
     def _neg(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow.compute as pc
 
-        return pc.negate(a[0])
+        return pc.negate_checked(a[0])  # -(-2147483648) is an overflow, as in Spark
 
     def _abs(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow.compute as pc
 
-        return pc.abs(a[0])
+        return pc.abs_checked(a[0])
 
     def _cast(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         from lakectl.arrow.types import arrow_type

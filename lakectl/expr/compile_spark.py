@@ -86,8 +86,6 @@ def _checked(op: str) -> Callable[[Call, list[Column]], Column]:
     type's range, raising the overflow error."""
 
     def build(node: Call, args: list[Column]) -> Column:
-        from pyspark.sql import functions as F
-
         a, b = args
         if node.type not in INTEGRAL:
             result = {"add": a + b, "sub": a - b, "mul": a * b}[op]
@@ -96,10 +94,7 @@ def _checked(op: str) -> Callable[[Call, list[Column]], Column]:
         value = {"add": exact[0] + exact[1], "sub": exact[0] - exact[1]}.get(op)
         if value is None:
             value = exact[0] * exact[1]
-        limit = _LIMITS[node.type]
-        return _unless_out_of_range(
-            value, lambda x: x.between(F.lit(-limit), F.lit(limit - 1)), node.type
-        )
+        return _in_range(value, node.type)
 
     return build
 
@@ -127,6 +122,33 @@ def _fit(node: Call, args: list[Column]) -> Column:
         )
     bounds = [F.lit(str(Decimal(v))).cast("decimal(20,0)") for v in (-limit - 1, limit)]
     return _unless_out_of_range(args[0], lambda x: (x > bounds[0]) & (x < bounds[1]), node.type)
+
+
+def _in_range(value: Column, type_name: str) -> Column:
+    """An exact integer (decimal) ``value`` as ``type_name``, raising the overflow error
+    where it does not fit."""
+    from pyspark.sql import functions as F
+
+    limit = _LIMITS[type_name]
+    return _unless_out_of_range(
+        value, lambda x: x.between(F.lit(-limit), F.lit(limit - 1)), type_name
+    )
+
+
+def _neg(node: Call, args: list[Column]) -> Column:
+    """``-x``; of an integer, checked (``-(-2147483648)`` does not fit an int)."""
+    if node.type in INTEGRAL:
+        return _in_range(-args[0].cast("decimal(38,0)"), node.type)
+    return (-args[0]).cast(node.type)
+
+
+def _abs(node: Call, args: list[Column]) -> Column:
+    """``abs(x)``; of an integer, checked as :func:`_neg`."""
+    from pyspark.sql import functions as F
+
+    if node.type in INTEGRAL:
+        return _in_range(F.abs(args[0].cast("decimal(38,0)")), node.type)
+    return F.abs(args[0]).cast(node.type)
 
 
 def _case(node: Call, args: list[Column]) -> Column:
@@ -289,7 +311,7 @@ _CALLS: dict[str, Callable[[Call, list[Column]], Column]] = {
     "mul": _checked("mul"),
     "div": _div,
     "mod": _mod,
-    "neg": lambda n, a: (-a[0]).cast(n.type),
+    "neg": _neg,
     "cast": lambda n, a: a[0].cast(n.type),
     "fit": _fit,
     "hash": _fn("hash"),
@@ -309,7 +331,7 @@ _CALLS: dict[str, Callable[[Call, list[Column]], Column]] = {
     "pad": _pad,
     "locate": _locate,
     "substring": _substring,
-    "abs": _fn("abs"),
+    "abs": _abs,
     "sign": _fn("signum"),
     "sqrt": _fn("sqrt"),
     "pow": _fn("pow"),

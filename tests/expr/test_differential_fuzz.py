@@ -1,6 +1,7 @@
 """Property-based differential test: random typed conditions over a table with every column
 type, compiled by the Spark and the Arrow back ends from one bound tree, give the same value
-on every row (or both fail).
+on every row (or both fail); DuckDB, given the same bound tree
+(:mod:`tests.support.duck_expr`), is a third opinion on the conditions whose semantics it shares.
 
 The seed is fixed; ``LAKECTL_FUZZ_EXAMPLES`` raises the budget (``make fuzz``)."""
 
@@ -14,9 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lakectl.errors import LakectlError
-from lakectl.expr import bind_where
+from lakectl.expr import Node, bind_where
 from lakectl.expr.compile_arrow import arrow_expression
 from lakectl.expr.compile_spark import spark_column
+from tests.support.duck_expr import DuckTable, duckdb_opinions, duckdb_sql
 
 EXAMPLES = int(os.environ.get("LAKECTL_FUZZ_EXAMPLES", "6"))
 PER_EXAMPLE = 8
@@ -172,27 +174,53 @@ def _both(frame: Any, table: Any, where: str) -> tuple[Any, Any]:
     return spark, arrow
 
 
-def test_spark_and_arrow_agree_on_random_conditions(spark) -> None:  # type: ignore[no-untyped-def]
-    frame = spark_frame(spark).orderBy("id")  # not cached (see test_engine_agreement)
-    table = arrow_table()
-    counts = {"bound": 0, "refused": 0}
+def _bound(wheres: list[str], counts: dict[str, int]) -> dict[str, tuple[str, Node]]:
+    """The conditions the binder accepts, by column name (it refuses for every engine)."""
+    bound = {}
+    for i, where in enumerate(wheres):
+        try:
+            bound[f"c{i}"] = (where, bind_where(where, SCHEMA))
+            counts["bound"] += 1
+        except LakectlError:
+            counts["refused"] += 1
+    return bound
 
-    @settings(
+
+def _agrees_with_duckdb(
+    table: DuckTable,
+    bound: dict[str, tuple[str, Node]],
+    ours: dict[str, Any],
+    counts: dict[str, int],
+) -> None:
+    """DuckDB's opinion (:mod:`tests.support.duck_expr`) on the conditions inside the subset
+    whose semantics it shares: each of ``ours`` (values or the kind of failure) is one DuckDB
+    accepts."""
+    opinions = duckdb_opinions(table, {name: node for name, (_, node) in bound.items()})
+    counts["duckdb"] += len(opinions)
+    for name, accepted in opinions.items():
+        where, node = bound[name]
+        assert ours[name] in accepted, (where, duckdb_sql(node), ours[name], accepted)
+
+
+def _settings() -> Any:
+    return settings(
         max_examples=EXAMPLES,
         derandomize=True,
         database=None,
         deadline=None,
         suppress_health_check=list(HealthCheck),
     )
+
+
+def test_spark_arrow_and_duckdb_agree_on_random_conditions(spark) -> None:  # type: ignore[no-untyped-def]
+    frame = spark_frame(spark).orderBy("id")  # not cached (see test_engine_agreement)
+    table = arrow_table()
+    counts = {"bound": 0, "refused": 0, "duckdb": 0}
+
+    @_settings()
     @given(st.lists(_conditions(), min_size=PER_EXAMPLE, max_size=PER_EXAMPLE))
     def check(wheres: list[str]) -> None:
-        bound = {}
-        for i, where in enumerate(wheres):
-            try:
-                bound[f"c{i}"] = (where, bind_where(where, SCHEMA))
-                counts["bound"] += 1
-            except LakectlError:
-                counts["refused"] += 1  # the same binder refuses for both engines
+        bound = _bound(wheres, counts)
         if not bound:
             return
         try:
@@ -201,12 +229,47 @@ def test_spark_and_arrow_agree_on_random_conditions(spark) -> None:  # type: ign
             )
             spark_values = _spark_values(frame, {n: spark_column(b[1]) for n, b in bound.items()})
         except Exception:
-            for where, _ in bound.values():
+            ours = {}
+            for name, (where, _) in bound.items():
                 spark_one, arrow_one = _both(frame, table, where)
                 assert spark_one == arrow_one, where
+                ours[name] = spark_one
+            _agrees_with_duckdb(duck, bound, ours, counts)
             return
         for name, (where, _) in bound.items():
             assert spark_values[name] == arrow[name], where
+        _agrees_with_duckdb(duck, bound, spark_values, counts)
 
-    check()
+    duck = DuckTable(table)
+    try:
+        check()
+    finally:
+        duck.close()
     assert counts["bound"] > counts["refused"]
+    assert counts["duckdb"] > counts["bound"] // 2  # most conditions have a DuckDB opinion
+
+
+def test_arrow_and_duckdb_agree_on_random_conditions() -> None:
+    """The same differential without a JVM, with four times the examples: the Arrow engine
+    against DuckDB (Spark against Arrow is the test above)."""
+    table = arrow_table()
+    counts = {"bound": 0, "refused": 0, "duckdb": 0}
+
+    @settings(_settings(), max_examples=4 * EXAMPLES)
+    @given(st.lists(_conditions(), min_size=PER_EXAMPLE, max_size=PER_EXAMPLE))
+    def check(wheres: list[str]) -> None:
+        bound = _bound(wheres, counts)
+        ours: dict[str, Any] = {}
+        for name, (where, node) in bound.items():
+            try:
+                ours[name] = _arrow_values(table, {"c": arrow_expression(node, where)})["c"]
+            except Exception as exc:
+                ours[name] = ("fails", "overflow" in str(exc))
+        _agrees_with_duckdb(duck, bound, ours, counts)
+
+    duck = DuckTable(table)
+    try:
+        check()
+    finally:
+        duck.close()
+    assert counts["duckdb"] > counts["bound"] // 2

@@ -104,12 +104,20 @@ def test_spark_and_arrow_agree(spark) -> None:  # type: ignore[no-untyped-def]
         ("d = 'NaN'", [1]),
         ("id IN (1, 2, 3.0)", [1, 2, 3]),
         ("n = 2.0", [5]),
+        ("-sm > 32767", [3]),  # -(-32768) is an int, not a wrapped smallint
+        ("abs(sm) = 32768", [3]),
     ],
 )
 def test_the_issue_examples_in_spark(spark, where: str, expected: list[int]) -> None:  # type: ignore[no-untyped-def]
     assert _spark_ids(spark_frame(spark), where) == expected
 
 
-def test_integer_overflow_fails_in_spark(spark) -> None:  # type: ignore[no-untyped-def]
+SMALLEST = "CASE WHEN n = 0 THEN -9223372036854775808 ELSE n END"  # row 6
+
+
+@pytest.mark.parametrize(
+    "where", ["n * 1000000000000 > 0", f"abs({SMALLEST}) > 0", f"-({SMALLEST}) > 0"]
+)
+def test_integer_overflow_fails_in_spark(spark, where: str) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(Exception, match="integer overflow"):
-        _spark_ids(spark_frame(spark), "n * 1000000000000 > 0")
+        _spark_ids(spark_frame(spark), where)

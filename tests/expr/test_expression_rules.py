@@ -79,6 +79,9 @@ def test_refused_with_the_reason_and_the_way_out(where: str, fragment: str, hint
         ("dec = 1.01", [1]),
         ("b", [1, 4]),
         ("sm + 1 > 32767", [4]),  # smallint arithmetic widens to int
+        ("-sm > 32767", [3]),  # so do unary minus and abs: -(-32768) is the int 32768
+        ("abs(sm) = 32768", [3]),
+        ("-(-2147483648) = 2147483648", [1, 2, 3, 4, 5, 6]),  # a constant typed by its value
     ],
 )
 def test_arrow_results(where: str, expected: list[int] | None) -> None:
@@ -94,6 +97,16 @@ def test_integer_overflow_is_an_error_not_null() -> None:
 
     with pytest.raises(pa.ArrowInvalid, match="overflow"):
         rows("n * 1000000000000 > 0")
+
+
+@pytest.mark.parametrize("op", ["abs", "-"])
+def test_unary_integer_overflow_is_an_error_not_a_wrapped_value(op: str) -> None:
+    import pyarrow as pa
+
+    smallest = "CASE WHEN n = 0 THEN -9223372036854775808 ELSE n END"  # row 6
+    assert rows(f"{smallest} < 0") == [4, 6]
+    with pytest.raises(pa.ArrowInvalid, match="overflow"):
+        rows(f"{op}({smallest}) > 0")
 
 
 def test_a_large_in_list_is_one_set_lookup() -> None:

@@ -276,8 +276,12 @@ class StatementGenerator:
         return f"UPDATE t SET {values} WHERE {key} = {literal};"
 
 
-def updates_text(rng: random.Random, count: int) -> str:
-    generator = StatementGenerator(rng)
+def updates_text(
+    rng: random.Random, count: int, generator: StatementGenerator | None = None
+) -> str:
+    """``count`` random statements (of ``generator``, default one over :data:`SCHEMA`) in an
+    ``.updates`` file's text, at random effective times among :data:`TIMES`."""
+    generator = generator or StatementGenerator(rng)
     lines, current = [], 0
     for _ in range(count):
         effective = rng.choice(TIMES)
