@@ -7,7 +7,8 @@ directory (here of one ``part-00000`` file) in Parquet, ORC or CSV.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.read import ArrowRead, read_arrow
@@ -22,13 +23,20 @@ if TYPE_CHECKING:
 OUT_FORMATS = ("parquet", "orc", "csv")
 
 
-def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
-    """Read the table with the Arrow reader and return rows (or write them to ``request.out``)."""
-    if request.out and request.out_format.lower() not in OUT_FORMATS:
-        raise UsageError(
-            f"--format {request.out_format} is not written by the arrow engine",
-            hint=f"use one of {', '.join(OUT_FORMATS)}, or --engine spark",
-        )
+@dataclass(frozen=True)
+class ArrowRows:
+    """A resolved Arrow read in the order asked for: the read, the schema of the columns
+    returned, the sort applied (empty: the order of the table's files) and the batches."""
+
+    read: ArrowRead
+    schema: pa.Schema
+    order_by: tuple[str, ...]
+    batches: Iterable[pa.RecordBatch]
+
+
+def arrow_rows(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> ArrowRows:
+    """Resolve ``request`` for the Arrow reader, sorted as ``request.row_order`` says (a sort
+    reads every row first); ``limit`` and ``out`` are not applied here."""
     read = read_arrow(ctx, table_ref, SnapshotRequest(**{**vars(request), "order_by": ()}))
     meta = read.target.metadata
     shown = read.schema.names
@@ -37,6 +45,26 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
         # key order with --columns leaving the key out: read the key too, sort, then drop it
         wider = (*request.columns, *(k for k in order if k not in shown))
         read = read_arrow(ctx, table_ref, replace(request, order_by=(), columns=wider))
+    schema = read.schema
+    if not order:
+        return ArrowRows(read, schema, order, read.batches())
+    import pyarrow as pa
+
+    schema = pa.schema([read.schema.field(n) for n in shown])
+    return ArrowRows(read, schema, order, [b.select(shown) for b in _sorted(read, order)])
+
+
+def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
+    """Read the table with the Arrow reader and return rows (or write them to ``request.out``)."""
+    if request.out and request.out_format.lower() not in OUT_FORMATS:
+        raise UsageError(
+            f"--format {request.out_format} is not written by the arrow engine",
+            hint=f"use one of {', '.join(OUT_FORMATS)}, or --engine spark",
+        )
+    ctx.progress("reading")
+    rows_read = arrow_rows(ctx, table_ref, request)
+    read, shown = rows_read.read, rows_read.schema.names
+    meta = read.target.metadata
     result = SnapshotResult(
         table=read.table,
         columns=shown,
@@ -44,14 +72,11 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
         version=read.version,
         scan=read.scan.to_dict(),
         read_path="arrow",
-        order_by=list(order),
+        order_by=list(rows_read.order_by),
     )
-    ctx.progress("reading")
-    batches: Any = read.batches()
-    if order:
-        batches = [b.select(shown) for b in _sorted(read, order)]
+    batches = rows_read.batches
     if request.out:
-        result.out, result.rows_written = write_out(batches, read.schema, request, ctx)
+        result.out, result.rows_written = write_out(batches, rows_read.schema, request, ctx)
         return result
     limit = request.limit
     rows: list[tuple[Any, ...]] = []
@@ -151,4 +176,4 @@ def _table(batch: pa.RecordBatch) -> pa.Table:
     return pa.Table.from_batches([batch])
 
 
-__all__ = ["OUT_FORMATS", "arrow_snapshot", "wall_clock", "write_out"]
+__all__ = ["OUT_FORMATS", "ArrowRows", "arrow_rows", "arrow_snapshot", "wall_clock", "write_out"]
