@@ -29,7 +29,7 @@ import datetime as dt
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from lakectl.api_values import TimeLike, column_names, to_millis
 from lakectl.config import Config, load_config
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from lakectl.table.schema import Schema
 
 CompactKind = Literal["minor", "major", "auto"]
+P = ParamSpec("P")
 R = TypeVar("R")
 C = TypeVar("C", bound=type)
 
@@ -76,6 +77,23 @@ def _python_errors_on_public_methods(cls: C) -> C:
         elif callable(value):
             setattr(cls, name, python_errors(value))
     return cls
+
+
+def _write(method: Callable[P, R]) -> Callable[P, R]:
+    """A write through a :class:`Table`: when it fails, the table is no longer pinned (the
+    next read pins the state the failed write left); when it succeeds, ``_wrote`` refreshed
+    it."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except BaseException:
+            args[0]._state = None  # type: ignore[attr-defined]
+            raise
+
+    return wrapper
 
 
 def _context(
@@ -408,6 +426,7 @@ class Table:
 
     # --- writing (each refreshes the table) --------------------------------------------------
 
+    @_write
     def checkpoint(self) -> CheckpointResult:
         """Write a log checkpoint of the newest state now (``lakectl checkpoint``); readers
         start from the newest checkpoint instead of reading every log record.
@@ -419,6 +438,7 @@ class Table:
 
         return self._wrote(write_checkpoint(self._ctx.table(self._ref)))
 
+    @_write
     def set_properties(
         self,
         properties: Mapping[str, object] | Iterable[str] | None = None,
@@ -443,6 +463,7 @@ class Table:
         store = self._ctx.table(self._ref)
         return self._wrote(set_properties(store, assignments, tuple(unset)))
 
+    @_write
     def alter(
         self,
         add_columns: str | Sequence[str] = (),
@@ -475,6 +496,7 @@ class Table:
         change = SchemaChange(_texts(add_columns), _texts(widen), renames)
         return self._wrote(alter(self._ctx.table(self._ref), change))
 
+    @_write
     def apply_updates(self, path: str, timezone: str | None = None) -> InstallResult:
         """Validate the statements of an ``.updates`` file and install them all (one commit),
         or none.
@@ -490,6 +512,7 @@ class Table:
 
         return self._wrote(install(self._ctx, self._ref, path, timezone))
 
+    @_write
     def clean(
         self, retain: str | None = None, dry_run: bool = False, force: bool = False
     ) -> CleanResult:
@@ -512,6 +535,7 @@ class Table:
 
     # --- loading (Spark) -------------------------------------------------------------------
 
+    @_write
     def load(
         self,
         source: str | DataFrame,
@@ -588,6 +612,7 @@ class Table:
             return self._wrote(load(self._ctx, self._ref, options))
         return self._wrote(load_dataframe(self._ctx, self._ref, source, options))
 
+    @_write
     def stream(
         self,
         source_dir: str,
@@ -661,6 +686,7 @@ class Table:
         result = stream(self._ctx, self._ref, options, on_event=on_event, on_tick=on_tick)
         return self._wrote(result)
 
+    @_write
     def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:
         """Fold the active statements effective by ``until`` into the data and retire them.
 
@@ -678,6 +704,7 @@ class Table:
             raise UsageError("until=: a time is needed, e.g. until='2024-06-01'")
         return self._wrote(materialize(self._ctx, self._ref, until_ms))
 
+    @_write
     def compact(
         self,
         kind: CompactKind = "auto",
@@ -717,6 +744,7 @@ class Table:
         )
         return self._wrote(compact(self._ctx, self._ref, options), dry_run)
 
+    @_write
     def delete(self, where: str, *, dry_run: bool = False) -> DmlResult:
         """Delete the rows matching ``where`` now, as one transaction (``lakectl delete``).
 
@@ -732,6 +760,7 @@ class Table:
         request = DmlRequest("delete", where=where, dry_run=dry_run)
         return self._wrote(run_dml(self._ctx, self._ref, request), dry_run)
 
+    @_write
     def update_rows(
         self,
         assignments: str | Mapping[str, str],
@@ -766,6 +795,7 @@ class Table:
         request = DmlRequest("update", where=where, assignments=text, dry_run=dry_run)
         return self._wrote(run_dml(self._ctx, self._ref, request), dry_run)
 
+    @_write
     def restore(
         self, version: int | None = None, *, as_of: TimeLike | None = None, dry_run: bool = False
     ) -> RestoreResult:
@@ -786,6 +816,7 @@ class Table:
         result = restore(self._ctx, self._ref, version=version, at=at, dry_run=dry_run)
         return self._wrote(result, dry_run)
 
+    @_write
     def list_bucket(
         self,
         columns: str | Sequence[str] = (),

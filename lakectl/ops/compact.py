@@ -12,6 +12,7 @@ directories is ``clean``'s job.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,7 +21,7 @@ from lakectl.errors import CommitConflictError, FormatError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import committed_dirs, plan_lakectl
-from lakectl.ops.results import Listing, iso_time
+from lakectl.ops.results import Listing, iso_time, utc
 from lakectl.ops.rewrite import (
     lowest_open_write_id,
     partition_values,
@@ -303,8 +304,8 @@ class CompactionEntry:
     type: str | None
     state: str
     requested: str
-    started_at: int | None
-    ended_at: int | None
+    started_at: dt.datetime | None
+    ended_at: dt.datetime | None
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     bytes_in: int
@@ -424,8 +425,8 @@ def compactions(
                     source,
                     state,
                     requested=run.requested,
-                    started_at=run.started_at,
-                    ended_at=run.ended_at if state == "failed" else None,
+                    started_at=utc(run.started_at),
+                    ended_at=utc(run.ended_at) if state == "failed" else None,
                     run_id=run.id,
                     error=run.error or ("its process is gone" if state == "failed" else None),
                 )

@@ -8,11 +8,12 @@ data columns (:mod:`lakectl.arrow.row_count`).
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from lakectl.ops.reading import ReadTarget, open_for_read
-from lakectl.ops.results import Listing, iso_time
+from lakectl.ops.results import Listing, iso_time, utc
 from lakectl.planning.list_bucket_plan import ListBucketing, layout_of, layouts_by_dir
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.orc_files import read_footer
@@ -158,7 +159,7 @@ class HistoryEntry:
     seq: int
     version: int | None
     operation: str
-    committed_at: int
+    committed_at: dt.datetime
     counts: dict[str, int]
     added_dirs: int
     obsolete_dirs: int
@@ -218,7 +219,7 @@ def history(store: TableStore, limit: int | None = None) -> History:
                 r.seq,
                 r.write_id,
                 r.operation,
-                r.committed_at,
+                utc(r.committed_at),
                 r.counts,
                 len(r.added),
                 len(r.obsolete),

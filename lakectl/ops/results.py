@@ -10,15 +10,40 @@ object ``{"table": ..., "<entries>": [...]}``.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, overload
 
 from lakectl.updates.times import format_millis
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def iso_time(millis: int | None) -> str | None:
-    """Epoch milliseconds as ISO-8601 UTC (``2024-01-02T03:04:05Z``); None stays None."""
-    return None if millis is None else format_millis(millis)
+
+def iso_time(moment: int | dt.datetime | None) -> str | None:
+    """Epoch milliseconds (or a UTC datetime) as ISO-8601 UTC (``2024-01-02T03:04:05Z``); None
+    stays None."""
+    if isinstance(moment, dt.datetime):
+        return format_millis(millis(moment))
+    return None if moment is None else format_millis(moment)
+
+
+@overload
+def utc(millis_value: int) -> dt.datetime: ...
+@overload
+def utc(millis_value: None) -> None: ...
+def utc(millis_value: int | None) -> dt.datetime | None:
+    """Epoch milliseconds as a timezone-aware UTC datetime (what result objects hold for
+    times); None stays None."""
+    if millis_value is None:
+        return None
+    return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=millis_value)
+
+
+def millis(moment: dt.datetime) -> int:
+    """A datetime (naive: UTC) as epoch milliseconds."""
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.UTC)
+    return (aware - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
 
 
 class HasDict(Protocol):
@@ -50,3 +75,18 @@ class Listing(list[E]):
     def records(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per entry: the rows of ``--format json|csv|tsv``."""
         return [entry.to_dict() for entry in self]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The entries as a pandas DataFrame, one row per entry and one column per field of
+        ``to_dict()`` (:attr:`columns`), times as UTC timestamps.
+
+        Returns:
+            A :class:`pandas.DataFrame`.
+        """
+        import pandas as pd
+
+        rows = [{c: getattr(entry, c, None) for c in self.columns} for entry in self]
+        return pd.DataFrame(rows, columns=list(self.columns))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.table!r}, {len(self)} {self.items_key})"

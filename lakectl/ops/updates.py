@@ -9,13 +9,14 @@ installed and again whenever they are read back.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from lakectl.errors import BadInputError, TableNotFoundError
 from lakectl.ops.context import Context
-from lakectl.ops.results import Listing, iso_time
+from lakectl.ops.results import Listing, iso_time, utc
 from lakectl.table.log import ALWAYS, CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import UPDATES_FILE, TableStore
@@ -54,7 +55,7 @@ class InstalledStatement:
 
     statement: Statement
     version: int | None
-    installed_at: int
+    installed_at: dt.datetime
     index: int = 0
     problem: str | None = None
     nodes: int | None = None  # expression nodes, once checked (see check_tree_shape)
@@ -150,9 +151,9 @@ def _read_installed(
         stmt = _from_json(data)
     except (KeyError, TypeError, ValueError) as exc:
         damaged = Statement(ALWAYS, "", "update", "", 0, "<damaged log record>")
-        entry = InstalledStatement(damaged, record.write_id, record.committed_at, index)
+        entry = InstalledStatement(damaged, record.write_id, utc(record.committed_at), index)
         return replace(entry, problem=f"{entry.origin}: damaged statement record ({exc})")
-    entry = InstalledStatement(stmt, record.write_id, record.committed_at, index)
+    entry = InstalledStatement(stmt, record.write_id, utc(record.committed_at), index)
     if limits is None:
         return entry
     _reuse_stored_form(stmt.sql, data.get("tree"))

@@ -24,10 +24,11 @@ SCHEMA = "id bigint, label string, qty int, day string"
 
 
 def _rows(table: lakectl.Table, **kw: Any) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r) for r in table.to_spark(**kw).collect())
+    return sorted(tuple(r) for r in table.scan(**kw).to_spark().collect())
 
 
 def _state(table: lakectl.Table) -> tuple[int, int, list[tuple[Any, ...]]]:
+    table.refresh()  # what other processes committed
     return table.version, len(table.history()), _rows(table)
 
 
@@ -56,7 +57,7 @@ def test_a_killed_update_changes_nothing_and_a_rerun_completes(table, point) -> 
     assert killed.code == 137, killed.err[-2000:]
     assert killed.out == ""
     assert _state(table) == before
-    done = table.update("qty = qty + 1", "day = 'd1'")
+    done = table.update_rows("qty = qty + 1", "day = 'd1'")
     assert done.updated == sum(1 for r in before[2] if r[3] == "d1") > 0
     assert _rows(table) == sorted(
         (i, label, qty + (day == "d1"), day) for i, label, qty, day in before[2]
