@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from lakectl.errors import TimeTravelError, UsageError
 from lakectl.ops.context import Context
 from lakectl.ops.reading import ReadTarget, plan_lakectl, with_written_schemas
+from lakectl.ops.results import brief
 from lakectl.ops.snapshot import SnapshotRequest, check_request, snapshot_frame
 from lakectl.planning.change_plan import ChangeRange, plan_changes, valid_time
 from lakectl.planning.read_plan import PartitionReadPlan, require_whole_files
@@ -51,6 +52,18 @@ class ChangesResult:
     truncated: bool = False
     out: str | None = None
     rows_written: int | None = None
+
+    def __repr__(self) -> str:
+        return brief(
+            self,
+            "table",
+            "from_version",
+            "to_version",
+            "columns",
+            "truncated",
+            "out",
+            "rows_written",
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -21,7 +21,7 @@ from lakectl.errors import CommitConflictError, FormatError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import committed_dirs, plan_lakectl
-from lakectl.ops.results import Listing, iso_time, utc
+from lakectl.ops.results import Listing, brief, iso_time, utc
 from lakectl.ops.rewrite import (
     lowest_open_write_id,
     partition_values,
@@ -77,6 +77,9 @@ class CompactResult:
     obsolete: tuple[str, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "kind", "dry_run", "log_seq")
 
     @property
     def committed(self) -> bool:

@@ -22,6 +22,7 @@ from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import prune_target
 from lakectl.ops.reading import ReadTarget, plan_lakectl
+from lakectl.ops.results import brief
 from lakectl.ops.updates import check_reader_costs
 from lakectl.table.layout import partition_path
 from lakectl.table.log import ALWAYS, CommitRecord, Operation
@@ -69,6 +70,9 @@ class DmlResult:
     partitions_read: int = 0
     partitions_total: int = 0
     seconds: float = 0.0
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "kind", "version", "deleted", "updated", "dry_run")
 
     @property
     def operation(self) -> DmlKind:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from lakectl.ops.reading import ReadTarget, open_for_read
-from lakectl.ops.results import Listing, iso_time, utc
+from lakectl.ops.results import Listing, brief, iso_time, utc
 from lakectl.planning.list_bucket_plan import ListBucketing, layout_of, layouts_by_dir
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.orc_files import read_footer
@@ -81,6 +81,9 @@ class ShowResult:
     partitions: list[PartitionSummary] = field(default_factory=list)
     partition_columns: ClassVar[tuple[str, ...]] = PARTITION_FIELDS
     """The keys of each partition's ``to_dict()`` (``show --format csv``'s columns)."""
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "kind", "version", "primary_key", "partition_by")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -166,6 +169,9 @@ class HistoryEntry:
     info: dict[str, Any]
     starts_history: bool = False
     """The first entry kept after ``clean`` expired older ones (history starts here)."""
+
+    def __repr__(self) -> str:
+        return brief(self, "seq", "version", "operation", "committed_at")
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -22,6 +22,7 @@ from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.create import build_metadata, split_columns
 from lakectl.ops.reading import plan_lakectl
+from lakectl.ops.results import brief
 from lakectl.ops.rewrite import write_tasks
 from lakectl.storage.fs import Storage, storage_for
 from lakectl.storage.inputs import require_input_files
@@ -85,6 +86,9 @@ class LoadResult:
     """``loaded``; ``skipped``: the log says this source was loaded already (by version
     ``loaded_by``), nothing was read; ``empty``: the source has no rows, nothing committed."""
     loaded_by: int | None = None
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "version", "status", "counts")
 
     @property
     def skipped(self) -> bool:

@@ -33,7 +33,7 @@ from typing import Any
 from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
-from lakectl.ops.results import iso_time
+from lakectl.ops.results import brief, iso_time
 from lakectl.ops.updates import (
     MATERIALIZE_OPERATION,
     InstalledStatement,
@@ -96,6 +96,9 @@ class MaterializeResult:
     counts: dict[str, int] = field(default_factory=dict)
     effective_at: int | None = None
     added: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "version", "retired_statements", "active_statements")
 
     def to_dict(self) -> dict[str, Any]:
         return {

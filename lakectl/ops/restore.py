@@ -33,6 +33,7 @@ from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.reading import ReadTarget, choose_state, plan_lakectl, with_written_schemas
+from lakectl.ops.results import brief
 from lakectl.ops.updates import installed_statements, statement_keys, write_updates_file
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.listing import DirListing
@@ -65,6 +66,11 @@ class RestoreResult:
     bytes_read: int = 0  # the size of their files
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return brief(
+            self, "table", "restored_version", "version", "deleted", "reinserted", "dry_run"
+        )
 
     @property
     def counts(self) -> dict[str, int]:

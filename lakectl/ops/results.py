@@ -46,6 +46,20 @@ def millis(moment: dt.datetime) -> int:
     return (aware - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
 
 
+def brief(obj: object, *fields: str) -> str:
+    """A short repr: the class name, then ``fields`` that are set (``LoadResult('sales',
+    version=3, inserted=10)``); the first field, when it is the table, goes unnamed."""
+    parts = []
+    for index, name in enumerate(fields):
+        value = getattr(obj, name)
+        if value is None:
+            continue
+        if isinstance(value, dt.datetime):
+            value = iso_time(value)
+        parts.append(repr(value) if index == 0 and name == "table" else f"{name}={value!r}")
+    return f"{type(obj).__name__}({', '.join(parts)})"
+
+
 class HasDict(Protocol):
     """A result entry: a dataclass whose ``to_dict()`` is its JSON form."""
 

@@ -12,6 +12,7 @@ from lakectl.expr import bind_where
 from lakectl.ops.context import Context
 from lakectl.ops.pruning import ScanStats, prune_target
 from lakectl.ops.reading import ReadTarget, open_for_read
+from lakectl.ops.results import brief
 from lakectl.planning.prune import where_reads_only_unassigned
 from lakectl.table.log import DATA_OPS
 from lakectl.table.schema import Schema
@@ -71,6 +72,9 @@ class SnapshotResult:
     read_path: str | None = None  # data_source, join or none (lakectl.spark.acid_read.READ_PATHS)
     note: str | None = None  # why a read returned nothing, when a time bound is the reason
     order_by: list[str] = field(default_factory=list)  # the rows' sort; empty: file order
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "version", "columns", "truncated", "out", "rows_written")
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
