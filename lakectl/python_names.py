@@ -4,7 +4,8 @@ The operations word their errors for the command line (``--as-of: ...``, ``use -
 spark``). :func:`python_names` rewrites such a message and its hint for a caller of
 :mod:`lakectl.api`: ``--as-of`` becomes ``as_of=``, a switch such as ``--dry-run`` becomes
 ``dry_run=True``, ``--engine spark`` becomes ``engine='spark'`` and ``--out PATH`` the path
-given to ``write``.
+given to ``write``. A command quoted in backquotes (```lakectl load --create```) is left as
+the command line's.
 """
 
 from __future__ import annotations
@@ -56,8 +57,12 @@ def _argument(match: re.Match[str]) -> str:
 
 
 def python_text(text: str) -> str:
-    """``text`` with each command-line flag replaced by the Python argument it stands for."""
-    return _FLAG.sub(_argument, text)
+    """``text`` with each command-line flag replaced by the Python argument it stands for; a
+    quoted command (```lakectl alter TABLE --add-column ...```) stays as it is."""
+    parts = text.split("`")
+    for index in range(0, len(parts), 2):  # outside backquotes
+        parts[index] = _FLAG.sub(_argument, parts[index])
+    return "`".join(parts)
 
 
 def python_names(error: LakectlError) -> LakectlError:

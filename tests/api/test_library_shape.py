@@ -177,6 +177,10 @@ def test_errors_name_python_arguments_and_the_cli_keeps_its_flags(
         ("--version 3 and --known-at", "version=3 and known_at="),
         ("--scd2 needs a key", "scd2() needs a key"),
         ("lakectl history lists versions", "lakectl history lists versions"),
+        (
+            "add --evolve, or run `lakectl alter T --add-column c`",
+            "add evolve=True, or run `lakectl alter T --add-column c`",
+        ),
     ],
 )
 def test_flags_in_messages_become_python_arguments(text: str, python: str) -> None:

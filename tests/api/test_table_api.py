@@ -231,7 +231,7 @@ def test_a_load_into_a_missing_table_or_from_a_missing_source_says_which(tmp_pat
     source.write_text("id,v\n1,a\n")
     with pytest.raises(lakectl.TableNotFoundError, match=r"did you mean \S*/orders\?") as missing:
         lakectl.open_table(str(tmp_path / "ordrs")).load(str(source), mode="cdc")
-    assert "--create" in (missing.value.hint or "")
+    assert "add create=True (with primary_key=, partition_by=" in (missing.value.hint or "")
     assert not (tmp_path / "ordrs").exists()
     nothing = tmp_path / "nothing.csv"
     with pytest.raises(lakectl.SourceNotFoundError, match=f"source {nothing} does not exist"):
