@@ -80,9 +80,8 @@ def _python_errors_on_public_methods(cls: C) -> C:
 
 
 def _write(method: Callable[P, R]) -> Callable[P, R]:
-    """A write through a :class:`Table`: when it fails, the table is no longer pinned (the
-    next read pins the state the failed write left); when it succeeds, ``_wrote`` refreshed
-    it."""
+    """A write through a :class:`Table`: when it fails, the table is refreshed too (the next
+    read pins the state the failed write left); when it succeeds, ``_wrote`` refreshes it."""
     import functools
 
     @functools.wraps(method)
@@ -201,9 +200,11 @@ class Table:
         return self
 
     def _wrote(self, result: R, dry_run: bool = False) -> R:
-        """``result`` of a write, after refreshing the table (not after a dry run)."""
+        """``result`` of a write; the table is refreshed (not after a dry run): the next read
+        pins the newest state, which holds the write (read then, not now: a command line run
+        that writes reads no more)."""
         if not dry_run:
-            self.refresh()
+            self._state = None
         return result
 
     @property
