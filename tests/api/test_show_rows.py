@@ -62,4 +62,6 @@ def test_show_counts_the_rows_a_read_returns_at_every_version(tmp_path: Path, sp
     for version, rows in counted:
         assert table.scan(version=version).to_arrow().num_rows == rows, version
     assert counted[5][1] == counted[2][1]  # restore 3 reads as version 3
-    print("show (exact) vs footer estimate:", [(c[1], e) for c, e in zip(counted, estimates)])
+    # The history is one where footers minus delete events is not the row count (after the
+    # restores it was far off), so the exact count is what is tested here.
+    assert any(estimate != rows for (_, rows), estimate in zip(counted, estimates, strict=True))
