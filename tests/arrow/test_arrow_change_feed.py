@@ -117,7 +117,7 @@ def test_command_runs_without_java(history: Path, tmp_path: Path, spark: Any) ->
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    want = lakectl.open_table(str(history), spark=spark).changes(from_version=2).toArrow()
+    want = lakectl.open_table(str(history), spark=spark).changes(from_version=2).to_arrow()
     assert json.loads(done.stdout)["rows_written"] == want.num_rows
     import pyarrow.parquet as pq
 
