@@ -316,4 +316,5 @@ def test_a_load_evolve_killed_after_its_schema_commit_is_completed_by_a_rerun(
     rerun = lakectl_cli("--json", "load", path, batch, "--evolve")
     assert rerun.code == 0, rerun.out
     assert "evolved" not in rerun.json  # nothing left to add
+    table.refresh()  # the rerun committed in another command
     assert [tuple(r) for r in table.scan().to_spark().collect()] == [(1, 2, "a", "d", "web")]
