@@ -56,7 +56,7 @@ from collections import Counter
 import pyarrow as pa
 import lakectl
 sizes, rows = Counter(), 0
-for batch in lakectl.open_table(sys.argv[1]).to_batches():
+for batch in lakectl.open_table(sys.argv[1]).scan().to_batches():
     if batch.num_rows:
         sizes[batch.column(sys.argv[2])[0].as_py()] += batch.nbytes
     rows += batch.num_rows
@@ -69,7 +69,7 @@ print(json.dumps({"peak": pa.default_memory_pool().max_memory(), "largest": larg
 def _arrow_read(table: str, step: str) -> lb.Timing:
     import lakectl
 
-    timing, result = lb.timed(step, lambda: lakectl.open_table(table).to_arrow())
+    timing, result = lb.timed(step, lambda: lakectl.open_table(table).scan().to_arrow())
     timing.detail["rows"] = result.num_rows
     return timing
 

@@ -138,7 +138,7 @@ def spark_read_seconds(table: Path) -> tuple[float, int, str | None]:
     validate.clear_statement_caches()
     started = time.perf_counter()
     try:
-        rows = len(lakectl.open_table(str(table)).snapshot().rows)
+        rows = len(lakectl.open_table(str(table)).scan().collect().rows)
     except Exception as exc:  # reported, not raised: the bench goes on with the next case
         lines = [line for line in str(exc).splitlines() if "Exception" in line or "Error" in line]
         return time.perf_counter() - started, CRASHED, (lines or [repr(exc)])[0][:200]
@@ -149,10 +149,10 @@ def _read_main(warm_up: str, table: str) -> int:
     import lakectl
     from lakectl.errors import UsageError
 
-    lakectl.open_table(warm_up).to_arrow()
+    lakectl.open_table(warm_up).scan().to_arrow()
     started, cpu = time.perf_counter(), time.process_time()
     try:
-        rows = lakectl.open_table(table).to_arrow().num_rows
+        rows = lakectl.open_table(table).scan().to_arrow().num_rows
     except UsageError:  # a statement the Arrow reader does not apply (LIKE)
         rows = REFUSED
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu

@@ -6,16 +6,21 @@ import lakectl
 t = lakectl.open_table("sales", warehouse="./warehouse")        # a name, a path or a URL
 r = t.load("batch.csv", mode="cdc", op_column="op_code", order_by="change_ts")
 r.inserted, r.updated, r.deleted, r.ignored, r.version
-df = t.to_spark(as_of="2024-06-01", where="store_id = 'S01'")  # a lazy Spark DataFrame
+t.scan(where="store_id = 'S01'").to_pandas()                  # read with pyarrow, no JVM
+t.scan(as_of="2024-06-01", engine="spark").to_spark()         # a lazy Spark DataFrame
+t.changes(from_version=2).to_arrow()                          # the change feed
 t.compact("auto")
 t.clean(retain="7d", dry_run=True)
 ```
 
-Every method returns a plain result object (the ones the CLI renders) and raises the
-:class:`lakectl.LakectlError` family. Reading the log (``schema``, ``version``, ``history``,
-``partitions``, ``updates``, ``compactions``, ``clean``, ``set_properties``) never starts a JVM;
-the other methods use the Spark session given as ``spark=``, else the active one of the process,
-else one lakectl starts (``master=``/``remote=``/``conf=``, or the configuration files).
+A :class:`Table` is pinned to the state of the log it first read: its properties, scans,
+change feeds, ``history`` and ``show`` all see that version until :meth:`Table.refresh` (or a
+write through the table, which refreshes it). Every method returns a plain result object (the
+ones the CLI renders, exported from :mod:`lakectl`) and raises the
+:class:`lakectl.LakectlError` family, whose messages name the Python arguments. Reading the log
+and the Arrow engine never start a JVM; Spark jobs use the session given as ``spark=``, else the
+active one of the process, else one lakectl starts (``master=``/``remote=``/``conf=``, or the
+configuration files).
 """
 
 from __future__ import annotations
@@ -24,19 +29,19 @@ import datetime as dt
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
+from lakectl.api_values import TimeLike, column_names, to_millis
 from lakectl.config import Config, load_config
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context, Progress, no_progress
+from lakectl.pinned import PinnedContext, pin
+from lakectl.table_reads import Changes, Engine, Scan, python_errors
 
 if TYPE_CHECKING:
-    import pandas as pd
-    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
     from lakectl.ops.alter import AlterResult
-    from lakectl.ops.changes import ChangesResult
     from lakectl.ops.checkpoint import CheckpointResult
     from lakectl.ops.clean import CleanResult
     from lakectl.ops.compact import Compactions, CompactResult
@@ -49,54 +54,45 @@ if TYPE_CHECKING:
     from lakectl.ops.restore import RestoreResult
     from lakectl.ops.set_properties import SetResult
     from lakectl.ops.skew import SkewResult
-    from lakectl.ops.snapshot import SnapshotResult
     from lakectl.ops.stream import StreamResult, StreamStatus
     from lakectl.ops.tables import TablesResult
     from lakectl.ops.updates import InstallResult, Statements
+    from lakectl.table.log import TableState
     from lakectl.table.schema import Schema
 
-TimeLike = int | str | dt.datetime | dt.date
-"""A point in time: epoch milliseconds, a date or ISO date-time text, or a date/datetime
-(naive values are UTC). For ``as_of``, ``-1`` means the raw data without Type 7 statements."""
-
 CompactKind = Literal["minor", "major", "auto"]
+P = ParamSpec("P")
+R = TypeVar("R")
+C = TypeVar("C", bound=type)
 
 
-def to_millis(value: TimeLike | None, what: str, timezone: str | None = None) -> int | None:
-    """``value`` as epoch milliseconds (``None`` stays ``None``); text as ``--as-of`` takes it."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise UsageError(f"{what}: expected a time, got {value!r}")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, dt.datetime):
-        aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-        return int(aware.timestamp() * 1000)
-    if isinstance(value, dt.date):
-        return to_millis(dt.datetime(value.year, value.month, value.day), what)
-    if isinstance(value, str):
-        from lakectl.updates.times import parse_time
+def _python_errors_on_public_methods(cls: C) -> C:
+    """Wrap every public method and property of ``cls`` so that its errors name Python
+    arguments (:func:`lakectl.table_reads.python_errors`)."""
+    for name, value in list(vars(cls).items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(value, property) and value.fget is not None:
+            setattr(cls, name, property(python_errors(value.fget), doc=value.__doc__))
+        elif callable(value):
+            setattr(cls, name, python_errors(value))
+    return cls
 
+
+def _write(method: Callable[P, R]) -> Callable[P, R]:
+    """A write through a :class:`Table`: when it fails, the table is refreshed too (the next
+    read pins the state the failed write left); when it succeeds, ``_wrote`` refreshes it."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return parse_time(value, timezone).millis
-        except UsageError:
+            return method(*args, **kwargs)
+        except BaseException:
+            args[0]._state = None  # type: ignore[attr-defined]
             raise
-        except Exception as exc:  # BadInputError: the value itself is malformed
-            message = getattr(exc, "message", str(exc))
-            raise UsageError(f"{what}: {message}") from exc
-    raise UsageError(f"{what}: expected a time, got {type(value).__name__}")
 
-
-def _columns(value: str | Sequence[str] | None) -> tuple[str, ...]:
-    """Column names given as a list or as comma-separated text."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        from lakectl.ops.create import split_columns
-
-        return split_columns(value)
-    return tuple(value)
+    return wrapper
 
 
 def _context(
@@ -133,14 +129,31 @@ def _active_session() -> SparkSession | None:
     return SparkSession.getActiveSession()
 
 
+@_python_errors_on_public_methods
 class Table:
     """One lakectl (or Hive-written) table. Create it with :func:`open_table` or
-    :func:`create_table`; it holds no state beyond where the table is and how to reach Spark, so
-    every call reads the newest committed state."""
+    :func:`create_table`.
 
-    def __init__(self, ctx: Context, ref: str | None) -> None:
+    The table is pinned to the state of its log it reads first (opening reads nothing):
+    properties, :meth:`scan`, :meth:`changes`, :meth:`history`, :meth:`show` and the other
+    reads see that version until :meth:`refresh`. A write through the table (``load``,
+    ``delete``, ``compact``, ...) is based on the newest state and refreshes the table
+    afterwards. A Hive-written table (no lakectl log) is read as it is at each call.
+    """
+
+    def __init__(self, ctx: Context, ref: str | None, *, flag_names: bool = False) -> None:
+        """A table of ``ctx``'s warehouse (prefer :func:`open_table`).
+
+        Args:
+            ctx: the configuration and Spark session.
+            ref: a table name, path or URL.
+            flag_names: errors name the command line's flags instead of Python arguments
+                (the CLI's use).
+        """
         self._ctx = ctx
         self._ref = ref
+        self._flag_names = flag_names
+        self._state: TableState | None = None
         store = ctx.table(ref)
         self.name: str = store.name or store.url
         """The table's name under the warehouse, or its location."""
@@ -148,94 +161,310 @@ class Table:
         """The table's URL (``file://...``, ``s3://...``, ``hdfs://...``)."""
 
     def __repr__(self) -> str:
-        return f"lakectl.Table({self.location!r})"
+        pinned = "" if self._state is None else f", version={self._state.max_write_id}"
+        return f"lakectl.Table({self.location!r}{pinned})"
 
     @property
     def context(self) -> Context:
         """The configuration and Spark session this table's operations use."""
         return self._ctx
 
-    # --- the log (no JVM) ----------------------------------------------------------------
+    # --- the pinned state ------------------------------------------------------------------
 
-    def show(self, valid_write_ids: str | None = None) -> ShowResult:
-        """What ``lakectl show`` prints: schema, key, partitioning, properties, partitions."""
-        from lakectl.ops.inspect import show
+    def _pinned(self) -> TableState:
+        """The state the table is pinned to (read from the log on first use)."""
+        if self._state is None:
+            self._state = self._ctx.table(self._ref).read_state()
+        return self._state
 
-        return show(self._ctx.table(self._ref), valid_write_ids)
+    def _reading(self) -> Context:
+        """The context reads use: its table is pinned (a Hive-written table, without a log,
+        is read as it is)."""
+        store = self._ctx.table(self._ref)
+        if self._state is None:
+            if not store.has_log():
+                return self._ctx
+            self._state = store.read_state()
+        return PinnedContext(self._ctx, pin(store, self._state))
+
+    def refresh(self) -> Table:
+        """Read the log again and pin the table to its newest state.
+
+        Returns:
+            This table.
+        """
+        self._state = None
+        store = self._ctx.table(self._ref)
+        if store.has_log():
+            self._state = store.read_state()
+        return self
+
+    def _wrote(self, result: R, dry_run: bool = False) -> R:
+        """``result`` of a write; the table is refreshed (not after a dry run): the next read
+        pins the newest state, which holds the write (read then, not now: a command line run
+        that writes reads no more)."""
+        if not dry_run:
+            self._state = None
+        return result
 
     @property
     def schema(self) -> Schema:
-        """The table's columns (partition columns last, as stored)."""
-        return self._ctx.table(self._ref).read_state().metadata.schema
+        """The table's columns (partition columns last, as stored) at the pinned version."""
+        return self._pinned().metadata.schema
 
     @property
     def primary_key(self) -> tuple[str, ...]:
         """The primary key columns (empty when the table has none)."""
-        return tuple(self._ctx.table(self._ref).read_state().metadata.primary_key)
+        return tuple(self._pinned().metadata.primary_key)
 
     @property
     def partition_by(self) -> tuple[str, ...]:
         """The partition columns."""
-        return tuple(self._ctx.table(self._ref).read_state().metadata.partition_by)
+        return tuple(self._pinned().metadata.partition_by)
 
     @property
     def properties(self) -> dict[str, str]:
         """Every table property with its effective value (defaults included)."""
-        return self._ctx.table(self._ref).read_state().metadata.effective_properties()
+        return self._pinned().metadata.effective_properties()
 
     @property
     def version(self) -> int:
-        """The newest committed version (write id); 0 for an empty new table."""
-        return self._ctx.table(self._ref).read_state().max_write_id
+        """The pinned version (write id); 0 for an empty new table."""
+        return self._pinned().max_write_id
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def scan(
+        self,
+        *,
+        version: int | None = None,
+        as_of: TimeLike | None = None,
+        known_at: TimeLike | None = None,
+        where: str | None = None,
+        columns: str | Sequence[str] | None = None,
+        order_by: str | Sequence[str] | None = None,
+        limit: int | None = None,
+        engine: Engine | None = None,
+        raw: bool = False,
+        key_order: bool = False,
+        valid_write_ids: str | None = None,
+        timezone: str | None = None,
+    ) -> Scan:
+        """The table's rows (merge-on-read), to be read by the returned object's methods:
+        ``to_arrow()``, ``to_batches()``, ``to_pandas()``, ``to_polars()``,
+        ``to_duckdb(con)``, ``to_spark()``, ``collect()``, ``write(path, format=)``, or
+        described by ``plan()``. Nothing is read here.
+
+        Args:
+            version: the state right after this version (write id); default the pinned one.
+            as_of: valid time: loads and Type 7 statements effective then (``-1``: raw data).
+            known_at: transaction time: only what was committed by then.
+            where: a row filter, SQL over the table's columns (``"store_id = 'S01'"``).
+            columns: the columns to return (a list, or comma-separated text).
+            order_by: sort by these columns (each may end in ``" desc"``).
+            limit: at most this many rows.
+            engine: ``"arrow"`` (pyarrow, no JVM; the default of every method but
+                ``to_spark``) or ``"spark"``.
+            raw: apply no Type 7 statements.
+            key_order: without ``order_by``, sort by the primary key (when there is one).
+            valid_write_ids: for a Hive-written table, Hive's valid write-id list.
+            timezone: the zone of times given without an offset (default UTC).
+
+        Returns:
+            A :class:`lakectl.Scan`.
+        """
+        from lakectl.ops.snapshot import SnapshotRequest
+
+        if limit is not None and limit < 0:
+            raise UsageError(f"limit={limit}: must not be negative")
+        request = SnapshotRequest(
+            version=version,
+            as_of=to_millis(as_of, "as_of", timezone),
+            known_at=to_millis(known_at, "known_at", timezone),
+            where=where,
+            columns=column_names(columns),
+            limit=limit or None,
+            valid_write_ids=valid_write_ids,
+            raw=raw,
+            order_by=column_names(order_by),
+            key_order=key_order,
+        )
+        return Scan(self._reading(), self._ref, request, engine, self._flag_names)
+
+    def changes(
+        self,
+        *,
+        from_version: int | None = None,
+        to_version: int | None = None,
+        from_time: TimeLike | None = None,
+        to_time: TimeLike | None = None,
+        limit: int | None = None,
+        engine: Engine | None = None,
+        timezone: str | None = None,
+    ) -> Changes:
+        """Every row change after ``from_version`` (or the state known at ``from_time``) up to
+        ``to_version`` (or ``to_time``; default: the pinned version): the table's columns,
+        ``_change_type`` (insert, update_preimage, update_postimage, delete),
+        ``_commit_version`` (write id) and ``_commit_time``. Applied in version order to the
+        older state, the changes give the newer one. ``.scd2()`` on the result gives the rows
+        over time instead. Nothing is read here.
+
+        Args:
+            from_version: changes after this version (0: the empty table).
+            to_version: up to and including this version.
+            from_time: changes after the state known at this time.
+            to_time: up to the state known at this time.
+            limit: at most this many rows.
+            engine: ``"arrow"`` (the default of every method but ``to_spark``) or ``"spark"``.
+            timezone: the zone of times given without an offset (default UTC).
+
+        Returns:
+            A :class:`lakectl.Changes`.
+        """
+        from lakectl.ops.changes import ChangesRequest
+
+        if limit is not None and limit < 0:
+            raise UsageError(f"limit={limit}: must not be negative")
+        request = ChangesRequest(
+            from_version=from_version,
+            to_version=to_version,
+            from_time=to_millis(from_time, "from_time", timezone),
+            to_time=to_millis(to_time, "to_time", timezone),
+            limit=limit or None,
+        )
+        return Changes(self._reading(), self._ref, request, engine, self._flag_names)
+
+    def show(self, valid_write_ids: str | None = None) -> ShowResult:
+        """What ``lakectl show`` prints, at the pinned version.
+
+        Args:
+            valid_write_ids: for a Hive-written table, Hive's valid write-id list.
+
+        Returns:
+            A :class:`lakectl.ShowResult`: schema, key, partitioning, properties and per
+            partition the directories, exact live rows and bytes.
+        """
+        from lakectl.ops.inspect import show
+
+        return show(self._reading().table(self._ref), valid_write_ids)
 
     def history(self, limit: int | None = None) -> History:
-        """The commits from the start of history, oldest first (the last ``limit`` only, when
-        given); ``.history_start`` says where history starts when ``clean`` expired older log
-        entries; ``.to_dict()`` is what ``lakectl history --json`` prints."""
+        """The commits from the start of history up to the pinned version, oldest first.
+
+        Args:
+            limit: only the last ``limit`` commits.
+
+        Returns:
+            A :class:`lakectl.History` (a list of :class:`lakectl.HistoryEntry`;
+            ``.history_start`` says where history starts when ``clean`` expired older log
+            entries; ``.to_pandas()``; ``.to_dict()`` is ``lakectl history --json``).
+        """
         from lakectl.ops.inspect import history
 
-        return history(self._ctx.table(self._ref), limit)
-
-    def checkpoint(self) -> CheckpointResult:
-        """Write a log checkpoint of the newest state now (``lakectl checkpoint``); readers
-        start from the newest checkpoint instead of reading every log record."""
-        from lakectl.ops.checkpoint import write_checkpoint
-
-        return write_checkpoint(self._ctx.table(self._ref))
+        return history(self._reading().table(self._ref), limit)
 
     def partitions(self) -> list[PartitionSummary]:
-        """Per partition: directories, files, bytes and rows of the current state."""
+        """Per partition: directories, files, bytes and exact live rows.
+
+        Returns:
+            The :class:`lakectl.PartitionSummary` of each partition (``show().partitions``).
+        """
         return self.show().partitions
 
-    def updates(self) -> Statements:
-        """The installed Type 7 statements, in the order reads apply them."""
+    def statements(self) -> Statements:
+        """The installed Type 7 statements, in the order reads apply them.
+
+        Returns:
+            A :class:`lakectl.Statements` listing (``lakectl updates``).
+        """
         from lakectl.ops.updates import list_installed
 
-        return list_installed(self._ctx.table(self._ref))
+        return list_installed(self._reading().table(self._ref))
 
     def compactions(
         self, states: Iterable[str] = (), partitions: Iterable[str] = ()
     ) -> Compactions:
-        """The table's compactions, one entry per partition (``lakectl compactions``)."""
+        """The table's compactions, one entry per partition (``lakectl compactions``).
+
+        Args:
+            states: only compactions in these states (e.g. ``"ready for cleaning"``).
+            partitions: only these partitions (``col=value`` texts).
+
+        Returns:
+            A :class:`lakectl.Compactions` listing.
+        """
         from lakectl.ops.compact import compactions
 
-        return compactions(self._ctx.table(self._ref), tuple(states), tuple(partitions))
+        store = self._reading().table(self._ref)
+        return compactions(store, tuple(states), tuple(partitions))
 
+    def skew(
+        self,
+        columns: str | Sequence[str],
+        *,
+        partitions: Iterable[str] = (),
+        top: int = 10,
+        min_share: float = 0.01,
+        max_values: int = 10,
+    ) -> SkewResult:
+        """Per partition, the heaviest values of ``columns`` and the list-bucketing
+        recommendation (a Spark job over the pinned version).
+
+        Args:
+            columns: the column(s) whose values to count.
+            partitions: only these partitions (``col=value`` texts).
+            top: the heaviest values listed per partition.
+            min_share: the share of rows a value needs to be recommended.
+            max_values: at most this many values recommended.
+
+        Returns:
+            A :class:`lakectl.SkewResult`.
+        """
+        from lakectl.ops.skew import SkewOptions, skew
+
+        options = SkewOptions(column_names(columns), tuple(partitions), top, min_share, max_values)
+        return skew(self._reading(), self._ref, options)
+
+    # --- writing (each refreshes the table) --------------------------------------------------
+
+    @_write
+    def checkpoint(self) -> CheckpointResult:
+        """Write a log checkpoint of the newest state now (``lakectl checkpoint``); readers
+        start from the newest checkpoint instead of reading every log record.
+
+        Returns:
+            A :class:`lakectl.CheckpointResult`.
+        """
+        from lakectl.ops.checkpoint import write_checkpoint
+
+        return self._wrote(write_checkpoint(self._ctx.table(self._ref)))
+
+    @_write
     def set_properties(
         self,
         properties: Mapping[str, object] | Iterable[str] | None = None,
         unset: Iterable[str] = (),
     ) -> SetResult:
-        """Change table properties in one commit: a mapping key -> value, or ``"key=value"``
-        texts as ``lakectl set`` takes them; ``unset`` keys go back to their defaults."""
+        """Change table properties in one commit.
+
+        Args:
+            properties: a mapping key -> value, or ``"key=value"`` texts as ``lakectl set``
+                takes them.
+            unset: keys that go back to their defaults.
+
+        Returns:
+            A :class:`lakectl.SetResult` (``changed``: the keys and their new values).
+        """
         from lakectl.ops.set_properties import set_properties
 
         if isinstance(properties, Mapping):
             assignments = tuple(f"{k}={v}" for k, v in properties.items())
         else:
             assignments = tuple(properties or ())
-        return set_properties(self._ctx.table(self._ref), assignments, tuple(unset))
+        store = self._ctx.table(self._ref)
+        return self._wrote(set_properties(store, assignments, tuple(unset)))
 
+    @_write
     def alter(
         self,
         add_columns: str | Sequence[str] = (),
@@ -243,12 +472,20 @@ class Table:
         widen: str | Sequence[str] = (),
         rename: str | Mapping[str, str] | Sequence[str] = (),
     ) -> AlterResult:
-        """Change the schema in one commit (``lakectl alter``): ``add_columns`` as
-        ``"discount double default 0"`` texts (added at the end; rows stored before read the
-        default, or NULL), ``widen`` as ``"qty bigint"`` (int -> bigint, float -> double,
-        decimal precision up), ``rename`` as ``{"old": "new"}`` or ``"old=new"`` texts (data
-        columns only; stored rows read under the new name). Bad input raises and writes
-        nothing."""
+        """Change the schema in one commit (``lakectl alter``); bad input raises and writes
+        nothing.
+
+        Args:
+            add_columns: ``"discount double default 0"`` texts, added at the end (rows stored
+                before read the default, or NULL).
+            widen: ``"qty bigint"`` texts (int -> bigint, float -> double, decimal precision
+                up).
+            rename: ``{"old": "new"}`` or ``"old=new"`` texts (data columns only; stored rows
+                read under the new name).
+
+        Returns:
+            A :class:`lakectl.AlterResult`.
+        """
         from lakectl.ops.alter import alter
         from lakectl.table.evolution import SchemaChange
 
@@ -258,28 +495,48 @@ class Table:
             else _texts(rename)
         )
         change = SchemaChange(_texts(add_columns), _texts(widen), renames)
-        return alter(self._ctx.table(self._ref), change)
+        return self._wrote(alter(self._ctx.table(self._ref), change))
 
+    @_write
     def apply_updates(self, path: str, timezone: str | None = None) -> InstallResult:
-        """Validate the statements of the ``.updates`` file at ``path`` and install them all
-        (one commit), or none."""
+        """Validate the statements of an ``.updates`` file and install them all (one commit),
+        or none.
+
+        Args:
+            path: the ``.updates`` file.
+            timezone: the zone of its times without an offset (default UTC).
+
+        Returns:
+            A :class:`lakectl.InstallResult`.
+        """
         from lakectl.ops.updates import install
 
-        return install(self._ctx, self._ref, path, timezone)
+        return self._wrote(install(self._ctx, self._ref, path, timezone))
 
+    @_write
     def clean(
         self, retain: str | None = None, dry_run: bool = False, force: bool = False
     ) -> CleanResult:
-        """Delete what compactions replaced and no state inside ``retain`` (default: the
-        table's ``clean.retain``) reads, and the files of writers that never committed.
-        A retention below the table's ``clean.retain.minimum`` needs ``force``."""
+        """Delete what compactions replaced and no state inside ``retain`` reads, and the
+        files of writers that never committed.
+
+        Args:
+            retain: how long old states stay readable (``"7d"``; default: the table's
+                ``clean.retain``).
+            dry_run: say what would be deleted; delete nothing.
+            force: allow a retention below the table's ``clean.retain.minimum``.
+
+        Returns:
+            A :class:`lakectl.CleanResult`.
+        """
         from lakectl.ops.clean import CleanOptions, clean
 
         options = CleanOptions(retain=retain, dry_run=dry_run, force=force)
-        return clean(self._ctx, self._ref, options)
+        return self._wrote(clean(self._ctx, self._ref, options), dry_run)
 
-    # --- Spark ---------------------------------------------------------------------------
+    # --- loading (Spark) -------------------------------------------------------------------
 
+    @_write
     def load(
         self,
         source: str | DataFrame,
@@ -313,6 +570,25 @@ class Table:
         content) is skipped unless ``force``, and one without rows commits nothing:
         ``result.status`` is then ``"skipped"`` (``result.loaded_by``: its version) or
         ``"empty"``; neither starts Spark.
+
+        Args:
+            source: a file or directory path or URL, or a Spark DataFrame.
+            mode: ``"append"``, ``"upsert"`` or ``"cdc"``.
+            format: the source's format (default: from the extension).
+            op_column: the column holding each change's operation code (CDC).
+            op_values: the codes, as ``{"I": "insert", ...}`` or ``"I=insert,..."`` text.
+            order_by: the column ordering a key's changes within the batch.
+            effective_from: when the batch takes effect (valid time; default: now).
+            primary_key: with ``create``: the key columns.
+            partition_by: with ``create``: the partition columns.
+            evolve: add the batch's new columns first.
+            create: create the table when it is missing.
+            buckets: with ``create``: the number of buckets.
+            schema: with ``create``: the columns, as :func:`create_table` takes them.
+            force: load a source the log says was loaded already.
+
+        Returns:
+            A :class:`lakectl.LoadResult`.
         """
         from lakectl.ops.load import load, load_dataframe, load_options
 
@@ -321,8 +597,8 @@ class Table:
             source if isinstance(source, str) else "DataFrame",
             format=format,
             mode=mode,
-            primary_key=_columns(primary_key),
-            partition_by=_columns(partition_by),
+            primary_key=column_names(primary_key),
+            partition_by=column_names(partition_by),
             op_column=op_column,
             op_values=_op_values(op_values),
             order_by=order_by,
@@ -334,9 +610,10 @@ class Table:
             force=force,
         )
         if isinstance(source, str):
-            return load(self._ctx, self._ref, options)
-        return load_dataframe(self._ctx, self._ref, source, options)
+            return self._wrote(load(self._ctx, self._ref, options))
+        return self._wrote(load_dataframe(self._ctx, self._ref, source, options))
 
+    @_write
     def stream(
         self,
         source_dir: str,
@@ -366,6 +643,22 @@ class Table:
         ``"5s"``); ``on_bad_file="skip"`` moves unreadable files aside; ``compact`` runs
         ``compact("auto")`` between micro-batches. ``on_event`` receives one line per event,
         ``on_tick`` the status about every trigger.
+
+        Args:
+            source_dir: the landing directory.
+            trigger: how often to look for new files.
+            on_bad_file: ``"fail"`` or ``"skip"`` (moves the file aside).
+            max_files_per_batch: at most this many files per micro-batch.
+            compact: compact between micro-batches.
+            max_batches: stop after this many micro-batches.
+            stop_after: stop after this many seconds.
+            on_event: receives one line per event.
+            on_tick: receives the status about every trigger.
+            mode, format, op_column, op_values, order_by, primary_key, partition_by, evolve:
+                as :meth:`load` takes them.
+
+        Returns:
+            A :class:`lakectl.StreamResult` (``stopped_by``, ``status``).
         """
         from lakectl.ops.load import load_options
         from lakectl.ops.stream import StreamOptions, stream
@@ -377,8 +670,8 @@ class Table:
                 source_dir,
                 format=format,
                 mode=mode,
-                primary_key=_columns(primary_key),
-                partition_by=_columns(partition_by),
+                primary_key=column_names(primary_key),
+                partition_by=column_names(partition_by),
                 op_column=op_column,
                 op_values=_op_values(op_values),
                 order_by=order_by,
@@ -391,274 +684,28 @@ class Table:
             max_files_per_batch=max_files_per_batch,
             compact=compact,
         )
-        return stream(self._ctx, self._ref, options, on_event=on_event, on_tick=on_tick)
+        result = stream(self._ctx, self._ref, options, on_event=on_event, on_tick=on_tick)
+        return self._wrote(result)
 
-    def to_spark(
-        self,
-        *,
-        version: int | None = None,
-        as_of: TimeLike | None = None,
-        known_at: TimeLike | None = None,
-        where: str | None = None,
-        columns: str | Sequence[str] | None = None,
-        raw: bool = False,
-        valid_write_ids: str | None = None,
-        timezone: str | None = None,
-    ) -> DataFrame:
-        """The table's rows as a lazy Spark DataFrame: merge-on-read at ``version`` (a write
-        id), ``known_at`` (transaction time) and ``as_of`` (valid time; ``-1``: raw data), with
-        the Type 7 statements effective at ``as_of`` applied unless ``raw``, filtered by
-        ``where`` (Spark SQL over the table's columns) and projected to ``columns``."""
-        from lakectl.ops.snapshot import snapshot_dataframe
-
-        request = self._request(
-            version, as_of, known_at, where, columns, raw, valid_write_ids, timezone
-        )
-        return snapshot_dataframe(self._ctx, self._ref, request)
-
-    def to_arrow(
-        self,
-        *,
-        version: int | None = None,
-        as_of: TimeLike | None = None,
-        known_at: TimeLike | None = None,
-        where: str | None = None,
-        columns: str | Sequence[str] | None = None,
-        raw: bool = False,
-        valid_write_ids: str | None = None,
-        timezone: str | None = None,
-    ) -> pa.Table:
-        """The rows :meth:`to_spark` returns, as a :class:`pyarrow.Table`, read without Spark
-        or a JVM (:mod:`lakectl.arrow`). ``where`` and the Type 7 statements applied take
-        comparisons of columns with literals, ``AND``/``OR``/``NOT``, ``IS NULL``, ``IN`` and
-        ``BETWEEN``; anything else is refused (:class:`lakectl.errors.UsageError`) naming it."""
-        from lakectl.ops.snapshot import read_arrow
-
-        request = self._request(
-            version, as_of, known_at, where, columns, raw, valid_write_ids, timezone
-        )
-        return read_arrow(self._ctx, self._ref, request).read_all()
-
-    def to_batches(
-        self,
-        *,
-        version: int | None = None,
-        as_of: TimeLike | None = None,
-        known_at: TimeLike | None = None,
-        where: str | None = None,
-        columns: str | Sequence[str] | None = None,
-        raw: bool = False,
-        valid_write_ids: str | None = None,
-        timezone: str | None = None,
-    ) -> pa.RecordBatchReader:
-        """:meth:`to_arrow` as a stream of record batches, stripe by stripe of each
-        partition's files: memory holds one stripe's rows and a partition's delete events, not
-        the table's rows. The request is checked (and refused)
-        before the first batch is read; DuckDB reads it with ``con.from_arrow(reader)``."""
-        from lakectl.ops.snapshot import read_arrow
-
-        request = self._request(
-            version, as_of, known_at, where, columns, raw, valid_write_ids, timezone
-        )
-        return read_arrow(self._ctx, self._ref, request).reader()
-
-    def to_pandas(self, **read: Any) -> pd.DataFrame:
-        """:meth:`to_arrow` (same keyword arguments) as a pandas DataFrame."""
-        return self.to_arrow(**read).to_pandas()
-
-    def to_polars(self, **read: Any) -> Any:
-        """:meth:`to_arrow` (same keyword arguments) as a Polars DataFrame; needs polars."""
-        try:
-            import polars
-        except ImportError as exc:
-            raise UsageError(
-                "to_polars needs the polars package, which is not installed",
-                hint="pip install polars, or use to_arrow / to_pandas",
-            ) from exc
-        return polars.from_arrow(self.to_arrow(**read))
-
-    def to_duckdb(self, con: Any, **read: Any) -> Any:
-        """:meth:`to_batches` (same keyword arguments) as a relation of the DuckDB connection
-        ``con`` (``con.from_arrow``): DuckDB streams the batches as it runs the query."""
-        return con.from_arrow(self.to_batches(**read))
-
-    def snapshot(
-        self,
-        *,
-        version: int | None = None,
-        as_of: TimeLike | None = None,
-        known_at: TimeLike | None = None,
-        where: str | None = None,
-        columns: str | Sequence[str] | None = None,
-        raw: bool = False,
-        limit: int | None = None,
-        out: str | None = None,
-        out_format: str = "parquet",
-        valid_write_ids: str | None = None,
-        timezone: str | None = None,
-        order_by: str | Sequence[str] | None = None,
-        engine: Literal["spark", "arrow"] = "spark",
-        key_order: bool = False,
-    ) -> SnapshotResult:
-        """What ``lakectl snapshot`` does: the rows collected to the driver (at most ``limit``,
-        sorted by ``order_by`` when given, else with ``key_order`` by the table's primary key
-        when it has one), or written to ``out`` as Parquet, ORC, CSV or JSON; the result's
-        ``order_by`` names the sort applied (empty: the order of the table's files).
-        ``engine="arrow"`` reads with pyarrow instead of Spark (no JVM; see :meth:`to_arrow`
-        for what it cannot apply)."""
-        from lakectl.ops.snapshot import snapshot
-
-        request = replace(
-            self._request(version, as_of, known_at, where, columns, raw, valid_write_ids, timezone),
-            limit=limit,
-            out=out,
-            out_format=out_format,
-            order_by=_columns(order_by),
-            key_order=key_order,
-        )
-        if engine == "arrow":
-            from lakectl.ops.snapshot import arrow_snapshot
-
-            return arrow_snapshot(self._ctx, self._ref, request)
-        return snapshot(self._ctx, self._ref, request)
-
-    def changes(
-        self,
-        *,
-        from_version: int | None = None,
-        to_version: int | None = None,
-        from_time: TimeLike | None = None,
-        to_time: TimeLike | None = None,
-        timezone: str | None = None,
-    ) -> DataFrame:
-        """Every row change after ``from_version`` (or the state known at ``from_time``) up to
-        ``to_version`` (or ``to_time``; default: the newest version), as a lazy Spark DataFrame:
-        the table's columns, ``_change_type`` (insert, update_preimage, update_postimage,
-        delete), ``_commit_version`` (write id) and ``_commit_time``. Applied in version order
-        to the older state, the changes give the newer one."""
-        from lakectl.ops.changes import ChangesRequest, change_feed
-
-        request = ChangesRequest(
-            from_version=from_version,
-            to_version=to_version,
-            from_time=to_millis(from_time, "from_time", timezone),
-            to_time=to_millis(to_time, "to_time", timezone),
-        )
-        return change_feed(self._ctx, self._ref, request).frame
-
-    def changes_arrow(
-        self,
-        *,
-        from_version: int | None = None,
-        to_version: int | None = None,
-        from_time: TimeLike | None = None,
-        to_time: TimeLike | None = None,
-        timezone: str | None = None,
-    ) -> pa.Table:
-        """The rows :meth:`changes` returns, as a :class:`pyarrow.Table` read without Spark
-        or a JVM (:mod:`lakectl.arrow`), sorted by ``_commit_version`` and the key (each
-        pre-image before its post-image); ``_commit_time`` is a UTC timestamp."""
-        from lakectl.ops.changes import ChangesRequest, arrow_changes
-
-        request = ChangesRequest(
-            from_version=from_version,
-            to_version=to_version,
-            from_time=to_millis(from_time, "from_time", timezone),
-            to_time=to_millis(to_time, "to_time", timezone),
-        )
-        return arrow_changes(self._ctx, self._ref, request).rows
-
-    def list_changes(
-        self,
-        *,
-        from_version: int | None = None,
-        to_version: int | None = None,
-        from_time: TimeLike | None = None,
-        to_time: TimeLike | None = None,
-        timezone: str | None = None,
-        scd2: bool = False,
-        current_valid_to: TimeLike | None = None,
-        limit: int | None = None,
-        out: str | None = None,
-        out_format: str = "parquet",
-        engine: Literal["spark", "arrow"] = "spark",
-    ) -> ChangesResult:
-        """What ``lakectl changes`` does: :meth:`changes` (or :meth:`scd2`) collected to the
-        driver (at most ``limit`` rows) or written to ``out`` as Parquet, ORC, CSV or JSON.
-        ``engine="arrow"`` reads with pyarrow instead of Spark (no JVM; ``out`` as Parquet,
-        ORC or CSV)."""
-        from lakectl.ops.changes import ChangesRequest, changes
-
-        request = ChangesRequest(
-            from_version=from_version,
-            to_version=to_version,
-            from_time=to_millis(from_time, "from_time", timezone),
-            to_time=to_millis(to_time, "to_time", timezone),
-            limit=limit,
-            out=out,
-            out_format=out_format,
-            scd2=scd2,
-            current_valid_to=to_millis(current_valid_to, "current_valid_to", timezone),
-        )
-        if engine == "arrow":
-            from lakectl.ops.changes import arrow_list_changes
-
-            return arrow_list_changes(self._ctx, self._ref, request)
-        return changes(self._ctx, self._ref, request)
-
-    def scd2(
-        self,
-        *,
-        to_version: int | None = None,
-        to_time: TimeLike | None = None,
-        timezone: str | None = None,
-        current_valid_to: TimeLike | None = None,
-    ) -> DataFrame:
-        """The table's history as a slowly changing dimension of Type 2, as a lazy Spark
-        DataFrame: one row per version of each key, with ``valid_from`` and ``valid_to`` (the
-        times the changes that made and replaced it took effect: a load's ``effective_from``, else
-        its commit time; ``valid_to`` NULL for the current version) and
-        ``is_current``, up to ``to_version`` (or ``to_time``; default: the newest version).
-        ``current_valid_to`` (e.g. ``"9999-12-31"``) replaces NULL as the current rows'
-        ``valid_to``, as dbt's ``dbt_valid_to_current`` does."""
-        from lakectl.ops.changes import ChangesRequest, change_feed
-
-        request = ChangesRequest(
-            to_version=to_version,
-            to_time=to_millis(to_time, "to_time", timezone),
-            scd2=True,
-            current_valid_to=to_millis(current_valid_to, "current_valid_to", timezone),
-        )
-        return change_feed(self._ctx, self._ref, request).frame
-
-    def scd2_arrow(
-        self,
-        *,
-        to_version: int | None = None,
-        to_time: TimeLike | None = None,
-        timezone: str | None = None,
-        current_valid_to: TimeLike | None = None,
-    ) -> pa.Table:
-        """The rows :meth:`scd2` returns, as a :class:`pyarrow.Table` read without Spark or a
-        JVM, sorted by key and ``valid_from``."""
-        from lakectl.ops.changes import ChangesRequest, arrow_changes
-
-        request = ChangesRequest(
-            to_version=to_version,
-            to_time=to_millis(to_time, "to_time", timezone),
-            scd2=True,
-            current_valid_to=to_millis(current_valid_to, "current_valid_to", timezone),
-        )
-        return arrow_changes(self._ctx, self._ref, request).rows
-
+    @_write
     def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:
-        """Fold the active statements effective by ``until`` into the data and retire them."""
+        """Fold the active statements effective by ``until`` into the data and retire them.
+
+        Args:
+            until: the statements effective by this time are folded in.
+            timezone: the zone of a time without an offset (default UTC).
+
+        Returns:
+            A :class:`lakectl.MaterializeResult`.
+        """
         from lakectl.ops.materialize import materialize
 
         until_ms = to_millis(until, "until", timezone)
-        assert until_ms is not None
-        return materialize(self._ctx, self._ref, until_ms)
+        if until_ms is None:
+            raise UsageError("until=: a time is needed, e.g. until='2024-06-01'")
+        return self._wrote(materialize(self._ctx, self._ref, until_ms))
 
+    @_write
     def compact(
         self,
         kind: CompactKind = "auto",
@@ -670,9 +717,21 @@ class Table:
         aborted_threshold: int | None = None,
         target_file_size: str | None = None,
     ) -> CompactResult:
-        """Compact as Hive's compactor does: ``minor`` merges deltas, ``major`` rewrites the
-        base, ``auto`` decides per partition from the table's thresholds. ``partitions`` are
-        ``col=value`` texts (default: all)."""
+        """Compact as Hive's compactor does.
+
+        Args:
+            kind: ``"minor"`` merges deltas, ``"major"`` rewrites the base, ``"auto"`` decides
+                per partition from the table's thresholds.
+            partitions: only these partitions (``col=value`` texts; default: all).
+            dry_run: say what would be compacted; write nothing.
+            delta_num_threshold: overrides the table's ``compactor.delta.num.threshold``.
+            delta_pct_threshold: overrides ``compactor.delta.pct.threshold``.
+            aborted_threshold: overrides ``compactor.aborted.threshold``.
+            target_file_size: the size of the files written (``"128MB"``).
+
+        Returns:
+            A :class:`lakectl.CompactResult`.
+        """
         from lakectl.ops.compact import CompactOptions, compact
 
         options = CompactOptions(
@@ -684,25 +743,43 @@ class Table:
             aborted_threshold=aborted_threshold,
             target_file_size=target_file_size,
         )
-        return compact(self._ctx, self._ref, options)
+        return self._wrote(compact(self._ctx, self._ref, options), dry_run)
 
+    @_write
     def delete(self, where: str, *, dry_run: bool = False) -> DmlResult:
-        """Delete the rows matching ``where`` now, as one transaction (``lakectl delete``);
-        ``dry_run`` counts them per partition and writes nothing."""
+        """Delete the rows matching ``where`` now, as one transaction (``lakectl delete``).
+
+        Args:
+            where: which rows, SQL over the table's columns.
+            dry_run: count them per partition; write nothing.
+
+        Returns:
+            A :class:`lakectl.DmlResult` (``deleted``, ``version``, per partition counts).
+        """
         from lakectl.ops.dml import DmlRequest, run_dml
 
-        return run_dml(self._ctx, self._ref, DmlRequest("delete", where=where, dry_run=dry_run))
+        request = DmlRequest("delete", where=where, dry_run=dry_run)
+        return self._wrote(run_dml(self._ctx, self._ref, request), dry_run)
 
-    def update(
+    @_write
+    def update_rows(
         self,
         assignments: str | Mapping[str, str],
         where: str | None = None,
         *,
         dry_run: bool = False,
     ) -> DmlResult:
-        """Change the rows matching ``where`` (default: all) now, as one transaction
-        (``lakectl update``). ``assignments`` is ``"c = expr, ..."`` or a mapping column -> SQL
-        expression text."""
+        """Change the rows matching ``where`` now, as one transaction (``lakectl update``).
+        Unlike the Type 7 statements of :meth:`apply_updates`, this rewrites the rows.
+
+        Args:
+            assignments: ``"c = expr, ..."`` or a mapping column -> SQL expression text.
+            where: which rows (default: all).
+            dry_run: count them per partition; write nothing.
+
+        Returns:
+            A :class:`lakectl.DmlResult` (``updated``, ``version``, per partition counts).
+        """
         from lakectl.expr.parse import parse_assignments
         from lakectl.ops.dml import DmlRequest, run_dml
 
@@ -717,34 +794,30 @@ class Table:
                 parts.append(part)
             text = ", ".join(parts)
         request = DmlRequest("update", where=where, assignments=text, dry_run=dry_run)
-        return run_dml(self._ctx, self._ref, request)
+        return self._wrote(run_dml(self._ctx, self._ref, request), dry_run)
 
+    @_write
     def restore(
         self, version: int | None = None, *, as_of: TimeLike | None = None, dry_run: bool = False
     ) -> RestoreResult:
         """Make the table read as it did right after ``version`` (or at commit time ``as_of``),
-        as one new commit; the versions in between stay reachable by time travel."""
+        as one new commit; the versions in between stay reachable by time travel.
+
+        Args:
+            version: the version (write id) to restore.
+            as_of: instead of ``version``: the newest version committed by this time.
+            dry_run: count what would change; write nothing.
+
+        Returns:
+            A :class:`lakectl.RestoreResult`.
+        """
         from lakectl.ops.restore import restore
 
         at = to_millis(as_of, "as_of")
-        return restore(self._ctx, self._ref, version=version, at=at, dry_run=dry_run)
+        result = restore(self._ctx, self._ref, version=version, at=at, dry_run=dry_run)
+        return self._wrote(result, dry_run)
 
-    def skew(
-        self,
-        columns: str | Sequence[str],
-        *,
-        partitions: Iterable[str] = (),
-        top: int = 10,
-        min_share: float = 0.01,
-        max_values: int = 10,
-    ) -> SkewResult:
-        """Per partition, the heaviest values of ``columns`` and the list-bucketing
-        recommendation."""
-        from lakectl.ops.skew import SkewOptions, skew
-
-        options = SkewOptions(_columns(columns), tuple(partitions), top, min_share, max_values)
-        return skew(self._ctx, self._ref, options)
-
+    @_write
     def list_bucket(
         self,
         columns: str | Sequence[str] = (),
@@ -757,13 +830,26 @@ class Table:
         min_share: float = 0.01,
         max_values: int = 10,
     ) -> ListBucketResult:
-        """Rewrite partitions into one directory per skewed value plus a default directory:
-        ``keys`` as a list (``[6, 20]``, ``["S01", "S02"]``, tuples for several columns) or as
-        ``--keys`` text, or ``auto``; ``off`` goes back to the plain layout."""
+        """Rewrite partitions into one directory per skewed value plus a default directory.
+
+        Args:
+            columns: the skewed column(s).
+            keys: the values, as a list (``[6, 20]``, ``["S01", "S02"]``, tuples for several
+                columns) or as ``--keys`` text.
+            auto: choose the values from :meth:`skew`'s recommendation.
+            off: go back to the plain layout.
+            partitions: only these partitions (``col=value`` texts).
+            dry_run: say what would be rewritten; write nothing.
+            min_share: with ``auto``: the share of rows a value needs.
+            max_values: with ``auto``: at most this many values.
+
+        Returns:
+            A :class:`lakectl.ListBucketResult`.
+        """
         from lakectl.ops.list_bucket import ListBucketOptions, list_bucket
 
         options = ListBucketOptions(
-            columns=_columns(columns),
+            columns=column_names(columns),
             keys=keys if keys is None or isinstance(keys, str) else _keys_text(keys),
             auto=auto,
             off=off,
@@ -772,30 +858,7 @@ class Table:
             max_values=max_values,
             dry_run=dry_run,
         )
-        return list_bucket(self._ctx, self._ref, options)
-
-    def _request(
-        self,
-        version: int | None,
-        as_of: TimeLike | None,
-        known_at: TimeLike | None,
-        where: str | None,
-        columns: str | Sequence[str] | None,
-        raw: bool,
-        valid_write_ids: str | None,
-        timezone: str | None,
-    ) -> Any:
-        from lakectl.ops.snapshot import SnapshotRequest
-
-        return SnapshotRequest(
-            version=version,
-            as_of=to_millis(as_of, "as_of", timezone),
-            known_at=to_millis(known_at, "known_at", timezone),
-            where=where,
-            columns=_columns(columns),
-            valid_write_ids=valid_write_ids,
-            raw=raw,
-        )
+        return self._wrote(list_bucket(self._ctx, self._ref, options), dry_run)
 
 
 def _texts(value: str | Sequence[str]) -> tuple[str, ...]:
@@ -850,6 +913,19 @@ def open_table(
     lakectl starts with ``master``/``remote``/``conf`` when a job first needs it).
     ``storage_options`` go to fsspec (e.g. ``endpoint_url`` for S3). Opening reads nothing:
     a table that does not exist fails at its first use.
+
+    Args:
+        ref: a table name (under the warehouse), path or URL; default the configured table.
+        warehouse: the root of table names (default: configured, else ``./warehouse``).
+        spark: the Spark session to run jobs in.
+        master: the Spark master of a session lakectl starts (``local[*]``, ``spark://...``).
+        remote: a Spark Connect server (``sc://host:15002``).
+        conf: Spark configuration of a session lakectl starts.
+        storage_options: fsspec options.
+        progress: receives a short status text as operations advance.
+
+    Returns:
+        A :class:`lakectl.Table`.
     """
     ctx = _context(warehouse, spark, master, remote, conf, storage_options, progress)
     return Table(ctx, _ref(ref, ctx.config))
@@ -870,8 +946,20 @@ def create_table(
     storage_options: Mapping[str, Any] | None = None,
     progress: Progress = no_progress,
 ) -> Table:
-    """Create an empty table (``schema`` as ``lakectl create --schema`` takes it, e.g.
-    ``"sell_id bigint, amt double default 0, day string"``) and return it."""
+    """Create an empty table and return it.
+
+    Args:
+        ref: the table's name, path or URL.
+        schema: the columns, e.g. ``"sell_id bigint, amt double default 0, day string"``.
+        primary_key: the key column(s).
+        partition_by: the partition column(s).
+        buckets: the number of buckets (0: none).
+        warehouse, spark, master, remote, conf, storage_options, progress: as
+            :func:`open_table` takes them.
+
+    Returns:
+        The new :class:`lakectl.Table`.
+    """
     from lakectl.ops.create import create_table as create
 
     table = open_table(
@@ -885,16 +973,24 @@ def create_table(
         progress=progress,
     )
     store = table.context.table(ref)
-    create(store, schema, _columns(primary_key), _columns(partition_by), buckets)
+    create(store, schema, column_names(primary_key), column_names(partition_by), buckets)
     return table
 
 
+@_python_errors_on_public_methods
 class Warehouse:
     """The lakectl tables under one warehouse root, listed and maintained together. Create it
     with :func:`open_warehouse`."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, *, flag_names: bool = False) -> None:
+        """The warehouse of ``ctx`` (prefer :func:`open_warehouse`).
+
+        Args:
+            ctx: the configuration and Spark session.
+            flag_names: errors name the command line's flags (the CLI's use).
+        """
         self._ctx = ctx
+        self._flag_names = flag_names
 
     def __repr__(self) -> str:
         return f"lakectl.Warehouse({self._ctx.config.warehouse!r})"
@@ -905,7 +1001,11 @@ class Warehouse:
         return self._ctx
 
     def table_names(self) -> tuple[str, ...]:
-        """The names of the lakectl tables under the warehouse, sorted (one listing)."""
+        """The names of the lakectl tables under the warehouse, sorted (one listing).
+
+        Returns:
+            The names.
+        """
         from lakectl.ops.tables import find_tables
 
         return find_tables(self._ctx).names
@@ -913,7 +1013,11 @@ class Warehouse:
     def tables(self) -> TablesResult:
         """Every lakectl table of the warehouse with its version, rows, bytes, deltas, pending
         compaction and last commit (``lakectl tables``; no JVM). A table lakectl cannot read is
-        listed with its error."""
+        listed with its error.
+
+        Returns:
+            A :class:`lakectl.TablesResult`.
+        """
         from lakectl.ops.tables import list_tables
 
         return list_tables(self._ctx)
@@ -924,7 +1028,16 @@ class Warehouse:
         """Compact, clean and checkpoint every table (or those named) as its properties and
         state call for (``lakectl maintain``), one table at a time under its maintenance lock:
         a table another run holds is skipped, or waited for with ``wait``. A failing table is
-        reported in the result (``status == "failed"``) and the others still run."""
+        reported in the result (``status == "failed"``) and the others still run.
+
+        Args:
+            tables: only these tables (default: all).
+            dry_run: say what would be done; change nothing.
+            wait: wait for a table another run holds instead of skipping it.
+
+        Returns:
+            A :class:`lakectl.MaintainResult`.
+        """
         from lakectl.ops.maintain import MaintainOptions, maintain
 
         return maintain(self._ctx, MaintainOptions(tuple(tables), dry_run, wait))
@@ -940,8 +1053,16 @@ def open_warehouse(
     storage_options: Mapping[str, Any] | None = None,
     progress: Progress = no_progress,
 ) -> Warehouse:
-    """The warehouse at ``warehouse`` (else the configured one), as :func:`open_table` takes
-    its options."""
+    """The warehouse at ``warehouse`` (else the configured one).
+
+    Args:
+        warehouse: the warehouse root (path or URL).
+        spark, master, remote, conf, storage_options, progress: as :func:`open_table` takes
+            them.
+
+    Returns:
+        A :class:`lakectl.Warehouse`.
+    """
     return Warehouse(_context(warehouse, spark, master, remote, conf, storage_options, progress))
 
 
@@ -951,3 +1072,15 @@ def _ref(ref: str | None, config: Config) -> str:
     if config.default_table:
         return config.default_table
     raise UsageError("no table given and no default table configured", hint="open_table('sales')")
+
+
+__all__ = [
+    "CompactKind",
+    "Table",
+    "TimeLike",
+    "Warehouse",
+    "create_table",
+    "open_table",
+    "open_warehouse",
+    "to_millis",
+]

@@ -164,10 +164,11 @@ def make_context(settings: Settings):  # -> Context
 
 def api_table(ctx: Any, ref: str | None) -> Table:
     """The library's :class:`~lakectl.api.Table` for ``ref``: every command that reads or
-    changes a table goes through it, so the CLI and the Python API are one code path."""
+    changes a table goes through it, so the CLI and the Python API are one code path (its
+    errors name the command line's flags)."""
     from lakectl.api import Table
 
-    return Table(ctx, ref)
+    return Table(ctx, ref, flag_names=True)
 
 
 def run_operation(settings: Settings, ctx: Any, operation: Callable[[Any], Any]) -> Any:

@@ -170,10 +170,12 @@ def safe_text(text: str) -> str:
     )
 
 
-def format_millis(ms: int | None) -> str:
+def format_millis(ms: int | dt.datetime | None) -> str:
+    """A time (epoch milliseconds or a UTC datetime) as ``2024-01-02 03:04:05`` UTC."""
     if ms is None:
         return ""
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    moment = ms if isinstance(ms, dt.datetime) else dt.datetime.fromtimestamp(ms / 1000, dt.UTC)
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def render_value(value: Any) -> str:

@@ -4,7 +4,7 @@ the row changes between two versions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,8 +24,10 @@ from lakectl.errors import UsageError
 # --- snapshot ---------------------------------------------------------------------------------
 
 if TYPE_CHECKING:
+    from lakectl.api import Table
     from lakectl.ops.changes import ChangesResult
     from lakectl.ops.snapshot import SnapshotResult
+    from lakectl.table_reads import Changes, Scan
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -129,24 +131,31 @@ def snapshot(
     result = run_operation(
         settings,
         make_context(settings),
-        lambda ctx: api_table(ctx, table).snapshot(
-            version=version,
-            as_of=as_of_ms,
-            known_at=known_at_ms,
-            where=where,
-            columns=columns,
-            raw=raw,
-            limit=limit or None,
-            out=out,
-            out_format=fmt if out else "parquet",
-            valid_write_ids=valid_write_ids,
-            order_by=order_by,
-            engine="arrow" if engine == "arrow" else "spark",
-            key_order=True,
+        lambda ctx: _read_rows(
+            api_table(ctx, table).scan(
+                version=version,
+                as_of=as_of_ms,
+                known_at=known_at_ms,
+                where=where,
+                columns=columns,
+                raw=raw,
+                limit=limit or None,
+                valid_write_ids=valid_write_ids,
+                order_by=order_by,
+                engine="arrow" if engine == "arrow" else "spark",
+                key_order=True,
+            ),
+            out,
+            fmt,
         ),
     )
     times = SnapshotTimes(as_of_ms, known_at_ms, raw or (as_of_ms is not None and as_of_ms < 0))
     render(settings, result, lambda r: _print_snapshot(r, fmt, times, bool(order_by)))
+
+
+def _read_rows(read: Scan | Changes, out: str | None, fmt: str) -> Any:
+    """The rows of ``read`` as the command shows them, or written to ``--out``."""
+    return read.write(out, format=fmt) if out else read.collect()
 
 
 @dataclass(frozen=True)
@@ -282,21 +291,27 @@ def changes(
         limit = 0 if (out or settings.as_json or fmt != "table") else 100
     from_ms = parse_time_option(from_time, "--from-time", timezone)
     to_ms = parse_time_option(to_time, "--to-time", timezone)
-    result = run_operation(
-        settings,
-        make_context(settings),
-        lambda ctx: api_table(ctx, table).list_changes(
+    valid_to_ms = parse_time_option(current_valid_to, "--current-valid-to", timezone)
+
+    def _change_feed(api: Table) -> Changes:
+        feed = api.changes(
             from_version=from_version,
             to_version=to_version,
             from_time=from_ms,
             to_time=to_ms,
-            scd2=scd2,
-            current_valid_to=parse_time_option(current_valid_to, "--current-valid-to", timezone),
             limit=limit or None,
-            out=out,
-            out_format=fmt if out else "parquet",
             engine="arrow" if engine == "arrow" else "spark",
-        ),
+        )
+        if scd2:
+            return feed.scd2(current_valid_to=valid_to_ms)
+        if valid_to_ms is not None:
+            raise UsageError("--current-valid-to needs --scd2")
+        return feed
+
+    result = run_operation(
+        settings,
+        make_context(settings),
+        lambda ctx: _read_rows(_change_feed(api_table(ctx, table)), out, fmt),
     )
     render(settings, result, lambda r: _print_changes(r, fmt, scd2))
 

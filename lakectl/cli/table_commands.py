@@ -94,7 +94,9 @@ def show(
 ) -> None:
     """Describe a table: schema, key, partitioning, and per partition base/deltas/rows/bytes.
 
-    Runs without Spark.
+    Runs without Spark. Rows are exact: the live rows a read returns before Type 7 statements
+    (delete events applied; partitions with delete events are merged with pyarrow, reading no
+    data column but the key).
 
     \b
     Example:

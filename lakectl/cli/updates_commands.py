@@ -135,7 +135,7 @@ def updates_cmd(table: str | None, table_format: str, settings: Settings) -> Non
     Example:
       lakectl updates doctors
     """
-    entries = api_table(make_context(settings), table).updates()
+    entries = api_table(make_context(settings), table).statements()
     render(settings, entries, lambda e: _print_statements(e, table_format))
 
 

@@ -32,7 +32,7 @@ def api_warehouse(ctx: Any) -> Warehouse:
     """The library's :class:`~lakectl.api.Warehouse` for this command's configuration."""
     from lakectl.api import Warehouse
 
-    return Warehouse(ctx)
+    return Warehouse(ctx, flag_names=True)
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)

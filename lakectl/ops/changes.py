@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
+from lakectl.ops.results import brief
 from lakectl.ops.snapshot import SnapshotRequest
 from lakectl.planning.change_plan import ChangeRange
 from lakectl.scan.changes import ChangeScan, ChangesRequest, plan_change_scan
@@ -39,6 +40,18 @@ class ChangesResult:
     truncated: bool = False
     out: str | None = None
     rows_written: int | None = None
+
+    def __repr__(self) -> str:
+        return brief(
+            self,
+            "table",
+            "from_version",
+            "to_version",
+            "columns",
+            "truncated",
+            "out",
+            "rows_written",
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {

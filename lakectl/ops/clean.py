@@ -26,7 +26,7 @@ from typing import Any
 from lakectl.errors import FormatError, StorageError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
-from lakectl.ops.results import iso_time
+from lakectl.ops.results import brief, iso_time
 from lakectl.planning.clean_plan import (
     OBSOLETE,
     STATUS,
@@ -70,6 +70,9 @@ class CleanResult:
     expired_log_entries: tuple[int, ...] = ()
     expired_checkpoints: tuple[int, ...] = ()
     seconds: float = 0.0
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "dry_run", "log_seq")
 
     @property
     def bytes_freed(self) -> int:

@@ -11,6 +11,7 @@ directories is ``clean``'s job.
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from lakectl.errors import CommitConflictError, FormatError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
-from lakectl.ops.results import Listing, iso_time
+from lakectl.ops.results import Listing, brief, iso_time
 from lakectl.ops.rewrite import (
     lowest_open_write_id,
     partition_values,
@@ -47,6 +48,7 @@ from lakectl.table.paths import Shape, check_name, table_path
 from lakectl.table.retention import cleaned_dirs
 from lakectl.table.store import TableStore, now_millis
 from lakectl.table.transaction import WriteTransaction
+from lakectl.updates.times import utc
 
 OPERATION = Operation.COMPACT
 STATES = ("planned", "working", "ready for cleaning", "cleaned", "failed", "damaged")
@@ -76,6 +78,9 @@ class CompactResult:
     obsolete: tuple[str, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "kind", "dry_run", "log_seq")
 
     @property
     def committed(self) -> bool:
@@ -270,8 +275,8 @@ class CompactionEntry:
     type: str | None
     state: str
     requested: str
-    started_at: int | None
-    ended_at: int | None
+    started_at: dt.datetime | None
+    ended_at: dt.datetime | None
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     bytes_in: int
@@ -391,8 +396,8 @@ def compactions(
                     source,
                     state,
                     requested=run.requested,
-                    started_at=run.started_at,
-                    ended_at=run.ended_at if state == "failed" else None,
+                    started_at=utc(run.started_at),
+                    ended_at=utc(run.ended_at) if state == "failed" else None,
                     run_id=run.id,
                     error=run.error or ("its process is gone" if state == "failed" else None),
                 )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
+from lakectl.ops.results import brief
 from lakectl.scan.pruning import prune_target
 from lakectl.scan.statements import check_reader_costs
 from lakectl.scan.target import ReadTarget, plan_lakectl
@@ -71,6 +72,9 @@ class DmlResult:
     partitions_read: int = 0
     partitions_total: int = 0
     seconds: float = 0.0
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "kind", "version", "deleted", "updated", "dry_run")
 
     @property
     def operation(self) -> DmlKind:

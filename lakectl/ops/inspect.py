@@ -1,19 +1,25 @@
 """``lakectl show`` and ``lakectl history``: what a table holds and what happened to it.
 
-No Spark: metadata comes from the log, sizes from the listing, row counts from ORC footers.
+No Spark: metadata comes from the log, sizes from the listing. Row counts are exact live rows
+(delete events applied, before Type 7 statements): from the ORC footers where no delete event or
+invalid write id applies, else by merging the partition on read in pyarrow without decoding its
+data columns (:mod:`lakectl.arrow.row_count`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from lakectl.ops.results import Listing, iso_time
+from lakectl.ops.results import Listing, brief, iso_time
 from lakectl.planning.list_bucket_plan import ListBucketing, layout_of, layouts_by_dir
+from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.scan.target import ReadTarget, open_for_read
 from lakectl.table.orc_files import read_footer
 from lakectl.table.retention import describe_start, history_start
 from lakectl.table.store import TableStore
+from lakectl.updates.times import utc
 
 PARTITION_FIELDS = (
     "partition",
@@ -31,19 +37,22 @@ PARTITION_FIELDS = (
 
 @dataclass(frozen=True)
 class PartitionSummary:
+    """One partition of :class:`ShowResult`: the directories a reader uses, its live rows
+    (exact: delete events applied, before Type 7 statements), the delete events stored and
+    the bytes of its files."""
+
     partition: str
     base: str | None
     deltas: int
     delete_deltas: int
     obsolete_dirs: int
-    inserted_rows: int
+    rows: int
     delete_events: int
     bytes: int
     list_bucketing: ListBucketing | None = None  # the mapping of the base a reader uses
 
-    @property
-    def rows(self) -> int:
-        return self.inserted_rows - self.delete_events
+    def __repr__(self) -> str:
+        return f"PartitionSummary({self.partition!r}, rows={self.rows:,}, bytes={self.bytes:,})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +83,9 @@ class ShowResult:
     partition_columns: ClassVar[tuple[str, ...]] = PARTITION_FIELDS
     """The keys of each partition's ``to_dict()`` (``show --format csv``'s columns)."""
 
+    def __repr__(self) -> str:
+        return brief(self, "table", "kind", "version", "primary_key", "partition_by")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
@@ -102,6 +114,12 @@ def _rows(target: ReadTarget, files: list[Any]) -> int:
     return sum(read_footer(target.store.storage, f.path).rows for f in files)
 
 
+def _live_rows(target: ReadTarget, plan: PartitionReadPlan) -> int:
+    from lakectl.arrow.row_count import live_rows
+
+    return live_rows(target.store.storage, target.metadata, target.valid, plan)
+
+
 def show(store: TableStore, valid_write_ids: str | None = None) -> ShowResult:
     """Describe a table: schema, key, partitioning, and per partition what a reader would use."""
     target = open_for_read(store, valid_write_ids=valid_write_ids)
@@ -128,7 +146,7 @@ def show(store: TableStore, valid_write_ids: str | None = None) -> ShowResult:
                 deltas=len(plan.deltas),
                 delete_deltas=len(plan.delete_deltas),
                 obsolete_dirs=len(plan.obsolete),
-                inserted_rows=_rows(target, data_files),
+                rows=_live_rows(target, plan),
                 delete_events=_rows(target, delete_files),
                 bytes=sum(f.size for f in data_files + delete_files),
                 list_bucketing=layout_of(plan, layouts),
@@ -145,13 +163,16 @@ class HistoryEntry:
     seq: int
     version: int | None
     operation: str
-    committed_at: int
+    committed_at: dt.datetime
     counts: dict[str, int]
     added_dirs: int
     obsolete_dirs: int
     info: dict[str, Any]
     starts_history: bool = False
     """The first entry kept after ``clean`` expired older ones (history starts here)."""
+
+    def __repr__(self) -> str:
+        return brief(self, "seq", "version", "operation", "committed_at")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -205,7 +226,7 @@ def history(store: TableStore, limit: int | None = None) -> History:
                 r.seq,
                 r.write_id,
                 r.operation,
-                r.committed_at,
+                utc(r.committed_at),
                 r.counts,
                 len(r.added),
                 len(r.obsolete),

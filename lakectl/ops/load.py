@@ -21,6 +21,7 @@ from lakectl.errors import (
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.create import build_metadata, split_columns
+from lakectl.ops.results import brief
 from lakectl.ops.rewrite import write_tasks
 from lakectl.scan.target import plan_lakectl
 from lakectl.storage.fs import Storage, storage_for
@@ -90,6 +91,9 @@ class LoadResult:
     """``loaded``; ``skipped``: the log says this source was loaded already (by version
     ``loaded_by``), nothing was read; ``empty``: the source has no rows, nothing committed."""
     loaded_by: int | None = None
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "version", "status", "counts")
 
     @property
     def skipped(self) -> bool:

@@ -32,7 +32,7 @@ from typing import Any
 
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
-from lakectl.ops.results import iso_time
+from lakectl.ops.results import brief, iso_time
 from lakectl.ops.updates import MATERIALIZE_OPERATION, write_updates_file
 from lakectl.scan.statements import InstalledStatement, installed_statements, require_usable
 from lakectl.table.log import DATA_OPS, TableState
@@ -89,6 +89,9 @@ class MaterializeResult:
     counts: dict[str, int] = field(default_factory=dict)
     effective_at: int | None = None
     added: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "version", "retired_statements", "active_statements")
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
+from lakectl.ops.results import brief
 from lakectl.ops.updates import write_updates_file
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.scan.statements import installed_statements, statement_keys
@@ -64,6 +65,11 @@ class RestoreResult:
     bytes_read: int = 0  # the size of their files
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return brief(
+            self, "table", "restored_version", "version", "deleted", "reinserted", "dry_run"
+        )
 
     @property
     def counts(self) -> dict[str, int]:

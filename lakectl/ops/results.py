@@ -10,15 +10,36 @@ object ``{"table": ..., "<entries>": [...]}``.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
-from lakectl.updates.times import format_millis
+from lakectl.updates.times import format_millis, millis
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
-def iso_time(millis: int | None) -> str | None:
-    """Epoch milliseconds as ISO-8601 UTC (``2024-01-02T03:04:05Z``); None stays None."""
-    return None if millis is None else format_millis(millis)
+def iso_time(moment: int | dt.datetime | None) -> str | None:
+    """Epoch milliseconds (or a UTC datetime) as ISO-8601 UTC (``2024-01-02T03:04:05Z``); None
+    stays None."""
+    if isinstance(moment, dt.datetime):
+        return format_millis(millis(moment))
+    return None if moment is None else format_millis(moment)
+
+
+def brief(obj: object, *fields: str) -> str:
+    """A short repr: the class name, then ``fields`` that are set (``LoadResult('sales',
+    version=3, inserted=10)``); the first field, when it is the table, goes unnamed."""
+    parts = []
+    for index, name in enumerate(fields):
+        value = getattr(obj, name)
+        if value is None:
+            continue
+        if isinstance(value, dt.datetime):
+            value = iso_time(value)
+        parts.append(repr(value) if index == 0 and name == "table" else f"{name}={value!r}")
+    return f"{type(obj).__name__}({', '.join(parts)})"
 
 
 class HasDict(Protocol):
@@ -50,3 +71,18 @@ class Listing(list[E]):
     def records(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per entry: the rows of ``--format json|csv|tsv``."""
         return [entry.to_dict() for entry in self]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The entries as a pandas DataFrame, one row per entry and one column per field of
+        ``to_dict()`` (:attr:`columns`), times as UTC timestamps.
+
+        Returns:
+            A :class:`pandas.DataFrame`.
+        """
+        import pandas as pd
+
+        rows = [{c: getattr(entry, c, None) for c in self.columns} for entry in self]
+        return pd.DataFrame(rows, columns=list(self.columns))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.table!r}, {len(self)} {self.items_key})"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
+from lakectl.ops.results import brief
 from lakectl.scan.plan import Scan, plan_scan, scan_of
 from lakectl.scan.pruning import ScanStats
 from lakectl.scan.request import OUT_FORMATS, SnapshotRequest, check_request
@@ -15,15 +16,20 @@ from lakectl.table.log import DATA_OPS
 from lakectl.updates.times import format_millis
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
     from lakectl.arrow.read import ArrowRead
 
 __all__ = [
     "OUT_FORMATS",
+    "ArrowRows",
     "SnapshotFrame",
     "SnapshotRequest",
     "SnapshotResult",
+    "arrow_rows",
     "arrow_snapshot",
     "check_request",
     "open_scan",
@@ -51,6 +57,9 @@ class SnapshotResult:
     read_path: str | None = None  # data_source, join or none (lakectl.spark.acid_read.READ_PATHS)
     note: str | None = None  # why a read returned nothing, when a time bound is the reason
     order_by: list[str] = field(default_factory=list)  # the rows' sort; empty: file order
+
+    def __repr__(self) -> str:
+        return brief(self, "table", "version", "columns", "truncated", "out", "rows_written")
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -154,24 +163,51 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
     return result
 
 
+@dataclass(frozen=True)
+class ArrowRows:
+    """A resolved Arrow read in the order asked for: the read, the schema of the columns
+    returned, the sort applied (empty: the order of the table's files) and the batches."""
+
+    read: ArrowRead
+    schema: pa.Schema
+    order_by: tuple[str, ...]
+    batches: Iterable[pa.RecordBatch]
+
+
+def arrow_rows(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> ArrowRows:
+    """Resolve ``request`` for the Arrow reader, sorted as ``request.row_order`` says (a sort
+    reads every row first); ``limit`` and ``out`` are not applied here."""
+    from lakectl.arrow.snapshot import sorted_batches
+
+    read = read_arrow(ctx, table_ref, SnapshotRequest(**{**vars(request), "order_by": ()}))
+    shown = read.schema.names
+    order = request.row_order(read.scan.metadata.primary_key)
+    if order and not request.order_by and not set(order) <= set(shown):
+        # key order with --columns leaving the key out: read the key too, sort, then drop it
+        wider = (*request.columns, *(k for k in order if k not in shown))
+        read = read_arrow(ctx, table_ref, replace(request, order_by=(), columns=wider))
+    if not order:
+        return ArrowRows(read, read.schema, order, read.batches())
+    import pyarrow as pa
+
+    schema = pa.schema([read.schema.field(n) for n in shown])
+    return ArrowRows(read, schema, order, [b.select(shown) for b in sorted_batches(read, order)])
+
+
 def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> SnapshotResult:
     """:func:`snapshot` read with the Arrow engine (no Spark, no JVM)."""
-    from lakectl.arrow import snapshot as arrow_rows
+    from lakectl.arrow import snapshot as arrow_out
 
-    formats = arrow_rows.OUT_FORMATS
+    formats = arrow_out.OUT_FORMATS
     if request.out and request.out_format.lower() not in formats:
         raise UsageError(
             f"--format {request.out_format} is not written by the arrow engine",
             hint=f"use one of {', '.join(formats)}, or --engine spark",
         )
-    read = read_arrow(ctx, table_ref, SnapshotRequest(**{**vars(request), "order_by": ()}))
+    ctx.progress("reading")
+    rows_read = arrow_rows(ctx, table_ref, request)
+    read, shown = rows_read.read, rows_read.schema.names
     meta = read.scan.metadata
-    shown = read.schema.names
-    order = request.row_order(meta.primary_key)
-    if order and not request.order_by and not set(order) <= set(shown):
-        # key order with --columns leaving the key out: read the key too, sort, then drop it
-        wider = (*request.columns, *(k for k in order if k not in shown))
-        read = read_arrow(ctx, table_ref, replace(request, order_by=(), columns=wider))
     result = SnapshotResult(
         table=read.table,
         columns=shown,
@@ -179,21 +215,18 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
         version=read.version,
         scan=read.scan.pruning.to_dict(),
         read_path="arrow",
-        order_by=list(order),
+        order_by=list(rows_read.order_by),
     )
-    ctx.progress("reading")
-    batches: Any = read.batches()
-    if order:
-        batches = [b.select(shown) for b in arrow_rows.sorted_batches(read, order)]
+    batches = rows_read.batches
     if request.out:
-        result.out, result.rows_written = arrow_rows.write_out(
-            batches, read.schema, request, ctx.config.storage_options
+        result.out, result.rows_written = arrow_out.write_out(
+            batches, rows_read.schema, request, ctx.config.storage_options
         )
         return result
     limit = request.limit
     rows: list[tuple[Any, ...]] = []
     for batch in batches:
-        rows.extend(tuple(r.values()) for r in arrow_rows.wall_clock(batch).to_pylist())
+        rows.extend(tuple(r.values()) for r in arrow_out.wall_clock(batch).to_pylist())
         if limit and len(rows) > limit:
             rows, result.truncated = rows[:limit], True
             break

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from lakectl.errors import BadInputError
@@ -22,7 +23,7 @@ from lakectl.updates.limits import (
 )
 from lakectl.updates.statements import Statement, parse_updates_text, statements_effective_at
 from lakectl.updates.stored_form import decode_tree
-from lakectl.updates.times import format_millis
+from lakectl.updates.times import format_millis, millis, utc
 from lakectl.updates.validate import check_stored_statement, remember_parse
 
 
@@ -36,7 +37,7 @@ class InstalledStatement:
 
     statement: Statement
     version: int | None
-    installed_at: int
+    installed_at: datetime
     index: int = 0
     problem: str | None = None
     nodes: int | None = None  # expression nodes, once checked (see check_tree_shape)
@@ -81,7 +82,7 @@ class InstalledStatement:
             "line": self.line,
             "version": self.version,
             "index": self.index,
-            "installed_at": format_millis(self.installed_at),
+            "installed_at": format_millis(millis(self.installed_at)),
             "problem": self.problem,
         }
 
@@ -115,9 +116,9 @@ def _read_installed(
         stmt = _from_json(data)
     except (KeyError, TypeError, ValueError) as exc:
         damaged = Statement(ALWAYS, "", "update", "", 0, "<damaged log record>")
-        entry = InstalledStatement(damaged, record.write_id, record.committed_at, index)
+        entry = InstalledStatement(damaged, record.write_id, utc(record.committed_at), index)
         return replace(entry, problem=f"{entry.origin}: damaged statement record ({exc})")
-    entry = InstalledStatement(stmt, record.write_id, record.committed_at, index)
+    entry = InstalledStatement(stmt, record.write_id, utc(record.committed_at), index)
     if limits is None:
         return entry
     _reuse_stored_form(stmt.sql, data.get("tree"))

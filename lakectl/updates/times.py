@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from datetime import timezone as dt_timezone
+from typing import overload
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from lakectl.errors import BadInputError, UsageError
@@ -146,3 +147,21 @@ def format_millis(millis: int) -> str:
     if millis % 1000:
         text += f".{millis % 1000:03d}"
     return text + "Z"
+
+
+@overload
+def utc(millis_value: int) -> datetime: ...
+@overload
+def utc(millis_value: None) -> None: ...
+def utc(millis_value: int | None) -> datetime | None:
+    """Epoch milliseconds as a timezone-aware UTC datetime (what result objects hold for
+    times); None stays None."""
+    if millis_value is None:
+        return None
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=millis_value)
+
+
+def millis(moment: datetime) -> int:
+    """A datetime (naive: UTC) as epoch milliseconds."""
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    return (aware - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)

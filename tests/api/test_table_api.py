@@ -89,12 +89,12 @@ def test_to_spark_reads_what_snapshot_prints(twins, lakectl_cli) -> None:
         flags = () if version is None else ("--version", version)
         cli = lakectl_cli("snapshot", cli_path, *flags, "--json")
         assert cli.code == 0, cli.err
-        assert _frame_rows(table.to_spark(version=version)) == _sorted(cli.json["rows"])
+        assert _frame_rows(table.scan(version=version).to_spark()) == _sorted(cli.json["rows"])
     where = "store_id = 'S01' AND total_amt > 100"
     cli = lakectl_cli(
         "snapshot", cli_path, "--where", where, "--columns", "sell_id,total_amt", "--json"
     )
-    df = table.to_spark(where=where, columns=["sell_id", "total_amt"])
+    df = table.scan(where=where, columns=["sell_id", "total_amt"]).to_spark()
     assert df.columns == ["sell_id", "total_amt"]
     assert _frame_rows(df) == _sorted(cli.json["rows"])
     assert df.count() > 0
@@ -102,7 +102,7 @@ def test_to_spark_reads_what_snapshot_prints(twins, lakectl_cli) -> None:
 
 def test_to_spark_is_lazy_and_composes(twins, spark) -> None:
     table = twins[0]
-    df = table.to_spark()
+    df = table.scan().to_spark()
     assert df.sparkSession is spark
     per_store = {
         r["store_id"]: r["n"]
@@ -131,7 +131,7 @@ def test_metadata_without_spark(twins, lakectl_cli) -> None:
 
 def test_compact_and_clean_match_the_cli(twins, lakectl_cli) -> None:
     table, cli_path, _, _ = twins
-    before = _frame_rows(table.to_spark())
+    before = _frame_rows(table.scan().to_spark())
     plan = table.compact("major", dry_run=True)
     cli_plan = lakectl_cli("compact", cli_path, "--major", "--dry-run", "--json").json
     assert plan.to_dict()["partitions"] == cli_plan["partitions"]
@@ -139,7 +139,7 @@ def test_compact_and_clean_match_the_cli(twins, lakectl_cli) -> None:
     cli_done = lakectl_cli("compact", cli_path, "--major", "--json").json
     assert len(done.chosen) == len(cli_done["partitions"]) > 0
     assert table.version == 3  # a compaction adds no version of the data
-    assert _frame_rows(table.to_spark()) == before
+    assert _frame_rows(table.scan().to_spark()) == before
     assert table.compactions()[-1].state == "ready for cleaning"
     dry = table.clean(dry_run=True).to_dict()["plan"]
     cli_dry = lakectl_cli("clean", cli_path, "--dry-run", "--json").json["plan"]
@@ -163,9 +163,9 @@ def test_properties_and_statements(twins, tmp_path) -> None:
     )
     installed = table.apply_updates(str(statements))
     assert installed.installed == 1
-    assert [u.statement.sql for u in table.updates()][-1].startswith("UPDATE")
-    now = _frame_rows(table.to_spark(where="sell_id = 3"))
-    raw = _frame_rows(table.to_spark(where="sell_id = 3", as_of=-1))
+    assert [u.statement.sql for u in table.statements()][-1].startswith("UPDATE")
+    now = _frame_rows(table.scan(where="sell_id = 3").to_spark())
+    raw = _frame_rows(table.scan(where="sell_id = 3", as_of=-1).to_spark())
     assert [r["status_id"] for r in now] == ["FIXED"]
     assert len(raw) == 1 and raw[0]["status_id"] != "FIXED"
 
@@ -178,7 +178,7 @@ def test_load_a_dataframe(spark, tmp_path) -> None:
     second = table.load(spark.createDataFrame([(2, "B"), (3, "c")], "id long, name string"))
     assert (first.inserted, second.inserted, second.updated) == (2, 1, 1)
     assert second.version == 2
-    rows = sorted((r["id"], r["name"]) for r in table.to_spark().collect())
+    rows = sorted((r["id"], r["name"]) for r in table.scan().to_spark().collect())
     assert rows == [(1, "a"), (2, "B"), (3, "c")]
     assert table.history()[-1].info.get("source") == "DataFrame"
 
@@ -207,7 +207,7 @@ def test_stream_applies_landed_files_as_loads_do(twins, tmp_path) -> None:
     )
     assert result.stopped_by == "max-batches" and result.status.batches == 3
     assert len(table.history()) == 1 + 3  # the creation, then one commit per micro-batch
-    assert _frame_rows(table.to_spark()) == _frame_rows(api_table.to_spark(version=3))
+    assert _frame_rows(table.scan().to_spark()) == _frame_rows(api_table.scan(version=3).to_spark())
     assert events  # progress reaches the caller
 
 
@@ -219,7 +219,7 @@ def test_errors_are_lakectl_errors(tmp_path) -> None:
         lakectl.create_table(str(tmp_path / "t"), schema="a int")
         lakectl.create_table(str(tmp_path / "t"), schema="a int")
     with pytest.raises(lakectl.UsageError, match="as_of"):
-        lakectl.open_table(str(tmp_path / "t")).to_spark(as_of="yesterday-ish")
+        lakectl.open_table(str(tmp_path / "t")).scan(as_of="yesterday-ish").to_spark()
     assert issubclass(lakectl.UsageError, lakectl.LakectlError)
 
 
@@ -231,7 +231,7 @@ def test_a_load_into_a_missing_table_or_from_a_missing_source_says_which(tmp_pat
     source.write_text("id,v\n1,a\n")
     with pytest.raises(lakectl.TableNotFoundError, match=r"did you mean \S*/orders\?") as missing:
         lakectl.open_table(str(tmp_path / "ordrs")).load(str(source), mode="cdc")
-    assert "--create" in (missing.value.hint or "")
+    assert "add create=True (with primary_key=, partition_by=" in (missing.value.hint or "")
     assert not (tmp_path / "ordrs").exists()
     nothing = tmp_path / "nothing.csv"
     with pytest.raises(lakectl.SourceNotFoundError, match=f"source {nothing} does not exist"):
@@ -266,7 +266,7 @@ def test_the_callers_own_session_is_reused(tmp_path, jvm_processes) -> None:
         t = lakectl.create_table({str(tmp_path / "t")!r}, schema="id bigint, v string",
                                  primary_key="id")
         t.load(spark.createDataFrame([(1, "x"), (2, "y")], "id long, v string"))
-        df = t.to_spark(where="id = 2")
+        df = t.scan(where="id = 2").to_spark()
         print(json.dumps({{
             "same": df.sparkSession is spark,
             "app": df.sparkSession.sparkContext.appName,

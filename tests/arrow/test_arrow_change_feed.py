@@ -1,5 +1,5 @@
-"""The change feed and the SCD Type 2 view read with pyarrow (``Table.changes_arrow``,
-``Table.scd2_arrow``, ``lakectl changes --engine arrow``) equal the Spark feed on a random CDC
+"""The change feed and the SCD Type 2 view read with pyarrow (``Table.changes(...).to_arrow()``,
+``.scd2().to_arrow()``, ``lakectl changes --engine arrow``) equal the Spark feed on a random CDC
 history, for many ranges, row for row and in the order ``lakectl changes`` prints; the command
 runs with no java on PATH."""
 
@@ -70,12 +70,15 @@ def test_feed_equals_the_spark_feed_for_every_range(history: Path, spark: Any) -
     pairs += [(a, a + 1) for a in range(3, newest - 1)]
     kinds: set[str] = set()
     for a, b in pairs:
-        got = table.changes_arrow(from_version=a, to_version=b)
-        _same(got, table.changes(from_version=a, to_version=b).toArrow())
+        got = table.changes(from_version=a, to_version=b).to_arrow()
+        _same(got, table.changes(from_version=a, to_version=b).to_spark().toArrow())
         kinds |= set(got.column("_change_type").to_pylist())
     assert kinds == {"insert", "update_preimage", "update_postimage", "delete"}
-    _same(table.scd2_arrow(), table.scd2().toArrow())
-    _same(table.scd2_arrow(to_version=3), table.scd2(to_version=3).toArrow())
+    _same(table.changes().scd2().to_arrow(), table.changes().scd2().to_spark().toArrow())
+    _same(
+        table.changes(to_version=3).scd2().to_arrow(),
+        table.changes(to_version=3).scd2().to_spark().toArrow(),
+    )
 
 
 def test_rows_come_in_the_order_the_command_prints(
@@ -92,11 +95,11 @@ def test_rows_come_in_the_order_the_command_prints(
 def test_mistakes_are_the_spark_engines(history: Path, spark: Any) -> None:
     table = lakectl.open_table(str(history), spark=spark)
     with pytest.raises(TimeTravelError, match="version 99 does not exist"):
-        table.changes_arrow(from_version=99)
+        table.changes(from_version=99).to_arrow()
     with pytest.raises(UsageError, match="end of the range is before its start"):
-        table.changes_arrow(from_version=3, to_version=2)
+        table.changes(from_version=3, to_version=2).to_arrow()
     with pytest.raises(UsageError, match="arrow engine"):
-        table.list_changes(from_version=1, out="/tmp/never", out_format="json", engine="arrow")
+        table.changes(from_version=1, engine="arrow").write("/tmp/never", format="json")
 
 
 def test_command_runs_without_java(history: Path, tmp_path: Path, spark: Any) -> None:
@@ -114,7 +117,7 @@ def test_command_runs_without_java(history: Path, tmp_path: Path, spark: Any) ->
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    want = lakectl.open_table(str(history), spark=spark).changes(from_version=2).toArrow()
+    want = lakectl.open_table(str(history), spark=spark).changes(from_version=2).to_arrow()
     assert json.loads(done.stdout)["rows_written"] == want.num_rows
     import pyarrow.parquet as pq
 
@@ -125,12 +128,14 @@ def test_scd2_with_a_current_valid_to_sentinel(history: Path, spark: Any) -> Non
     import datetime as dt
 
     table = lakectl.open_table(str(history), spark=spark)
-    got = table.scd2_arrow(current_valid_to="9999-12-31")
-    _same(got, table.scd2(current_valid_to="9999-12-31").toArrow())
-    plain = table.scd2_arrow()
+    got = table.changes().scd2(current_valid_to="9999-12-31").to_arrow()
+    _same(got, table.changes().scd2(current_valid_to="9999-12-31").to_spark().toArrow())
+    plain = table.changes().scd2().to_arrow()
     assert got.column("is_current").to_pylist() == plain.column("is_current").to_pylist()
     end = dt.datetime(9999, 12, 31, tzinfo=dt.UTC)
     for row, before in zip(got.to_pylist(), plain.to_pylist(), strict=True):
         assert row["valid_to"] == (end if row["is_current"] else before["valid_to"])
-    with pytest.raises(UsageError, match="needs --scd2"):
-        table.list_changes(from_version=1, current_valid_to="9999-12-31", engine="arrow")
+    with pytest.raises(
+        UsageError, match=r"scd2\(\) covers the whole history: give no from_version="
+    ):
+        table.changes(from_version=1, engine="arrow").scd2(current_valid_to="9999-12-31").collect()

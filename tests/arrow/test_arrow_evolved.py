@@ -72,19 +72,19 @@ def test_to_arrow_equals_to_spark_on_an_evolved_table(tmp_path, spark):
             later,
         )
     )
-    table.update("label = 'changed'", "id = 4")
-    spark_rows = _sorted([r.asDict() for r in table.to_spark().collect()])
-    arrow = table.to_arrow()
-    assert arrow.column_names == table.to_spark().columns
+    table.update_rows("label = 'changed'", "id = 4")
+    spark_rows = _sorted([r.asDict() for r in table.scan().to_spark().collect()])
+    arrow = table.scan().to_arrow()
+    assert arrow.column_names == table.scan().to_spark().columns
     assert _sorted(arrow.to_pylist()) == spark_rows
     assert len(spark_rows) == 8  # ids 0-7 without 3, and 20
     by_id = {r["id"]: r for r in arrow.to_pylist()}
     assert by_id[5]["since"] == dt.date(2024, 2, 29) and by_id[5]["label"] == "a, b"
     assert by_id[4]["label"] == "changed" and by_id[2]["since"] is None
     assert by_id[20]["qty"] == 70000 and by_id[5]["amount"] is None
-    old = table.to_arrow(version=1)
+    old = table.scan(version=1).to_arrow()
     assert old.column_names == ["id", "qty", "price", "day"]
     assert old.schema.field("qty").type == pa.int16()
     assert _sorted(old.to_pylist()) == _sorted(
-        [r.asDict() for r in table.to_spark(version=1).collect()]
+        [r.asDict() for r in table.scan(version=1).to_spark().collect()]
     )

@@ -36,27 +36,27 @@ def test_hive_table_equals_the_spark_path(interop, spark, name, valid):
 
 def test_nation_acid_figures(interop):
     table = lakectl.open_table(str(interop / "tables" / "nation_acid"))
-    keys = Counter(table.to_arrow().column("n_nationkey").to_pylist())
+    keys = Counter(table.scan().to_arrow().column("n_nationkey").to_pylist())
     assert sum(keys.values()) == 23_000 and keys[5] == 0 and keys[19] == 0
-    older = table.to_arrow(valid_write_ids=f"default.nation_acid:3:{NO_OPEN}::")
+    older = table.scan(valid_write_ids=f"default.nation_acid:3:{NO_OPEN}::").to_arrow()
     assert older.num_rows == 24_000
     raw = f"default.nation_acid:2:{NO_OPEN}::"
-    five = table.to_arrow(
+    five = table.scan(
         valid_write_ids=raw, where="n_nationkey = 5", columns="n_nationkey,n_name"
-    )
+    ).to_arrow()
     assert five.schema.names == ["n_nationkey", "n_name"]
     assert five.num_rows == 1000 and set(five.column("n_name").to_pylist()) == {"ETHIOPIA"}
-    assert table.to_arrow(valid_write_ids=raw, where="n_nationkey = 100").num_rows == 0
+    assert table.scan(valid_write_ids=raw, where="n_nationkey = 100").to_arrow().num_rows == 0
 
 
 def test_original_files_lose_the_deleted_synthetic_row(interop):
-    got = lakectl.open_table(str(interop / "tables" / "nation_original")).to_arrow()
+    got = lakectl.open_table(str(interop / "tables" / "nation_original")).scan().to_arrow()
     assert got.num_rows == 24 and 24 not in got.column("n_nationkey").to_pylist()
 
 
 def test_batches_stream_partition_by_partition(interop):
     table = lakectl.open_table(str(interop / "tables" / "alltypes_original"))
-    reader = table.to_batches(columns=["id", "year", "month"])
+    reader = table.scan(columns=["id", "year", "month"]).to_batches()
     assert reader.schema.names == ["id", "year", "month"]
     months = set()
     for batch in reader:

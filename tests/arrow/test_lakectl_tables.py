@@ -82,7 +82,7 @@ def test_where_prunes_partitions(sales_path):
 
 def test_minor_then_major_compaction(sales_path, tmp_path, spark):
     table = _copy(sales_path, tmp_path, spark)
-    before = table.to_arrow()
+    before = table.scan().to_arrow()
     table.compact("minor")
     assert assert_same_rows(table).sort_by("sell_id").equals(before.sort_by("sell_id"))
     assert_same_rows(table, version=2)
@@ -128,7 +128,7 @@ def test_installed_statements_apply_as_in_spark(sales_path, tmp_path, spark):
     (tmp_path / "later.updates").write_text(LATER)
     table.apply_updates(str(tmp_path / "later.updates"))
     with pytest.raises(UsageError, match=r"(?i)line 2 .*cast") as refused:
-        table.to_arrow()
+        table.scan().to_arrow()
     assert "Type 7" in refused.value.message
     assert_same_rows(table, as_of="2024-02-15")
     raw = assert_same_rows(table, raw=True, where="sell_id = 3")
@@ -147,25 +147,25 @@ def test_installed_statements_apply_as_in_spark(sales_path, tmp_path, spark):
 def test_bad_reads_are_refused(sales_path, read, message):
     table = lakectl.open_table(str(sales_path))
     with pytest.raises(LakectlError, match=message):
-        table.to_arrow(**read)
+        table.scan(**read).to_arrow()
 
 
 def test_hand_offs(sales_path):
     import duckdb
 
     table = lakectl.open_table(str(sales_path))
-    frame = table.to_pandas(where="store_id = 'S02'")
-    assert len(frame) == table.to_arrow(where="store_id = 'S02'").num_rows > 0
+    frame = table.scan(where="store_id = 'S02'").to_pandas()
+    assert len(frame) == table.scan(where="store_id = 'S02'").to_arrow().num_rows > 0
     con = duckdb.connect()
-    relation = table.to_duckdb(con, columns="store_id,total_amt")
+    relation = table.scan(columns="store_id,total_amt").to_duckdb(con)
     got = relation.aggregate("store_id, count(*) AS n", "store_id").order("store_id").fetchall()
-    want = table.to_arrow().group_by("store_id").aggregate([("sell_id", "count")])
+    want = table.scan().to_arrow().group_by("store_id").aggregate([("sell_id", "count")])
     assert dict(got) == dict(zip(*want.to_pydict().values(), strict=True))
     try:
         import polars  # noqa: F401
     except ImportError:
         with pytest.raises(UsageError, match="polars"):
-            table.to_polars()
+            table.scan().to_polars()
 
 
 def _without_java(tmp_path: Path) -> dict[str, str]:
@@ -195,7 +195,12 @@ def test_cli_arrow_engine_runs_without_java(sales_path, tmp_path, spark):
             [*command, *map(str, args)], env=env, capture_output=True, text=True, timeout=120
         )
 
-    want = lakectl.open_table(str(sales_path), spark=spark).to_spark(where="batch > 0").toArrow()
+    want = (
+        lakectl.open_table(str(sales_path), spark=spark)
+        .scan(where="batch > 0")
+        .to_spark()
+        .toArrow()
+    )
     shown = cli("--where", "batch > 0", "--json")
     assert shown.returncode == 0, shown.stderr
     data = json.loads(shown.stdout)

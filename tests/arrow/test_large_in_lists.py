@@ -128,7 +128,7 @@ def test_where_in_lists_equal_duckdb(table, count, kinds):
     opened = lakectl.open_table(str(table))
     conditions = _conditions(count)
     for where in [conditions[k] for k in kinds]:
-        got = opened.to_arrow(where=where)
+        got = opened.scan(where=where).to_arrow()
         counted = Counter(tuple(r.values()) for r in got.to_pylist())
         assert counted == _duckdb(where, LIVE), where[:60]
         assert counted or "NULL" in where  # the data hold matches, but NOT (.. NULL) none
@@ -144,7 +144,7 @@ def test_statements_with_in_lists_equal_duckdb(tmp_path, count):
         f"DELETE FROM t WHERE name IN ({_strings(count, null=True)}) AND score > 2000;\n"
     )
     root = _write_table(tmp_path / "t", updates)
-    got = lakectl.open_table(str(root)).to_arrow()
+    got = lakectl.open_table(str(root)).scan().to_arrow()
     live = pa.Table.from_pylist(LIVE, schema=pa.schema(list(DATA)))  # noqa: F841 (DuckDB's)
     duck = duckdb.connect()
     duck.execute("CREATE TABLE t AS SELECT * FROM live")

@@ -56,7 +56,7 @@ def _expected_ids() -> set[int]:
 
 def test_batches_are_bounded_and_hold_the_live_rows(table):
     sizes, ids = [], set()
-    for batch in lakectl.open_table(str(table)).to_batches():
+    for batch in lakectl.open_table(str(table)).scan().to_batches():
         sizes.append(batch.num_rows)
         ids.update(batch.column("id").to_pylist())
     assert max(sizes) <= CHUNK_ROWS and len(sizes) > 1
@@ -66,8 +66,8 @@ def test_batches_are_bounded_and_hold_the_live_rows(table):
 @pytest.mark.parametrize("columns", [None, ["store", "id"]])
 def test_table_and_stream_agree(table, columns):
     t = lakectl.open_table(str(table))
-    whole = t.to_arrow(columns=columns, where="id >= 100")
-    streamed = t.to_batches(columns=columns, where="id >= 100").read_all()
+    whole = t.scan(columns=columns, where="id >= 100").to_arrow()
+    streamed = t.scan(columns=columns, where="id >= 100").to_batches().read_all()
     want = {i for i in _expected_ids() if i >= 100}
     assert set(whole.column("id").to_pylist()) == want and whole.num_rows == len(want)
     assert sorted(streamed.column("id").to_pylist()) == sorted(whole.column("id").to_pylist())

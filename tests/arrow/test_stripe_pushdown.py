@@ -125,7 +125,7 @@ WHERES = [
 @pytest.mark.parametrize("where", WHERES)
 def test_where_with_stripe_skipping_equals_duckdb(hive_table, where):
     root, live = hive_table
-    got = lakectl.open_table(str(root)).to_arrow(where=where)
+    got = lakectl.open_table(str(root)).scan(where=where).to_arrow()
     rows = pa.Table.from_pylist(live, schema=pa.schema(list(DATA)))  # noqa: F841 (DuckDB's)
     want = duckdb.sql(f"SELECT * FROM rows WHERE {where}").arrow()
     want = want.read_all() if isinstance(want, pa.RecordBatchReader) else want
@@ -134,7 +134,7 @@ def test_where_with_stripe_skipping_equals_duckdb(hive_table, where):
 
 def test_only_the_columns_asked_for_and_the_where_are_decoded(hive_table):
     root, live = hive_table
-    got = lakectl.open_table(str(root)).to_arrow(columns=["name"], where="id < 30")
+    got = lakectl.open_table(str(root)).scan(columns=["name"], where="id < 30").to_arrow()
     assert got.schema.names == ["name"]
     want = sorted(r["name"] for r in live if r["id"] < 30)
     assert sorted(got.column("name").to_pylist()) == want

@@ -186,7 +186,7 @@ def _spark_read(spark: Any, table: Any, native: bool, **read: Any) -> Any:
     asserts that the read took the path asked for."""
     spark.conf.set(ENABLED_CONF, "true" if native else "false")
     try:
-        frame = table.to_spark(**read)
+        frame = table.scan(**read).to_spark()
         plan = frame._jdf.queryExecution().executedPlan().toString()
         # A condition Spark folds to false reads nothing: an empty local scan.
         assert (DATA_SOURCE_SCAN in plan) == native or "LocalTableScan <empty>" in plan, plan
@@ -201,7 +201,7 @@ def _spark_read(spark: Any, table: Any, native: bool, **read: Any) -> Any:
 
 def _arrow_read(table: Any, **read: Any) -> Any:
     try:
-        rows = table.to_arrow(**read).to_pylist()
+        rows = table.scan(**read).to_arrow().to_pylist()
     except Exception as exc:
         return _failure(exc)
     return Counter(tuple(_plain(r[n]) for n in NAMES) for r in rows)

@@ -50,7 +50,7 @@ def history(spark, tmp_path_factory) -> tuple[lakectl.Table, Path, dict[str, int
     step["cdc"] = table.version
     table.delete("qty = 0")
     step["delete"] = table.version
-    table.update("qty = qty + 100", "day = 'd1'")
+    table.update_rows("qty = qty + 100", "day = 'd1'")
     step["update"] = table.version
     statements = root.parent / "fix.updates"
     statements.write_text("-- time=2020-01-01\nUPDATE t SET name = 'fixed' WHERE id < 8;\n")
@@ -80,7 +80,9 @@ def _data_columns(table: lakectl.Table) -> list[tuple[str, str]]:
 def _lakectl_partitions(table: lakectl.Table, **read: Any) -> dict[str, list[tuple[Any, ...]]]:
     names = [name for name, _ in _data_columns(table)]
     grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
-    for row in table.to_arrow(**read).to_pylist():  # versions before the alter lack ``note``:
+    for row in (
+        table.scan(**read).to_arrow().to_pylist()
+    ):  # versions before the alter lack ``note``:
         grouped[f"day={row['day']}"].append(tuple(row.get(n) for n in names))  # NULL in Hive
     return {part: sorted(rows, key=repr) for part, rows in grouped.items()}
 

@@ -22,13 +22,14 @@ SCHEMA = "id bigint, label string, qty int, day string"
 
 
 def _rows(table: lakectl.Table, **kw: Any) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r) for r in table.to_spark(**kw).collect())
+    return sorted(tuple(r) for r in table.scan(**kw).to_spark().collect())
 
 
 def _state(table: lakectl.Table) -> tuple[int, int, list[tuple[Any, ...]]]:
     """Version, history length and rows (read with pyarrow: no Spark job for a check; the rows
     after each command that changes them are read with Spark)."""
-    rows = sorted(tuple(r.values()) for r in table.to_arrow().to_pylist())
+    table.refresh()  # what other processes committed
+    rows = sorted(tuple(r.values()) for r in table.scan().to_arrow().to_pylist())
     return table.version, len(table.history()), rows
 
 
@@ -64,7 +65,7 @@ def test_a_killed_update_changes_nothing_and_a_rerun_completes(table, point) -> 
     assert killed.code == 137, killed.err[-2000:]
     assert killed.out == ""
     assert _state(table) == before
-    done = table.update("qty = qty + 1", "day = 'd1'")
+    done = table.update_rows("qty = qty + 1", "day = 'd1'")
     assert done.updated == sum(1 for r in before[2] if r[3] == "d1") > 0
     assert _rows(table) == sorted(
         (i, label, qty + (day == "d1"), day) for i, label, qty, day in before[2]

@@ -32,7 +32,7 @@ def _rows(table: Any) -> list[dict[str, Any]]:
 def _snapshot(table: lakectl.Table, version: int) -> Counter[Row]:
     if version == 0:
         return Counter()
-    rows = table.to_arrow(version=version).select(list(COLUMNS))
+    rows = table.scan(version=version).to_arrow().select(list(COLUMNS))
     return Counter(tuple(r[c] for c in COLUMNS) for r in rows.to_pylist())
 
 
@@ -97,7 +97,7 @@ def test_each_commit_has_the_same_rows_in_every_range(
     seen: dict[int, tuple[tuple[int, int], Counter[tuple[str, Row]]]] = {}
     for i, start in enumerate(versions):
         for end in versions[i + 1 :]:
-            feed = _rows(table.changes_arrow(from_version=start, to_version=end))
+            feed = _rows(table.changes(from_version=start, to_version=end).to_arrow())
             assert _applied(snapshots[start], feed) == snapshots[end], (start, end)
             commits = _per_commit(feed)
             for version in (v for v in versions if start < v <= end):
@@ -138,7 +138,7 @@ def test_a_restored_update_is_one_pair_from_any_start(
         }
     )
     for start in (0, 1, 2):
-        feed = _rows(table.changes_arrow(from_version=start))
+        feed = _rows(table.changes(from_version=start).to_arrow())
         assert _per_commit(feed)[restore] == expected, start
     spark_feed = _rows(table.changes(from_version=0).collect())
     assert _per_commit(spark_feed)[restore] == expected

@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 import lakectl
+from lakectl.ops.results import millis
 from tests.support.change_batches import CDC_ARGS, COLUMNS, SCHEMA, write_change_batch
 from tests.support.cli import CliRun
 
@@ -116,24 +117,24 @@ def test_feed_between_versions_matches_the_snapshots(
     done = lakectl_cli("delete", root, "--where", "qty = 3", "--json")
     assert done.code == 0, done.out
     newest = table.version
-    snapshots = {v: _by_key(_rows(table.to_spark(version=v))) for v in range(1, newest + 1)}
+    snapshots = {v: _by_key(_rows(table.scan(version=v).to_spark())) for v in range(1, newest + 1)}
     snapshots[0] = {}
     pairs = [(0, newest), (newest - 1, newest), *[(a, a + 1) for a in range(0, newest - 1)]]
     pairs.append((1, newest - 1))
     kinds = set()
     for a, b in pairs:
-        changes = _rows(table.changes(from_version=a, to_version=b))
+        changes = _rows(table.changes(from_version=a, to_version=b).to_spark())
         kinds |= {c["_change_type"] for c in changes}
         assert {c["_commit_version"] for c in changes} <= set(range(a + 1, b + 1))
         assert _apply(snapshots[a], changes) == snapshots[b], (a, b)
         assert _net(changes) == _duckdb_diff(snapshots[a], snapshots[b]), (a, b)
     assert kinds == {"insert", "update_preimage", "update_postimage", "delete"}
-    times = {e.version: e.committed_at for e in table.history() if e.version is not None}
+    times = {e.version: millis(e.committed_at) for e in table.history() if e.version is not None}
     expected = _scd2_oracle(snapshots, times)
-    assert _scd2_of(table.scd2()) == expected
+    assert _scd2_of(table.changes().scd2().to_spark()) == expected
     assert any(to is not None for _, _, to in expected)  # some versions were replaced
     older = _scd2_oracle({v: snapshots[v] for v in range(newest)}, times)
-    assert _scd2_of(table.scd2(to_version=newest - 1)) == older
+    assert _scd2_of(table.changes(to_version=newest - 1).scd2().to_spark()) == older
 
 
 def _scd2_oracle(

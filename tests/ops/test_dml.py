@@ -35,7 +35,7 @@ def _rows(n: int, seed: int) -> list[tuple[Any, ...]]:
 
 
 def _table_rows(table: lakectl.Table) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r[c] for c in COLUMNS) for r in table.to_spark().collect())
+    return sorted(tuple(r[c] for c in COLUMNS) for r in table.scan().to_spark().collect())
 
 
 def _oracle(rows: list[tuple[Any, ...]]) -> duckdb.DuckDBPyConnection:
@@ -100,14 +100,14 @@ def test_a_sequence_of_deletes_and_updates_equals_duckdb(loaded) -> None:
             assert result.deleted == expected
         else:
             sql = f"UPDATE t SET {assignments}" + (f" WHERE {where}" if where else "")
-            result = table.update(assignments, where)
+            result = table.update_rows(assignments, where)
             con.execute(sql)
         assert _table_rows(table) == _oracle_rows(con), (kind, where, assignments)
         if result.version is not None:
             versions[result.version] = _oracle_rows(con)
     for version, expected_rows in versions.items():  # every version by time travel
         got = sorted(
-            tuple(r[c] for c in COLUMNS) for r in table.to_spark(version=version).collect()
+            tuple(r[c] for c in COLUMNS) for r in table.scan(version=version).to_spark().collect()
         )
         assert got == expected_rows, version
 
@@ -115,7 +115,7 @@ def test_a_sequence_of_deletes_and_updates_equals_duckdb(loaded) -> None:
 def test_update_counts_only_rows_it_changes(loaded) -> None:
     table, rows = loaded
     paid = sum(1 for r in rows if r[2] == "PAID")
-    result = table.update("status = 'PAID'", "status = 'PAID' OR id = 0")
+    result = table.update_rows("status = 'PAID'", "status = 'PAID' OR id = 0")
     changed = 0 if rows[0][2] == "PAID" else 1
     assert (result.updated, result.deleted) == (changed, 0)
     assert sum(1 for r in _table_rows(table) if r[2] == "PAID") == paid + changed
@@ -161,7 +161,7 @@ def test_forbidden_constructs_are_refused_and_nothing_is_written(loaded, kind, t
         if kind == "delete":
             table.delete(text)
         else:
-            table.update("status = 'X'", text)
+            table.update_rows("status = 'X'", text)
     assert (table.version, len(table.history())) == before
 
 
@@ -189,6 +189,7 @@ def test_a_killed_delete_leaves_the_table_as_it_was_and_a_rerun_completes(loaded
         "delete", table.location, "--where", "qty = 3", "--json", failpoint="dml.before_commit"
     )
     assert killed.code == 137, killed.err[-2000:]
+    table.refresh()  # what the killed writer left
     assert (table.version, _table_rows(table)) == before
     done = table.delete("qty = 3")
     assert done.deleted == sum(1 for r in before[1] if r[3] == 3)

@@ -28,11 +28,13 @@ def _normal(rows: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def _spark_rows(table: lakectl.Table, columns: list[str], **read: Any) -> list[tuple[Any, ...]]:
-    return _normal([tuple(r[c] for c in columns) for r in table.to_spark(**read).collect()])
+    return _normal([tuple(r[c] for c in columns) for r in table.scan(**read).to_spark().collect()])
 
 
 def _arrow_rows(table: lakectl.Table, columns: list[str], **read: Any) -> list[tuple[Any, ...]]:
-    return _normal([tuple(r[c] for c in columns) for r in table.to_arrow(**read).to_pylist()])
+    return _normal(
+        [tuple(r[c] for c in columns) for r in table.scan(**read).to_arrow().to_pylist()]
+    )
 
 
 # --- checks without Spark -----------------------------------------------------------------
@@ -117,7 +119,7 @@ def test_renames_read_like_duckdb_at_every_version(tmp_path, spark):
     table.delete("quantity < 15")
     duck.execute("DELETE FROM t WHERE quantity < 15")
     remember()
-    table.update("qty = quantity + 1", "day = 'd2'")
+    table.update_rows("qty = quantity + 1", "day = 'd2'")
     duck.execute("UPDATE t SET qty = quantity + 1 WHERE day = 'd2'")
     remember()
     load([(3, 33, "z", None, "d1")], mode="upsert")
@@ -128,10 +130,10 @@ def test_renames_read_like_duckdb_at_every_version(tmp_path, spark):
     expected_now = _normal(duck.execute(f"SELECT {', '.join(latest)} FROM t").fetchall())
 
     for version, (columns, expected) in seen.items():
-        assert table.to_spark(version=version).columns == columns, version
+        assert table.scan(version=version).to_spark().columns == columns, version
         assert _spark_rows(table, columns, version=version) == expected, version
         assert _arrow_rows(table, columns, version=version) == expected, version
-    assert table.to_spark().columns == latest
+    assert table.scan().to_spark().columns == latest
     assert _spark_rows(table, latest) == expected_now
     assert _arrow_rows(table, latest) == expected_now
     spark.conf.set("spark.lakectl.read.native", "false")  # the join path too
@@ -140,7 +142,7 @@ def test_renames_read_like_duckdb_at_every_version(tmp_path, spark):
         assert _spark_rows(table, seen[2][0], version=2) == seen[2][1]
     finally:
         spark.conf.unset("spark.lakectl.read.native")
-    where = table.to_arrow(columns=["id", "qty"], where="qty_old >= 30").to_pylist()
+    where = table.scan(columns=["id", "qty"], where="qty_old >= 30").to_arrow().to_pylist()
     assert sorted((r["id"], r["qty"]) for r in where) == [(3, None), (4, 41), (5, 7)]
 
 
@@ -166,9 +168,9 @@ def test_compaction_restore_and_change_feed_across_a_rename(renamed, lakectl_cli
     # the change feed from before the rename: pre-images under the new name, both engines
     columns = ("id", "quantity", "_change_type")
     expected = [(1, 5, "update_preimage"), (1, 9, "update_postimage"), (4, 8, "insert")]
-    feed = renamed.changes(from_version=1).collect()
+    feed = renamed.changes(from_version=1).to_spark().collect()
     assert sorted(tuple(r[c] for c in columns) for r in feed) == expected
-    arrow_feed = renamed.changes_arrow(from_version=1).to_pylist()
+    arrow_feed = renamed.changes(from_version=1).to_arrow().to_pylist()
     assert sorted(tuple(r[c] for c in columns) for r in arrow_feed) == expected
     # compaction (the bucketed minor one merges with pyarrow) writes the new names
     for kind in ("minor", "major"):
@@ -250,11 +252,16 @@ def test_a_list_bucketed_column_is_not_renamed_until_the_layout_is_off(
     assert _log_size(root) == before
     # another column renames, and pruned reads of the list-bucketed one stay right
     assert lakectl_cli("alter", table.location, "--rename-column", "note=label").code == 0
-    pruned = table.to_spark(where="qty = 1").collect()
+    pruned = table.scan(where="qty = 1").to_spark().collect()
     assert sorted((r["id"], r["label"]) for r in pruned) == [(i, f"n{i}") for i in (1, 4, 7, 10)]
     table.list_bucket(off=True)
     assert lakectl_cli("alter", table.location, "--rename-column", "qty=quantity").code == 0
-    assert sorted(r["id"] for r in table.to_spark(where="quantity = 1").collect()) == [1, 4, 7, 10]
+    assert sorted(r["id"] for r in table.scan(where="quantity = 1").to_spark().collect()) == [
+        1,
+        4,
+        7,
+        10,
+    ]
 
 
 def test_renames_apply_in_order_so_two_names_can_swap():
@@ -305,8 +312,9 @@ def test_a_load_evolve_killed_before_its_commit_leaves_the_old_schema_and_a_reru
     assert killed.code == 137, killed.err[-2000:]
     # the schema change commits with the rows: neither landed
     assert [c.name for c in table.schema.columns] == SCHEMA_NAMES
-    assert table.to_spark().count() == 0
+    assert table.scan().to_spark().count() == 0
     rerun = lakectl_cli("--json", "load", path, batch, "--evolve")
     assert rerun.code == 0, rerun.out
     assert rerun.json["evolved"] == ["channel"]
-    assert [tuple(r) for r in table.to_spark().collect()] == [(1, 2, "a", "d", "web")]
+    table.refresh()  # the rerun committed in another command
+    assert [tuple(r) for r in table.scan().to_spark().collect()] == [(1, 2, "a", "d", "web")]

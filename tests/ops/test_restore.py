@@ -18,12 +18,12 @@ SCHEMA = "id bigint, name string, qty int, day string"
 
 
 def _rows(table: lakectl.Table, **kw: Any) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r) for r in table.to_spark(**kw).collect())
+    return sorted(tuple(r) for r in table.scan(**kw).to_spark().collect())
 
 
 def _arrow_rows(table: lakectl.Table) -> list[tuple[Any, ...]]:
     """The current rows as :func:`_rows` reads them, read with pyarrow (no Spark job)."""
-    return sorted(tuple(r.values()) for r in table.to_arrow().to_pylist())
+    return sorted(tuple(r.values()) for r in table.scan().to_arrow().to_pylist())
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def built(spark, tmp_path_factory):
     statements.write_text("-- time=2020-01-01\nUPDATE t SET name = 'fixed' WHERE id < 5;\n")
     table.apply_updates(str(statements))
     seen[table.version] = _arrow_rows(table)
-    table.update("qty = qty + 100", "day = 'd1'")
+    table.update_rows("qty = qty + 100", "day = 'd1'")
     seen[table.version] = _arrow_rows(table)
     table.materialize(until="2021-01-01")
     seen[table.version] = _arrow_rows(table)
@@ -78,9 +78,9 @@ def test_restore_each_version_reads_as_it_did(history) -> None:
 
 def test_statements_follow_the_restore(history) -> None:
     table, seen = history
-    assert table.updates() == []  # the materialize retired the statement
+    assert table.statements() == []  # the materialize retired the statement
     table.restore(4)  # after the install, before the update and the materialize
-    assert [u.statement.sql for u in table.updates()] == [
+    assert [u.statement.sql for u in table.statements()] == [
         "UPDATE t SET name = 'fixed' WHERE id < 5"
     ]
     assert _rows(table) == seen[4]
@@ -89,7 +89,7 @@ def test_statements_follow_the_restore(history) -> None:
     # it replaced nor those an update after version 4 wrote (and it replaced) come back
     assert _rows(table, raw=True) == _rows(table, version=4, raw=True)
     table.restore(3)  # before the install
-    assert table.updates() == []
+    assert table.statements() == []
     assert _rows(table) == seen[3]
 
 
@@ -112,7 +112,8 @@ def test_raw_reads_after_restoring_to_before_a_materialize(tmp_path, spark) -> N
     # the deleted originals' repeated delete events are no changes: the feed shows the undo
     columns = ("id", "qty", "_change_type")
     feed = sorted(
-        tuple(r[c] for c in columns) for r in table.changes(from_version=materialized).collect()
+        tuple(r[c] for c in columns)
+        for r in table.changes(from_version=materialized).to_spark().collect()
     )
     assert feed == [
         (i, qty, kind)
@@ -189,6 +190,7 @@ def test_a_killed_restore_changes_nothing(history) -> None:
         "restore", table.location, "--version", 2, "--json", failpoint="restore.before_commit"
     )
     assert killed.code == 137, killed.err[-2000:]
+    table.refresh()  # what the killed writer left
     assert (table.version, _rows(table)) == before
     table.restore(2)
     assert _rows(table) == seen[2]

@@ -19,7 +19,7 @@ SCHEMA = "id bigint, name string, qty int, day string"
 
 
 def _rows(table: lakectl.Table, **kw: Any) -> list[tuple[Any, ...]]:
-    return sorted(tuple(r) for r in table.to_spark(**kw).collect())
+    return sorted(tuple(r) for r in table.scan(**kw).to_spark().collect())
 
 
 # --- which commits tell the difference (no Spark) ----------------------------------------------
@@ -112,7 +112,7 @@ def test_every_version_restores_as_time_travel_reads_it(spark, table) -> None:
     frame = spark.createDataFrame
     table.load(frame([(i, f"u{i}", 9, f"d{i % 3}") for i in range(20, 60)], SCHEMA))
     table.delete("qty = 2 OR day = 'd0'")
-    table.update("name = concat(name, '!'), qty = qty * 10", "id % 4 = 1")
+    table.update_rows("name = concat(name, '!'), qty = qty * 10", "id % 4 = 1")
     table.restore(table.version - 2)
     table.load(frame([(i, "late", 3, f"d{i % 4}") for i in range(5, 80, 7)], SCHEMA))
     table.delete("id > 70")

@@ -39,15 +39,15 @@ def test_scd2_validity_follows_effective_from(tmp_path: Path, spark: Any) -> Non
     third = table.load(_csv(tmp_path / "3.csv", ["2,dos"]))
     committed = {h.version: h.committed_at for h in table.history() if h.version is not None}
     jan, jun = dt.datetime(2020, 1, 1, tzinfo=UTC), dt.datetime(2020, 6, 1, tzinfo=UTC)
-    now = dt.datetime.fromtimestamp(committed[third.version] / 1000, UTC)
+    now = committed[third.version]
     expected = [
         (1, "one", jan, jun, False),
         (1, "uno", jun, None, True),
         (2, "dos", now, None, True),
         (2, "two", jan, now, False),
     ]
-    assert _rows([r.asDict() for r in table.scd2().collect()]) == expected
-    assert _rows(table.scd2_arrow().to_pylist()) == expected
+    assert _rows([r.asDict() for r in table.changes().scd2().to_spark().collect()]) == expected
+    assert _rows(table.changes().scd2().to_arrow().to_pylist()) == expected
     # The change feed itself keeps the commit times (transaction time).
-    feed = table.changes_arrow(from_version=0).to_pylist()
+    feed = table.changes(from_version=0).to_arrow().to_pylist()
     assert {_utc(r["_commit_time"]).year for r in feed} == {now.year}

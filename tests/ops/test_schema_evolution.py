@@ -174,12 +174,12 @@ def _normal(rows: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def _spark_rows(table: lakectl.Table, columns: list[str], **read: Any) -> list[tuple[Any, ...]]:
-    frame = table.to_spark(**read)
+    frame = table.scan(**read).to_spark()
     return _normal([tuple(r[c] for c in columns) for r in frame.collect()])
 
 
 def _arrow_rows(table: lakectl.Table, columns: list[str], **read: Any) -> list[tuple[Any, ...]]:
-    data = table.to_arrow(**read).to_pylist()
+    data = table.scan(**read).to_arrow().to_pylist()
     return _normal([tuple(r[c] for c in columns) for r in data])
 
 
@@ -251,7 +251,7 @@ def test_random_history_matches_duckdb_at_every_version(tmp_path, spark):
             table.delete(where)
             oracle.con.execute(f"DELETE FROM t WHERE {where}")
         elif step == "update":
-            table.update("extra1 = qty + 1, qty = qty * 2", "day = 'd2'")
+            table.update_rows("extra1 = qty + 1, qty = qty * 2", "day = 'd2'")
             oracle.con.execute("UPDATE t SET extra1 = qty + 1, qty = qty * 2 WHERE day = 'd2'")
         elif step == "restore":
             back = rng.choice(sorted(v for v in seen if v < table.version))
@@ -264,7 +264,7 @@ def test_random_history_matches_duckdb_at_every_version(tmp_path, spark):
             oracle.con.execute(f"CREATE TABLE v{table.version} AS SELECT * FROM t")
     assert added == 2 and widened == {"qty", "amount", "price"}
     for version, (columns, expected) in seen.items():
-        assert table.to_spark(version=version).columns[: len(columns) - 1] == [
+        assert table.scan(version=version).to_spark().columns[: len(columns) - 1] == [
             c for c in columns if c != "day"
         ]
         assert _spark_rows(table, columns, version=version) == expected, version
@@ -322,8 +322,8 @@ def test_minor_and_major_compaction_write_the_new_schema(evolved, lakectl_cli):
     for kind in ("minor", "major"):
         run = lakectl_cli("--json", "compact", evolved.location, f"--{kind}")
         assert run.code == 0, run.out
-        assert _rows(evolved.to_spark().collect()) == EVOLVED_ROWS, kind
-        assert _rows(evolved.to_arrow().to_pylist()) == EVOLVED_ROWS, kind
+        assert _rows(evolved.scan().to_spark().collect()) == EVOLVED_ROWS, kind
+        assert _rows(evolved.scan().to_arrow().to_pylist()) == EVOLVED_ROWS, kind
     import pyarrow.orc as orc
 
     root = Path(evolved.location.removeprefix("file://"))
@@ -333,7 +333,7 @@ def test_minor_and_major_compaction_write_the_new_schema(evolved, lakectl_cli):
         row = orc.ORCFile(str(path)).schema.field("row").type
         assert [row.field(i).name for i in range(row.num_fields)] == ["id", "qty", "discount"]
     # and the version before the alter still reads with the old schema
-    assert sorted(tuple(r) for r in evolved.to_spark(version=1).collect()) == [
+    assert sorted(tuple(r) for r in evolved.scan(version=1).to_spark().collect()) == [
         (1, 5, "a"),
         (2, 6, "b"),
         (3, 7, "a"),
@@ -345,11 +345,11 @@ def test_restore_to_before_the_alter_keeps_the_columns_added_since(evolved):
     assert (result.method, result.deleted, result.reinserted) == ("full", 2, 1)
     # the rows of version 1, in today's columns: widened, the added one at its default
     restored = [(1, 5, 0.5, "a"), (2, 6, 0.5, "b"), (3, 7, 0.5, "a")]
-    assert _rows(evolved.to_spark().collect()) == restored
-    assert _rows(evolved.to_arrow().to_pylist()) == restored
-    assert [f.name for f in evolved.to_arrow().schema] == ["id", "qty", "discount", "day"]
+    assert _rows(evolved.scan().to_spark().collect()) == restored
+    assert _rows(evolved.scan().to_arrow().to_pylist()) == restored
+    assert [f.name for f in evolved.scan().to_arrow().schema] == ["id", "qty", "discount", "day"]
     # the versions in between still read as they did
-    assert _rows(evolved.to_spark(version=2).collect()) == EVOLVED_ROWS
+    assert _rows(evolved.scan(version=2).to_spark().collect()) == EVOLVED_ROWS
 
 
 def test_the_change_feed_across_an_alter_shows_pre_images_in_todays_columns(evolved):
@@ -359,9 +359,11 @@ def test_the_change_feed_across_an_alter_shows_pre_images_in_todays_columns(evol
         (4, 2**40, 1.0, "b", "insert", 2),
     ]
     columns = ("id", "qty", "discount", "day", "_change_type", "_commit_version")
-    spark_rows = [tuple(r[c] for c in columns) for r in evolved.changes(from_version=1).collect()]
+    spark_rows = [
+        tuple(r[c] for c in columns) for r in evolved.changes(from_version=1).to_spark().collect()
+    ]
     arrow_rows = [
-        tuple(r[c] for c in columns) for r in evolved.changes_arrow(from_version=1).to_pylist()
+        tuple(r[c] for c in columns) for r in evolved.changes(from_version=1).to_arrow().to_pylist()
     ]
     assert sorted(spark_rows) == expected
     assert sorted(arrow_rows) == expected
@@ -372,12 +374,12 @@ def test_type7_statements_use_an_added_column(evolved, tmp_path):
     statements.write_text("-- time=2020-01-01\nUPDATE t SET discount = 5.0 WHERE discount = 0.5;\n")
     evolved.apply_updates(str(statements))
     expected = [(1, 8, None, "a"), (2, 6, 5.0, "b"), (3, 7, 5.0, "a"), (4, 2**40, 1.0, "b")]
-    assert _rows(evolved.to_spark().collect()) == expected
-    assert _rows(evolved.to_arrow().to_pylist()) == expected
+    assert _rows(evolved.scan().to_spark().collect()) == expected
+    assert _rows(evolved.scan().to_arrow().to_pylist()) == expected
     evolved.materialize(until="2021-01-01")  # folds the statement into stored rows
-    assert _rows(evolved.to_spark().collect()) == expected
-    assert _rows(evolved.to_arrow().to_pylist()) == expected
-    assert _rows(evolved.to_spark(raw=True).collect()) == EVOLVED_ROWS
+    assert _rows(evolved.scan().to_spark().collect()) == expected
+    assert _rows(evolved.scan().to_arrow().to_pylist()) == expected
+    assert _rows(evolved.scan(raw=True).to_spark().collect()) == EVOLVED_ROWS
 
 
 def test_load_evolve_adds_the_batch_columns_and_without_it_they_stay_an_error(
@@ -397,14 +399,14 @@ def test_load_evolve_adds_the_batch_columns_and_without_it_they_stay_an_error(
     assert run.code == 0, run.out
     assert run.json["evolved"] == ["channel"]
     assert _log_size(log) == before + 1  # one commit: the new column with the rows
-    rows = {r["id"]: r.asDict() for r in evolved.to_spark().collect()}
+    rows = {r["id"]: r.asDict() for r in evolved.scan().to_spark().collect()}
     assert rows[5]["channel"] == "web" and rows[2]["channel"] is None
-    assert evolved.to_arrow().column_names == evolved.to_spark().columns
+    assert evolved.scan().to_arrow().column_names == evolved.scan().to_spark().columns
 
 
 def test_list_bucketing_an_evolved_table_keeps_its_rows(evolved):
     evolved.list_bucket("qty", keys=[6, 7])  # a widened column: int in the older files
-    assert _rows(evolved.to_spark().collect()) == EVOLVED_ROWS
-    assert _rows(evolved.to_arrow().to_pylist()) == EVOLVED_ROWS
-    pruned = evolved.to_spark(where="qty = 6").collect()
+    assert _rows(evolved.scan().to_spark().collect()) == EVOLVED_ROWS
+    assert _rows(evolved.scan().to_arrow().to_pylist()) == EVOLVED_ROWS
+    pruned = evolved.scan(where="qty = 6").to_spark().collect()
     assert _rows(pruned) == [r for r in EVOLVED_ROWS if r[1] == 6]

@@ -15,8 +15,8 @@ def _land(land: Path, name: str, text: str) -> None:
 
 
 def _rows(table: lakectl.Table, columns: list[str]) -> list[tuple[object, ...]]:
-    spark_rows = sorted(tuple(r[c] for c in columns) for r in table.to_spark().collect())
-    arrow_rows = sorted(tuple(r[c] for c in columns) for r in table.to_arrow().to_pylist())
+    spark_rows = sorted(tuple(r[c] for c in columns) for r in table.scan().to_spark().collect())
+    arrow_rows = sorted(tuple(r[c] for c in columns) for r in table.scan().to_arrow().to_pylist())
     assert spark_rows == arrow_rows
     return spark_rows
 

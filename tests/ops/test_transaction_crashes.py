@@ -65,7 +65,7 @@ def _reads(path: Path) -> tuple[Any, ...]:
         for f in (path / "_lakectl").rglob("*")
         if f.is_file() and f.parent.name in ("log", "checkpoints")
     )
-    data = lakectl.open_table(str(path)).to_arrow()
+    data = lakectl.open_table(str(path)).scan().to_arrow()
     rows = sorted(tuple(r.values()) for r in data.to_pylist())
     return meta, data.column_names, rows
 

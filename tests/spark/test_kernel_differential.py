@@ -76,12 +76,12 @@ def _three_ways(spark: Any, table: Any, version: int) -> list[Counter[tuple[Any,
     for native, shows in (("true", "lakectl ACID merge-on-read"), ("false", "MapInArrow")):
         spark.conf.set(NATIVE, native)
         try:
-            frame = table.to_spark(version=version)
+            frame = table.scan(version=version).to_spark()
         finally:
             spark.conf.unset(NATIVE)
         assert shows in _plan(frame), f"version {version}: not read by {shows}"
         got.append(_rows(frame.toArrow()))
-    got.append(_rows(table.to_arrow(version=version)))
+    got.append(_rows(table.scan(version=version).to_arrow()))
     return got
 
 

@@ -14,10 +14,10 @@ def _plain_type(t: pa.DataType) -> pa.DataType:
 
 
 def assert_same_rows(table: Any, **read: Any) -> pa.Table:
-    """``table.to_arrow(**read)`` equals ``table.to_spark(**read)``: column names and types,
+    """``table.scan(**read).to_arrow()`` equals ``table.scan(**read).to_spark()``: column names and types,
     and rows as a multiset. Returns the Arrow result."""
-    got = table.to_arrow(**read)
-    want = table.to_spark(**read).toArrow()
+    got = table.scan(**read).to_arrow()
+    want = table.scan(**read).to_spark().toArrow()
     assert got.schema.names == want.schema.names
     assert [_plain_type(t) for t in got.schema.types] == [_plain_type(t) for t in want.schema.types]
     assert Counter(map(_row, got.to_pylist())) == Counter(map(_row, want.to_pylist()))
