@@ -52,6 +52,7 @@ def _timed(frame_of: Any, runs: int = 5) -> float:
 
 def main(argv: list[str]) -> int:
     import lakectl
+    from lakectl.spark.kernel_read import ENABLED_CONF as KERNEL
     from lakectl.spark.native_read import ENABLED_CONF
     from lakectl.spark.session import SparkSettings, get_session
 
@@ -66,6 +67,8 @@ def main(argv: list[str]) -> int:
         for salt in (1, 2, 3):
             batch = _frame(spark, salt * rows // 10, rows // 20, salt, True)
             table.load(batch, mode="cdc", op_column="op")
+
+        spark.conf.set(KERNEL, "true")
 
         def read(native: str) -> Any:
             spark.conf.set(ENABLED_CONF, native)
