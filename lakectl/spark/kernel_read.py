@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-# ``false`` sends reads the data source cannot serve through Spark's joins instead (to compare
-# the two, or as an escape hatch): ``lakectl --conf spark.lakectl.read.kernel=false ...``.
+# ``true`` sends reads the data source cannot serve through the kernel in Spark tasks instead of
+# Spark's joins: ``lakectl --conf spark.lakectl.read.kernel=true ...`` (not yet the default).
 ENABLED_CONF = "spark.lakectl.read.kernel"
 _MAX_TASKS = 1000
 _TASK_BYTES = 64 << 20  # of data files per task, about (a partition's buckets are split up)
@@ -45,9 +45,9 @@ def kernel_rows(
     with_identity: bool = False,
 ) -> DataFrame | None:
     """The snapshot's rows as :func:`lakectl.spark.acid_read.read_rows` returns them, read by
-    the kernel in Spark tasks; None when it is switched off (:data:`ENABLED_CONF`) or a column
-    type has no Arrow reading, for the caller's joins."""
-    if (spark.conf.get(ENABLED_CONF, "true") or "true").lower() == "false":
+    the kernel in Spark tasks; None unless it is switched on (:data:`ENABLED_CONF`), or when a
+    column type has no Arrow reading, for the caller's joins."""
+    if (spark.conf.get(ENABLED_CONF, "false") or "false").lower() != "true":
         return None
     from lakectl.arrow.types import arrow_schema
 
