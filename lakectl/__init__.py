@@ -65,9 +65,9 @@ if typing.TYPE_CHECKING:  # what static checkers see; at run time, __getattr__
     from lakectl.ops.stream import StreamStatus as StreamStatus
     from lakectl.ops.tables import TablesResult as TablesResult
     from lakectl.ops.tables import TableSummary as TableSummary
-    from lakectl.ops.updates import InstalledStatement as InstalledStatement
     from lakectl.ops.updates import InstallResult as InstallResult
     from lakectl.ops.updates import Statements as Statements
+    from lakectl.scan.statements import InstalledStatement as InstalledStatement
     from lakectl.table.schema import Schema as Schema
     from lakectl.table_reads import Changes as Changes
     from lakectl.table_reads import ChangesPlan as ChangesPlan
@@ -112,7 +112,7 @@ _LAZY = {
     "AlterResult": "lakectl.ops.alter",
     "InstallResult": "lakectl.ops.updates",
     "Statements": "lakectl.ops.updates",
-    "InstalledStatement": "lakectl.ops.updates",
+    "InstalledStatement": "lakectl.scan.statements",
     "MaterializeResult": "lakectl.ops.materialize",
     "SkewResult": "lakectl.ops.skew",
     "PartitionSkew": "lakectl.ops.skew",

@@ -117,8 +117,8 @@ class ScanPlan:
     def __repr__(self) -> str:
         return (
             f"ScanPlan({self.table!r}, version={self.version}, partitions="
-            f"{len(self.partitions)}/{self.partitions_total}, files={self.files}/"
-            f"{self.files_total}, bytes={self.bytes:,}/{self.bytes_total:,})"
+            f"{len(self.partitions)} of {self.partitions_total}, files={self.files} of "
+            f"{self.files_total}, bytes={self.bytes:,} of {self.bytes_total:,})"
         )
 
     def to_dict(self) -> dict[str, Any]:

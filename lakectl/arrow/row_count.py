@@ -2,7 +2,7 @@
 
 A partition's ORC footers give the rows its files hold; that is the number of live rows only
 when no delete event and no invalid write id applies. Otherwise the partition is merged on read
-(:mod:`lakectl.arrow.merge`) without decoding data columns (the key column alone, when the
+(:mod:`lakectl.arrow.partition_reader`) without decoding data columns (the key column alone, when the
 table has one: an insert event without its row is not live), and its rows are counted.
 """
 
@@ -44,7 +44,8 @@ def live_rows(
         metadata.schema.select(list(metadata.partition_by)),
         valid,
         key,
-        columns=(),
+        # one column decoded (the key when there is one): a batch of no columns has no rows
+        columns=(key or metadata.data_schema.names[0],),
     )
     return sum(batch.num_rows for batch in partition_batches(spec, plan))
 

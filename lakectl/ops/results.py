@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from lakectl.updates.times import format_millis, millis
@@ -38,6 +39,8 @@ def brief(obj: object, *fields: str) -> str:
             continue
         if isinstance(value, dt.datetime):
             value = iso_time(value)
+        elif isinstance(value, Enum):
+            value = value.value
         parts.append(repr(value) if index == 0 and name == "table" else f"{name}={value!r}")
     return f"{type(obj).__name__}({', '.join(parts)})"
 

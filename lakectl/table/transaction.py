@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from lakectl.failpoints import failpoint, is_crash
 from lakectl.table.log import DATA_OPS, CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
-from lakectl.table.paths import STAGING_DIR, Shape, table_path
+from lakectl.table.paths import STAGING_DIR, Shape, check_name, table_path
 
 if TYPE_CHECKING:
     from lakectl.table.compaction_runs import RunStatus
@@ -133,7 +133,8 @@ class WriteTransaction:
             if self.write_id is not None:
                 self._staging = self.store.staging_path(self.write_id)
             elif self.run is not None:
-                self._staging = self.store.path(STAGING_DIR, f"compact-{self.run[0].id}")
+                run_id = check_name(self.run[0].id, Shape.RUN_ID, source="the compaction's id")
+                self._staging = self.store.path(STAGING_DIR, f"compact-{run_id}")
             else:
                 raise ValueError(f"a {self.operation} transaction writes no files")
         return self._staging

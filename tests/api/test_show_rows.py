@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lakectl.ops.reading import open_for_read
-
 import lakectl
 from lakectl.arrow.row_count import footer_rows
+from lakectl.scan.target import open_for_read
 
 REPO = Path(__file__).resolve().parents[2]
 SALES = REPO / "sample_data" / "sales"

@@ -10,7 +10,7 @@ import pytest
 
 from lakectl.errors import UsageError
 from lakectl.ops.materialize import plan_materialize
-from lakectl.ops.updates import installed_statements
+from lakectl.scan.statements import installed_statements
 from lakectl.scan.target import choose_state
 from lakectl.table.log import CommitRecord, TableState, find_conflict
 from lakectl.table.metadata import TableMetadata

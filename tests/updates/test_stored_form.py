@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lakectl.cli.main import main
-from lakectl.ops.updates import installed_statements
+from lakectl.scan.statements import installed_statements
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import TableStore
 from lakectl.updates import validate
