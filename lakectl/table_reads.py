@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, ParamSpec, TypeVar
 
 from lakectl.api_values import TimeLike, to_millis
 from lakectl.errors import LakectlError, UsageError
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
+Req = TypeVar("Req", SnapshotRequest, ChangesRequest)
 Engine = Literal["spark", "arrow"]
 ENGINES = ("spark", "arrow")
 
@@ -137,13 +138,30 @@ class ScanPlan:
         }
 
 
-class _Read:
+class _Read(Generic[Req]):
     """What :class:`Scan` and :class:`Changes` share: the terminal methods over two
     engine-specific primitives, :meth:`_spark_frame` and :meth:`_arrow_batches`."""
 
-    _flag_names: bool
-    _engine: Engine | None
-    _limit: int | None
+    def __init__(
+        self,
+        ctx: Context,
+        ref: str | None,
+        request: Req,
+        engine: Engine | None = None,
+        flag_names: bool = False,
+    ) -> None:
+        self._ctx = ctx
+        self._ref = ref
+        self._request: Req = request
+        self._engine = check_engine(engine)
+        self._limit: int | None = request.limit
+        self._flag_names = flag_names
+
+    def _described(self, name: str, fields: tuple[tuple[str, object], ...]) -> str:
+        """``Name(field=value, ...)`` of the fields that are set, then the engine."""
+        pairs = (*fields, ("engine", self._engine))
+        parts = [f"{key}={value!r}" for key, value in pairs if value is not None]
+        return f"{name}({', '.join(parts)})"
 
     def _spark_frame(self) -> DataFrame:
         raise NotImplementedError
@@ -254,46 +272,25 @@ def _limited(batches: Iterable[pa.RecordBatch], limit: int | None) -> Iterable[p
         yield batch
 
 
-class Scan(_Read):
+class Scan(_Read[SnapshotRequest]):
     """The rows of a table at one version and time, filtered and projected: made by
     :meth:`lakectl.Table.scan`, read by its terminal methods (:meth:`to_arrow`,
     :meth:`to_batches`, :meth:`to_pandas`, :meth:`to_polars`, :meth:`to_duckdb`,
     :meth:`to_spark`, :meth:`collect`, :meth:`write`) or described by :meth:`plan`."""
 
-    def __init__(
-        self,
-        ctx: Context,
-        ref: str | None,
-        request: SnapshotRequest,
-        engine: Engine | None = None,
-        flag_names: bool = False,
-    ) -> None:
-        self._ctx = ctx
-        self._ref = ref
-        self._request = request
-        self._engine = check_engine(engine)
-        self._limit = request.limit
-        self._flag_names = flag_names
-
     def __repr__(self) -> str:
         r = self._request
-        parts = [
-            f"{name}={value!r}"
-            for name, value in (
-                ("version", r.version),
-                ("as_of", r.as_of),
-                ("known_at", r.known_at),
-                ("where", r.where),
-                ("columns", list(r.columns) or None),
-                ("order_by", list(r.order_by) or None),
-                ("limit", r.limit),
-                ("engine", self._engine),
-            )
-            if value is not None
-        ]
-        if r.raw:
-            parts.append("raw=True")
-        return f"Scan({', '.join(parts)})"
+        fields: tuple[tuple[str, object], ...] = (
+            ("version", r.version),
+            ("as_of", r.as_of),
+            ("known_at", r.known_at),
+            ("where", r.where),
+            ("columns", list(r.columns) or None),
+            ("order_by", list(r.order_by) or None),
+            ("limit", r.limit),
+            ("raw", True if r.raw else None),
+        )
+        return self._described("Scan", fields)
 
     @property
     def request(self) -> SnapshotRequest:
@@ -421,43 +418,23 @@ class ChangesPlan:
         }
 
 
-class Changes(_Read):
+class Changes(_Read[ChangesRequest]):
     """The row changes between two versions of a table (the change feed), or with
     :meth:`scd2` the table's rows over time: made by :meth:`lakectl.Table.changes`, read by the
     same terminal methods as :class:`Scan`. The arrow engine returns the rows sorted as
     ``lakectl changes`` prints them (by version and key; by key and ``valid_from`` for SCD2);
     ``to_spark()`` leaves them unsorted."""
 
-    def __init__(
-        self,
-        ctx: Context,
-        ref: str | None,
-        request: ChangesRequest,
-        engine: Engine | None = None,
-        flag_names: bool = False,
-    ) -> None:
-        self._ctx = ctx
-        self._ref = ref
-        self._request = request
-        self._engine = check_engine(engine)
-        self._limit = request.limit
-        self._flag_names = flag_names
-
     def __repr__(self) -> str:
         r = self._request
-        parts = [
-            f"{name}={value!r}"
-            for name, value in (
-                ("from_version", r.from_version),
-                ("to_version", r.to_version),
-                ("from_time", r.from_time),
-                ("to_time", r.to_time),
-                ("limit", r.limit),
-                ("engine", self._engine),
-            )
-            if value is not None
-        ]
-        return f"{'SCD2' if r.scd2 else 'Changes'}({', '.join(parts)})"
+        fields: tuple[tuple[str, object], ...] = (
+            ("from_version", r.from_version),
+            ("to_version", r.to_version),
+            ("from_time", r.from_time),
+            ("to_time", r.to_time),
+            ("limit", r.limit),
+        )
+        return self._described("SCD2" if r.scd2 else "Changes", fields)
 
     @property
     def request(self) -> ChangesRequest:
