@@ -73,7 +73,7 @@ def main(argv: list[str]) -> int:
         def read(native: str) -> Any:
             spark.conf.set(ENABLED_CONF, native)
             try:
-                return table.to_spark()
+                return table.scan().to_spark()
             finally:
                 spark.conf.unset(ENABLED_CONF)
 
