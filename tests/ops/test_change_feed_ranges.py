@@ -108,7 +108,7 @@ def test_each_commit_has_the_same_rows_in_every_range(
     assert seen[restored][1], "the restore commit changed no row"
     # Spark's feed applies the same rule: the restore's rows from the oldest and newest start.
     for start in (0, restored - 1):
-        feed = _rows(table.changes(from_version=start).collect())
+        feed = _rows(table.changes(from_version=start).to_spark().collect())
         assert _per_commit(feed).get(restored, Counter()) == seen[restored][1], start
 
 
@@ -140,5 +140,5 @@ def test_a_restored_update_is_one_pair_from_any_start(
     for start in (0, 1, 2):
         feed = _rows(table.changes(from_version=start).to_arrow())
         assert _per_commit(feed)[restore] == expected, start
-    spark_feed = _rows(table.changes(from_version=0).collect())
+    spark_feed = _rows(table.changes(from_version=0).to_spark().collect())
     assert _per_commit(spark_feed)[restore] == expected
