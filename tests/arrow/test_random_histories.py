@@ -65,7 +65,11 @@ def test_random_history_with_compactions(tmp_path, spark, seed):
         else:
             table.compact(step)
         assert_same_rows(table)
-        assert_same_rows(table, version=rng.choice(versions))
+        earlier = rng.choice(versions)
+        if step != "load":
+            # An earlier version read through the compaction just made; after a load, earlier
+            # versions read as in the loop below (all loads present), so they are read there.
+            assert_same_rows(table, version=earlier)
     for version in versions:
         assert_same_rows(table, version=version)
     escaped = assert_same_rows(table, where="region = 'n/a' OR region IS NULL", columns="region,id")

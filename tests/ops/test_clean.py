@@ -59,20 +59,25 @@ class History:
         return result.json
 
     def compact(self, *args: str) -> int:
-        """Compact; check the snapshot is unchanged; return the commit time."""
+        """Compact; check the snapshot is unchanged (read with Spark and with pyarrow); return
+        the commit time."""
         out = self.run("compact", *args)
         assert out["committed"], out
+        self.check_current(engine="spark")
         self.check_current()
         return self.log()[-1]["committed_at"]
 
-    def snapshot(self, *args: object):
-        return self.cli("snapshot", self.table, *args, "--json")
+    def snapshot(self, *args: object, engine: str = "spark"):
+        return self.cli("snapshot", self.table, *args, "--engine", engine, "--json")
 
-    def check_current(self) -> None:
-        assert rows_of(self.snapshot()) == self.at_version[max(self.at_version)]
+    def check_current(self, engine: str = "arrow") -> None:
+        """The newest state, read with pyarrow unless told (no Spark job for a check)."""
+        result = self.snapshot(engine=engine)
+        assert result.code == 0, result.err
+        assert rows_of(result) == self.at_version[max(self.at_version)]
 
-    def check_version(self, version: int) -> None:
-        result = self.snapshot("--version", version)
+    def check_version(self, version: int, engine: str = "arrow") -> None:
+        result = self.snapshot("--version", version, engine=engine)
         assert result.code == 0, result.err
         assert rows_of(result) == self.at_version[version], f"--version {version}"
 
@@ -136,9 +141,10 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     assert not list((h.table / "_lakectl" / "compactions").iterdir())  # the log has them
     assert h.log()[-1]["operation"] == "clean"
     assert h.log()[-1]["info"]["oldest_available"]["version"] == 3
-    h.check_current()
+    h.check_current(engine="spark")
     for version in (3, 4, 5):  # 3: read through the minor compaction right after it
         h.check_version(version)
+    h.check_version(3, engine="spark")
     too_old = h.snapshot("--version", 2)
     assert too_old.code == 67
     assert too_old.json["error"]["message"].startswith(
@@ -170,10 +176,11 @@ def test_compactions_and_clean_keep_every_state_inside_the_window(
     everything = h.run("clean", "--retain", "0s", "--force")
     assert everything["deleted"] and everything["log_seq"] is None
     assert h.log()[-1]["seq"] == last_seq  # no new record (expired log entries may go)
-    h.check_current()
+    h.check_current(engine="spark")
     h.check_version(5)
     for version in (3, 4):
         assert h.snapshot("--version", version).code == 67
+    assert h.snapshot("--version", 4, engine="arrow").code == 67
     first_load = h.log()[1]["committed_at"]
     known = h.cli("snapshot", h.table, "--known-at", str(first_load), "--json")
     assert known.code == 67 and "as known at" in known.json["error"]["message"]

@@ -1,12 +1,18 @@
 """Compaction end to end through the CLI, on real Spark: the snapshot is the same before and after
 minor, major and auto compaction; loads after a compaction read correctly; a second run, a dry run
 and write ids still open change nothing they must not.
+
+Each test reads its first snapshot with Spark and checks that pyarrow reads the same rows; the
+other checks read with pyarrow (``--engine arrow``: no Spark job for a check). The tests that
+start from two loads work on a copy of one table loaded once per module.
 """
 
 from __future__ import annotations
 
+import copy
 import random
 import re
+import shutil
 from pathlib import Path
 
 import pyorc
@@ -57,6 +63,18 @@ def _rows(result) -> list[tuple]:
     return sorted((r["id"], r["change_ts"], r["val"], r["part"]) for r in result.json["rows"])
 
 
+def _read(cli, table: Path, *extra: object) -> list[tuple]:
+    """The snapshot's rows read with pyarrow (no Spark job)."""
+    return _rows(cli("snapshot", table, *extra, "--engine", "arrow", "--json"))
+
+
+def _read_with_spark(cli, table: Path) -> list[tuple]:
+    """The snapshot's rows read with Spark, checked against pyarrow's read of the same state."""
+    rows = _rows(cli("snapshot", table, "--json"))
+    assert _read(cli, table) == rows
+    return rows
+
+
 def _short(rows: list[tuple]) -> list[tuple]:
     return [(i, v, p) for i, _, v, p in rows]
 
@@ -86,6 +104,25 @@ def _setup(tmp_path: Path, cli, seed: int, loads: int) -> tuple[Path, Batches]:
     return table, batches
 
 
+@pytest.fixture(scope="module")
+def two_loads(spark, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Batches]:
+    """A table after two random CDC loads over three partitions, made once per module."""
+    from tests.support.cli import run_lakectl
+
+    return _setup(tmp_path_factory.mktemp("two_loads"), run_lakectl, seed=3, loads=2)
+
+
+@pytest.fixture
+def loaded(two_loads: tuple[Path, Batches], tmp_path: Path) -> tuple[Path, Batches]:
+    """A byte-for-byte copy of :func:`two_loads`'s table and its expected rows, for this test."""
+    source, source_batches = two_loads
+    table = tmp_path / "t"
+    shutil.copytree(source, table)
+    batches = copy.deepcopy(source_batches)
+    batches.tmp = tmp_path
+    return table, batches
+
+
 def _check_compacted_dir(directory: Path, *, base: bool) -> None:
     """Compactor markers, bucket files, events ordered by identity, identities unique."""
     assert (directory / "_orc_acid_version").read_text() == "2"
@@ -102,9 +139,10 @@ def _check_compacted_dir(directory: Path, *, base: bool) -> None:
 
 def test_minor_major_and_auto_keep_the_snapshot(tmp_path, lakectl_cli, spark):
     table, batches = _setup(tmp_path, lakectl_cli, seed=7, loads=3)
-    before = _rows(lakectl_cli("snapshot", table, "--json"))
+    before = _read_with_spark(lakectl_cli, table)
     assert _short(before) == batches.expected()
     at_v2 = _rows(lakectl_cli("snapshot", table, "--version", 2, "--json"))
+    assert _read(lakectl_cli, table, "--version", 2) == at_v2
 
     minor = lakectl_cli("compact", table, "--minor", "--json")
     assert minor.code == 0, minor.err
@@ -115,7 +153,7 @@ def test_minor_major_and_auto_keep_the_snapshot(tmp_path, lakectl_cli, spark):
         for p in ("a", "b", "x%2Fy")
         for kind in ("delta", "delete_delta")
     )
-    assert _rows(lakectl_cli("snapshot", table, "--json")) == before
+    assert _read(lakectl_cli, table) == before
     shown = lakectl_cli("show", table, "--json").json
     assert [(p["deltas"], p["delete_deltas"], p["base"]) for p in shown["partitions"]] == [
         (1, 1, None)
@@ -125,7 +163,7 @@ def test_minor_major_and_auto_keep_the_snapshot(tmp_path, lakectl_cli, spark):
     for d in table.glob("part=*/*delta_0000001_0000003"):
         _check_compacted_dir(d, base=False)
     # Time travel to before the compaction reads the old directories.
-    assert _rows(lakectl_cli("snapshot", table, "--version", 2, "--json")) == at_v2
+    assert _read(lakectl_cli, table, "--version", 2) == at_v2
 
     # Nothing changed: a second run does nothing, and says why.
     log_before = sorted((table / "_lakectl" / "log").iterdir())
@@ -139,13 +177,13 @@ def test_minor_major_and_auto_keep_the_snapshot(tmp_path, lakectl_cli, spark):
     # A load after the compaction: its deletes point at identities the compaction kept.
     loaded = lakectl_cli("load", table, batches.write(inserts=5, updates=15, deletes=10), *CDC)
     assert loaded.code == 0, loaded.err
-    after_load = _rows(lakectl_cli("snapshot", table, "--json"))
+    after_load = _read(lakectl_cli, table)
     assert _short(after_load) == batches.expected()
 
     major = lakectl_cli("compact", table, "--major", "--json")
     assert major.code == 0, major.err
     assert {p["type"] for p in major.json["partitions"]} == {"major"}
-    assert _rows(lakectl_cli("snapshot", table, "--json")) == after_load
+    assert _read_with_spark(lakectl_cli, table) == after_load
     shown = lakectl_cli("show", table, "--json").json
     assert [(p["base"], p["deltas"], p["delete_deltas"]) for p in shown["partitions"]] == [
         ("base_0000004_v0000004", 0, 0)
@@ -155,18 +193,18 @@ def test_minor_major_and_auto_keep_the_snapshot(tmp_path, lakectl_cli, spark):
         _check_compacted_dir(d, base=True)
     again = lakectl_cli("compact", table, "--major", "--json")
     assert not again.json["committed"]
-    assert _rows(lakectl_cli("snapshot", table, "--version", 2, "--json")) == at_v2
+    assert _read(lakectl_cli, table, "--version", 2) == at_v2
 
     # Deltas above the base, then auto: they are large next to the base, so major.
     path = batches.write(inserts=10, updates=30, deletes=15)
     assert lakectl_cli("load", table, path, *CDC).code == 0
-    expected = _rows(lakectl_cli("snapshot", table, "--json"))
+    expected = _read(lakectl_cli, table)
     assert _short(expected) == batches.expected()
     auto = lakectl_cli("compact", table, "--auto", "--json")
     assert auto.code == 0, auto.err
     assert {p["type"] for p in auto.json["partitions"]} == {"major"}
     assert all("of the base's" in p["reason"] for p in auto.json["partitions"])
-    assert _rows(lakectl_cli("snapshot", table, "--json")) == expected
+    assert _read(lakectl_cli, table) == expected
     assert not lakectl_cli("compact", table, "--auto", "--json").json["committed"]
 
     listed = lakectl_cli("compactions", table, "--json")
@@ -187,8 +225,8 @@ def test_minor_major_and_auto_keep_the_snapshot(tmp_path, lakectl_cli, spark):
     assert text.code == 0 and "major" in text.out and "ready" in text.out
 
 
-def test_dry_run_changes_nothing_and_open_write_ids_block(tmp_path, lakectl_cli, spark):
-    table, batches = _setup(tmp_path, lakectl_cli, seed=3, loads=2)
+def test_dry_run_changes_nothing_and_open_write_ids_block(loaded, lakectl_cli, spark):
+    table, batches = loaded
     files = _files(table)
     dry = lakectl_cli(
         "compact", table, "--auto", "--dry-run", "--delta-num-threshold", "1", "--json"
@@ -214,7 +252,7 @@ def test_dry_run_changes_nothing_and_open_write_ids_block(tmp_path, lakectl_cli,
     assert (
         lakectl_cli("load", table, batches.write(inserts=5, updates=10, deletes=5), *CDC).code == 0
     )
-    expected = _rows(lakectl_cli("snapshot", table, "--json"))
+    expected = _read_with_spark(lakectl_cli, table)
     assert _short(expected) == batches.expected()
     major = lakectl_cli("compact", table, "--major", "--json")
     assert major.code == 0, major.err
@@ -222,7 +260,7 @@ def test_dry_run_changes_nothing_and_open_write_ids_block(tmp_path, lakectl_cli,
     for p in major.json["partitions"]:
         assert p["outputs"] == [f"{p['partition']}/base_0000002_v0000004"]
         assert all("0000004_0000004" in w for w in p["waiting"]) and p["waiting"]
-    assert _rows(lakectl_cli("snapshot", table, "--json")) == expected
+    assert _read(lakectl_cli, table) == expected
 
     # The writer gives up: now everything can be compacted.
     store.mark_aborted(3, "test")
@@ -231,7 +269,7 @@ def test_dry_run_changes_nothing_and_open_write_ids_block(tmp_path, lakectl_cli,
     assert {o for p in major.json["partitions"] for o in p["outputs"]} == {
         f"part={p}/base_0000004_v0000004" for p in ("a", "b", "x%2Fy")
     }
-    assert _rows(lakectl_cli("snapshot", table, "--json")) == expected
+    assert _read(lakectl_cli, table) == expected
 
     bad = lakectl_cli("compact", table, "--major", "--partition", "part=zzz", "--json")
     assert bad.code == 2 and "no such partition" in bad.out + bad.err
@@ -247,9 +285,9 @@ def test_dry_run_changes_nothing_and_open_write_ids_block(tmp_path, lakectl_cli,
 
 
 @pytest.mark.slow
-def test_auto_compacts_where_aborted_writers_left_directories(tmp_path, lakectl_cli, spark):
-    table, batches = _setup(tmp_path, lakectl_cli, seed=11, loads=2)
-    expected = _rows(lakectl_cli("snapshot", table, "--json"))
+def test_auto_compacts_where_aborted_writers_left_directories(loaded, tmp_path, lakectl_cli, spark):
+    table, batches = loaded
+    expected = _read_with_spark(lakectl_cli, table)
     assert _short(expected) == batches.expected()
     # A load killed before its commit leaves its directories (parts a and b) behind.
     crashed = tmp_path / "crashed.csv"
@@ -298,11 +336,11 @@ def test_auto_compacts_where_aborted_writers_left_directories(tmp_path, lakectl_
         "part=a/base_0000002_v0000003",
         "part=b/base_0000002_v0000003",
     ]
-    assert _rows(lakectl_cli("snapshot", table, "--json")) == expected
+    assert _read(lakectl_cli, table) == expected
     cleaned = lakectl_cli("clean", table, "--json")
     assert cleaned.code == 0, cleaned.err
     assert not list(table.glob("*/delta_0000003_*"))
-    assert _rows(lakectl_cli("snapshot", table, "--json")) == expected
+    assert _read(lakectl_cli, table) == expected
 
 
 def test_valid_time_travel_skips_a_compaction_that_folded_in_a_later_change():
@@ -321,12 +359,12 @@ def test_valid_time_travel_skips_a_compaction_that_folded_in_a_later_change():
 
 @pytest.mark.slow
 def test_killed_compaction_leaves_the_table_as_it_was_and_a_rerun_completes(
-    tmp_path, lakectl_cli, spark
+    loaded, lakectl_cli, spark
 ):
     """Stopped in this process as a kill would stop it (no cleanup runs); real kills of a
     compaction: test_compact_processes."""
-    table, _ = _setup(tmp_path, lakectl_cli, seed=5, loads=2)
-    before = _rows(lakectl_cli("snapshot", table, "--json"))
+    table, _ = loaded
+    before = _read_with_spark(lakectl_cli, table)
     log = sorted((table / "_lakectl" / "log").iterdir())
     killed = run_lakectl_until_crash(
         "compact", table, "--major", "--json", failpoint="compact.before_commit"
@@ -334,7 +372,7 @@ def test_killed_compaction_leaves_the_table_as_it_was_and_a_rerun_completes(
     assert killed.code == 137, killed.err[-2000:]
     assert list(table.glob("part=*/base_*"))  # written, but never committed: invisible
     assert sorted((table / "_lakectl" / "log").iterdir()) == log
-    assert _rows(lakectl_cli("snapshot", table, "--json")) == before
+    assert _read(lakectl_cli, table) == before
     rerun = lakectl_cli("compact", table, "--major", "--json")
     assert rerun.code == 0 and rerun.json["committed"], rerun.err
-    assert _rows(lakectl_cli("snapshot", table, "--json")) == before
+    assert _read(lakectl_cli, table) == before

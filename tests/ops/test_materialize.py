@@ -7,13 +7,11 @@ must keep working on the folded rows.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run_lakectl_until_crash
 from tests.support.doctors_seed import SCHEMA, seed_listings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -191,16 +189,19 @@ def test_partitioned_keyed_table(tmp_path, lakectl_cli, spark):
 
 @pytest.mark.slow
 def test_killed_materialize_changes_nothing(tmp_path, lakectl_cli, spark):
+    """Stopped in this process as a kill would stop it (no abort runs); real kills of this
+    write protocol: test_crash_and_concurrency."""
     lake = Lake(lakectl_cli, tmp_path)
     _doctors(lake)
     before = lake.reads("doctors", {"now": (), "raw": ("--raw",)})
     history = lake.ok("history", "doctors")["commits"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKECTL_")}
-    env.update(PYSPARK_PYTHON=sys.executable, LAKECTL_FAILPOINTS="materialize.before_commit=crash")
-    command = [sys.executable, "-m", "lakectl", "--warehouse", str(tmp_path), "apply-updates",
-               "doctors", "--materialize", "--until", "2014-09-01", "--master", "local[1]"]  # fmt: skip
-    process = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert process.returncode == 137, process.stderr[-2000:]
+    written = {p for p in (tmp_path / "doctors").rglob("*") if p.is_file()}
+    killed = run_lakectl_until_crash(
+        "--warehouse", tmp_path, "apply-updates", "doctors", "--materialize",
+        "--until", "2014-09-01", failpoint="materialize.before_commit",
+    )  # fmt: skip
+    assert killed.code == 137, killed.err[-2000:]
+    assert {p for p in (tmp_path / "doctors").rglob("*") if p.is_file()} > written  # left behind
     assert lake.ok("history", "doctors")["commits"] == history
     assert len(lake.ok("updates", "doctors")["statements"]) == 2
     assert lake.reads("doctors", {"now": (), "raw": ("--raw",)}) == before
