@@ -110,7 +110,7 @@ UPDATE sales SET create_date = '2024-01-09', batch = NULL WHERE NOT (store_id <>
 UPDATE sales SET payment_type_id = status_id, status_id = payment_type_id WHERE sell_id < 20;
 """
 LATER = """-- time=2024-03-01
-UPDATE sales SET create_ts = CAST(CAST(status_id AS timestamp) AS string) WHERE sell_id = 4;
+UPDATE sales SET create_ts = CAST(CAST(sell_id AS timestamp) AS string) WHERE sell_id = 4;
 """
 
 
@@ -138,7 +138,7 @@ def test_installed_statements_apply_as_in_spark(sales_path, tmp_path, spark):
 @pytest.mark.parametrize(
     ("read", "message"),
     [
-        ({"where": "CAST(store_id AS timestamp) IS NULL"}, "from string to timestamp"),
+        ({"where": "CAST(sell_id AS timestamp) IS NULL"}, "from bigint to timestamp"),
         ({"where": "no_such = 1"}, "no_such"),
         ({"columns": "sell_id,nope"}, "nope"),
         ({"version": 99}, "99"),
@@ -216,7 +216,7 @@ def test_cli_arrow_engine_runs_without_java(sales_path, tmp_path, spark):
     assert refused.returncode == 2
     assert "arrow engine" in json.loads(refused.stdout)["error"]["message"]
     assert not (tmp_path / "j").exists()
-    spark_only = cli("--where", "CAST(store_id AS timestamp) IS NULL")
+    spark_only = cli("--where", "CAST(sell_id AS timestamp) IS NULL")
     assert spark_only.returncode == 2 and "timestamp" in spark_only.stderr.lower()
     assert "Traceback" not in spark_only.stderr
 
@@ -237,7 +237,7 @@ ARROW_MISTAKES = [
     (["--columns", "sell_id,nope"], 65),
     (["--where", "store_id = 'S01' whatever"], 2),
     (["--where", "reflect('java.lang.Runtime','getRuntime') IS NULL"], 65),
-    (["--where", "CAST(store_id AS timestamp) IS NULL"], 2),
+    (["--where", "CAST(sell_id AS timestamp) IS NULL"], 2),
     (["--where", "store_id = 'S01'", "--valid-write-ids", "t:1:1::"], 2),
     (["--out", "{existing}"], 65),
     (["--out", "{new}", "--format", "json"], 2),
