@@ -159,6 +159,33 @@ def _to_float32(value: float) -> float:
         return math.copysign(math.inf, value)
 
 
+_FLOAT32_MAX = float(2**128 - 2**104)
+_FLOAT32_OVERFLOW = Decimal(2**128 - 2**103)  # half way from the largest float32 to 2^128
+
+
+def decimal_to_float32(value: Decimal) -> float:
+    """The float32 nearest to ``value`` (ties to an even last bit), as Java's
+    ``BigDecimal.floatValue`` and ``Float.parseFloat``: not through a double, which can round
+    twice."""
+    sign = -1.0 if value.is_signed() else 1.0
+    size = value.copy_abs()
+    if size >= _FLOAT32_OVERFLOW:
+        return math.copysign(math.inf, sign)
+    near = min(_to_float32(float(size)), _FLOAT32_MAX)
+    bits = struct.unpack("<I", struct.pack("<f", near))[0]
+    candidates = [
+        struct.unpack("<f", struct.pack("<I", b))[0] for b in (bits - 1, bits, bits + 1) if b >= 0
+    ]
+    distances = [
+        (abs(_WIDE.subtract(Decimal(c), size)), c) for c in candidates if c <= _FLOAT32_MAX
+    ]
+    best = min(distance for distance, _ in distances)
+    closest = [c for distance, c in distances if distance == best]
+    if len(closest) > 1:  # a tie: the one with an even last bit
+        closest = [c for c in closest if struct.unpack("<I", struct.pack("<f", c))[0] % 2 == 0]
+    return math.copysign(closest[0], sign)
+
+
 def float32_text(value: float) -> str:
     """The shortest decimal that reads back as the float32 ``value``."""
     for digits in range(1, 10):
@@ -194,6 +221,8 @@ def cast_function(source: str, target: str) -> Callable[[object], object] | None
         return lambda v: None  # Spark's non-ANSI cast of a date to a number is NULL
     if source == "timestamp" and (target == "boolean" or _numeric(target)):
         return _timestamp_to_number(target)
+    if target == "timestamp" and (source == "boolean" or _numeric(source)):
+        return _number_to_timestamp(source)
     if target == "string":
         if source in ("double", "float"):
             return lambda v: java_float_text(float(v), source == "float")  # type: ignore[arg-type]
@@ -218,7 +247,11 @@ def _number_cast(source: str, target: str) -> Callable[[object], object] | None:
             wide = 64 if target == "bigint" else 32
             return lambda v: _wrap(_saturated(float(v), wide), bits)  # type: ignore[arg-type]
         return lambda v: _wrap(int(v), bits)  # type: ignore[call-overload]
+    if source.startswith("decimal(") and target == "float":
+        return lambda v: decimal_to_float32(Decimal(v))  # type: ignore[arg-type]
     parts = decimal_parts(target)
+    if parts is not None and source == "boolean":
+        return lambda v: _fit(int(bool(v)), parts)
     if parts is not None and numeric:
         if source in ("float", "double"):
             return lambda v: _fit(float(v), parts)  # type: ignore[arg-type]
@@ -255,6 +288,28 @@ def _timestamp_to_number(target: str) -> Callable[[object], object]:
     if target == "float":
         return lambda v: _to_float32(_seconds(v))
     return _seconds
+
+
+def _number_to_timestamp(source: str) -> Callable[[object], object]:
+    """Spark's non-ANSI cast of a number of seconds since 1970-01-01 UTC to a timestamp (as
+    microseconds): integers saturate at the ends of the range, doubles are truncated to the
+    microsecond (NaN and infinities are NULL), decimals wrap around; true is 1 microsecond."""
+    if source == "boolean":
+        return lambda v: int(bool(v))
+    if source in INTEGRAL_BITS:
+        return lambda v: max(_LONG[0], min(_LONG[1], int(v) * 1_000_000))  # type: ignore[call-overload]
+    if source in ("float", "double"):
+
+        def from_double(v: object) -> int | None:
+            seconds = float(v)  # type: ignore[arg-type]
+            return (
+                None
+                if math.isnan(seconds) or math.isinf(seconds)
+                else _saturated(seconds * 1_000_000, 64)
+            )
+
+        return from_double
+    return lambda v: _wrap(int(_WIDE.multiply(Decimal(v), 1_000_000)), 64)  # type: ignore[arg-type]
 
 
 def _seconds(micros: object) -> float:
@@ -328,7 +383,10 @@ def text_to_floating(text: str, single: bool) -> float | None:
     body = text.strip(_CONTROL[:-1])
     value: float | None = None
     if _JAVA_DECIMAL.fullmatch(body):
-        value = float(body.rstrip("fFdD").replace("Infinity", "inf"))
+        number = body.rstrip("fFdD")
+        if single and "N" not in number and "I" not in number:  # not NaN, not Infinity
+            return decimal_to_float32(Decimal(number))
+        value = float(number.replace("Infinity", "inf"))
     elif _JAVA_HEX.fullmatch(body):
         value = float.fromhex(body.rstrip("fFdD"))
     else:
@@ -617,6 +675,7 @@ __all__ = [
     "cast_function",
     "decimal_arithmetic",
     "extreme",
+    "decimal_to_float32",
     "float32_text",
     "floor_ceil",
     "initcap",
