@@ -674,8 +674,8 @@ def timestamp_text(value: dt.datetime) -> str:
 __all__ = [
     "cast_function",
     "decimal_arithmetic",
-    "extreme",
     "decimal_to_float32",
+    "extreme",
     "float32_text",
     "floor_ceil",
     "initcap",
