@@ -324,6 +324,12 @@ class Binder:
             self.fail(tree, f"CAST to {tree.to.sql(dialect=DIALECT)} is not supported")
         assert target is not None
         node = self.bind(tree.this)
+        if target == "date" and (is_numeric(node.type) or node.type == "boolean"):
+            self.fail(  # as Spark: a number is no date
+                tree,
+                f"CAST from {node.type} to date is not supported",
+                hint="a number of days: date_add(CAST('1970-01-01' AS date), n)",
+            )
         if isinstance(node, Lit):
             if node.type == "string":
                 return self.convert(node, target, tree, exact=False)

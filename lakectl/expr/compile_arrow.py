@@ -201,8 +201,16 @@ class _Compiler:
 
         from lakectl.arrow.types import arrow_type
 
-        if node.param == "rounded":
-            raise self.refuse(node, "of decimals beyond 38 digits, rounded as Spark rounds them")
+        if node.param == "rounded":  # decimals beyond 38 digits: exact, then rounded
+            parts = decimal_parts(node.type)
+            assert parts is not None
+            op = node.op
+
+            def rounded(left: Decimal, right: Decimal) -> object:
+                return spark_values.decimal_arithmetic(op, left, right, parts)
+
+            types = [arg.type for arg in node.args]
+            return _python(f"decimal_{op}", rounded, a, types, node.type)
         if node.type in INTEGRAL:
             kernel += "_checked"
         return getattr(pc, kernel)(a[0], a[1]).cast(arrow_type(node.type))
@@ -255,7 +263,11 @@ class _Compiler:
             if convert is None:
                 raise self.refuse(node, f"from {source} to {target}")
             name = f"cast_{source}_to_{target}"
-            return _python(name, lambda v: convert(v), [a[0]], [source], target)
+            value, value_type = a[0], source
+            if source in _TEMPORAL_NUMBER and target != "string":  # days or microseconds
+                value_type = _TEMPORAL_NUMBER[source]
+                value = value.cast(arrow_type(value_type))
+            return _python(name, lambda v: convert(v), [value], [value_type], target)
         # to floating point: rounded to the nearest value, as Spark does (no check)
         return a[0].cast(arrow_type(target), safe=target not in FLOATING)
 
@@ -506,6 +518,9 @@ class _Compiler:
         return pc.utf8_slice_codeunits(padded, start=0, stop=width)
 
 
+# dates and timestamps reach value-by-value casts to numbers as their number (days since
+# 1970-01-01, microseconds since 1970-01-01 UTC): every value Arrow holds, any year
+_TEMPORAL_NUMBER = {"date": "int", "timestamp": "bigint"}
 _REGISTERED: set[str] = set()
 _REGISTERING = threading.Lock()
 

@@ -159,6 +159,33 @@ def _to_float32(value: float) -> float:
         return math.copysign(math.inf, value)
 
 
+_FLOAT32_MAX = float(2**128 - 2**104)
+_FLOAT32_OVERFLOW = Decimal(2**128 - 2**103)  # half way from the largest float32 to 2^128
+
+
+def decimal_to_float32(value: Decimal) -> float:
+    """The float32 nearest to ``value`` (ties to an even last bit), as Java's
+    ``BigDecimal.floatValue`` and ``Float.parseFloat``: not through a double, which can round
+    twice."""
+    sign = -1.0 if value.is_signed() else 1.0
+    size = value.copy_abs()
+    if size >= _FLOAT32_OVERFLOW:
+        return math.copysign(math.inf, sign)
+    near = min(_to_float32(float(size)), _FLOAT32_MAX)
+    bits = struct.unpack("<I", struct.pack("<f", near))[0]
+    candidates = [
+        struct.unpack("<f", struct.pack("<I", b))[0] for b in (bits - 1, bits, bits + 1) if b >= 0
+    ]
+    distances = [
+        (abs(_WIDE.subtract(Decimal(c), size)), c) for c in candidates if c <= _FLOAT32_MAX
+    ]
+    best = min(distance for distance, _ in distances)
+    closest = [c for distance, c in distances if distance == best]
+    if len(closest) > 1:  # a tie: the one with an even last bit
+        closest = [c for c in closest if struct.unpack("<I", struct.pack("<f", c))[0] % 2 == 0]
+    return math.copysign(closest[0], sign)
+
+
 def float32_text(value: float) -> str:
     """The shortest decimal that reads back as the float32 ``value``."""
     for digits in range(1, 10):
@@ -187,7 +214,15 @@ def cast_function(source: str, target: str) -> Callable[[object], object] | None
             return lambda v: text_to_boolean(str(v))
         if target == "date":
             return lambda v: text_to_date(str(v))
+        if target == "timestamp":
+            return lambda v: text_to_timestamp(str(v))
         return None
+    if source == "date" and (target == "boolean" or _numeric(target)):
+        return lambda v: None  # Spark's non-ANSI cast of a date to a number is NULL
+    if source == "timestamp" and (target == "boolean" or _numeric(target)):
+        return _timestamp_to_number(target)
+    if target == "timestamp" and (source == "boolean" or _numeric(source)):
+        return _number_to_timestamp(source)
     if target == "string":
         if source in ("double", "float"):
             return lambda v: java_float_text(float(v), source == "float")  # type: ignore[arg-type]
@@ -201,9 +236,7 @@ def _number_cast(source: str, target: str) -> Callable[[object], object] | None:
     """Casts between numbers and booleans, as Spark's non-ANSI casts: integers narrow by
     wrapping around, fractions are truncated (a double beyond the range is its end first),
     decimals are rounded half up (NULL when they do not fit), numbers are true when not 0."""
-    numeric = (
-        source in INTEGRAL_BITS or source in ("float", "double") or source.startswith("decimal(")
-    )
+    numeric = _numeric(source)
     if target == "boolean" and numeric:
         return lambda v: v != 0
     if source == "boolean" and (target in INTEGRAL_BITS or target in ("float", "double")):
@@ -214,12 +247,87 @@ def _number_cast(source: str, target: str) -> Callable[[object], object] | None:
             wide = 64 if target == "bigint" else 32
             return lambda v: _wrap(_saturated(float(v), wide), bits)  # type: ignore[arg-type]
         return lambda v: _wrap(int(v), bits)  # type: ignore[call-overload]
+    if source.startswith("decimal(") and target == "float":
+        return lambda v: decimal_to_float32(Decimal(v))  # type: ignore[arg-type]
     parts = decimal_parts(target)
+    if parts is not None and source == "boolean":
+        return lambda v: _fit(int(bool(v)), parts)
     if parts is not None and numeric:
         if source in ("float", "double"):
             return lambda v: _fit(float(v), parts)  # type: ignore[arg-type]
         return lambda v: _fit(v, parts)
     return None
+
+
+def _numeric(type_name: str) -> bool:
+    return (
+        type_name in INTEGRAL_BITS
+        or type_name in ("float", "double")
+        or type_name.startswith("decimal(")
+    )
+
+
+def _timestamp_to_number(target: str) -> Callable[[object], object]:
+    """Spark's non-ANSI cast of a timestamp (given as microseconds since 1970-01-01 UTC) to
+    ``target``: an integer is the whole seconds rounded down (NULL when they do not fit), a
+    double or float or decimal the seconds with their fraction, a boolean whether it is not
+    1970-01-01 00:00:00."""
+    if target == "boolean":
+        return lambda v: v != 0
+    if target in INTEGRAL_BITS:
+        limit = 2 ** (INTEGRAL_BITS[target] - 1)
+
+        def whole_seconds(v: object) -> int | None:
+            seconds = int(v) // 1_000_000  # type: ignore[call-overload]
+            return seconds if -limit <= seconds < limit else None
+
+        return whole_seconds
+    parts = decimal_parts(target)
+    if parts is not None:
+        return lambda v: _fit(_seconds(v), parts)
+    if target == "float":
+        return lambda v: _to_float32(_seconds(v))
+    return _seconds
+
+
+def _number_to_timestamp(source: str) -> Callable[[object], object]:
+    """Spark's non-ANSI cast of a number of seconds since 1970-01-01 UTC to a timestamp (as
+    microseconds): integers saturate at the ends of the range, doubles are truncated to the
+    microsecond (NaN and infinities are NULL), decimals wrap around; true is 1 microsecond."""
+    if source == "boolean":
+        return lambda v: int(bool(v))
+    if source in INTEGRAL_BITS:
+        return lambda v: max(_LONG[0], min(_LONG[1], int(v) * 1_000_000))  # type: ignore[call-overload]
+    if source in ("float", "double"):
+
+        def from_double(v: object) -> int | None:
+            seconds = float(v)  # type: ignore[arg-type]
+            return (
+                None
+                if math.isnan(seconds) or math.isinf(seconds)
+                else _saturated(seconds * 1_000_000, 64)
+            )
+
+        return from_double
+    return lambda v: _wrap(int(_WIDE.multiply(Decimal(v), 1_000_000)), 64)  # type: ignore[arg-type]
+
+
+def _seconds(micros: object) -> float:
+    """Java's ``micros / 1e6`` of a long: the microseconds as a double first."""
+    return float(int(micros)) / 1_000_000  # type: ignore[call-overload]
+
+
+def decimal_arithmetic(op: str, left: Decimal, right: Decimal, parts: tuple[int, int]) -> object:
+    """Spark's ``+``, ``-``, ``*`` or ``%`` of decimals whose exact result needs more than 38
+    digits: the exact result rounded half up to the scale of ``parts`` (the integer digits
+    kept), NULL when it still does not fit."""
+    exact = {
+        "add": _WIDE.add,
+        "sub": _WIDE.subtract,
+        "mul": _WIDE.multiply,
+        "mod": _WIDE.remainder,
+    }[op](left, right)
+    return _fit(exact, parts)
 
 
 def _saturated(value: float, bits: int) -> int:
@@ -239,6 +347,8 @@ def _fit(value: object, parts: tuple[int, int]) -> Decimal | None:
         if math.isnan(value) or math.isinf(value):
             return None
         value = repr(value)
+    if isinstance(value, Decimal):
+        return _rounded(value, parts)
     return text_to_decimal(str(value), parts)
 
 
@@ -273,7 +383,10 @@ def text_to_floating(text: str, single: bool) -> float | None:
     body = text.strip(_CONTROL[:-1])
     value: float | None = None
     if _JAVA_DECIMAL.fullmatch(body):
-        value = float(body.rstrip("fFdD").replace("Infinity", "inf"))
+        number = body.rstrip("fFdD")
+        if single and "N" not in number and "I" not in number:  # not NaN, not Infinity
+            return decimal_to_float32(Decimal(number))
+        value = float(number.replace("Infinity", "inf"))
     elif _JAVA_HEX.fullmatch(body):
         value = float.fromhex(body.rstrip("fFdD"))
     else:
@@ -289,11 +402,16 @@ def text_to_decimal(text: str, parts: tuple[int, int]) -> Decimal | None:
     body = text.strip(_CONTROL[:-1])
     if not _BIG_DECIMAL.fullmatch(body):
         return None
-    precision, scale = parts
     try:
-        rounded = Decimal(body).quantize(Decimal(1).scaleb(-scale), ROUND_HALF_UP, _WIDE)
+        return _rounded(Decimal(body), parts)
     except InvalidOperation:
         return None
+
+
+def _rounded(value: Decimal, parts: tuple[int, int]) -> Decimal | None:
+    """``value`` rounded half up to the scale of ``parts``, None when it does not fit."""
+    precision, scale = parts
+    rounded = value.quantize(Decimal(1).scaleb(-scale), ROUND_HALF_UP, _WIDE)
     if rounded != 0 and rounded.adjusted() >= precision - scale:
         return None
     return rounded
@@ -329,6 +447,172 @@ def text_to_date(text: str) -> int | None:
     year = sign * int(segments[0])
     month, day = (int(s) for s in [*segments[1:], "1", "1"][:2])
     return _days(year, month, day)
+
+
+# Java's ZoneId.SHORT_IDS, which Spark accepts as zones
+_SHORT_ZONES = {
+    "ACT": "Australia/Darwin",
+    "AET": "Australia/Sydney",
+    "AGT": "America/Argentina/Buenos_Aires",
+    "ART": "Africa/Cairo",
+    "AST": "America/Anchorage",
+    "BET": "America/Sao_Paulo",
+    "BST": "Asia/Dhaka",
+    "CAT": "Africa/Harare",
+    "CNT": "America/St_Johns",
+    "CST": "America/Chicago",
+    "CTT": "Asia/Shanghai",
+    "EAT": "Africa/Addis_Ababa",
+    "ECT": "Europe/Paris",
+    "IET": "America/Indiana/Indianapolis",
+    "IST": "Asia/Kolkata",
+    "JST": "Asia/Tokyo",
+    "MIT": "Pacific/Apia",
+    "NET": "Asia/Yerevan",
+    "NST": "Pacific/Auckland",
+    "PLT": "Asia/Karachi",
+    "PNT": "America/Phoenix",
+    "PRT": "America/Puerto_Rico",
+    "PST": "America/Los_Angeles",
+    "SST": "Pacific/Guadalcanal",
+    "VST": "Asia/Ho_Chi_Minh",
+    "EST": "-05:00",
+    "MST": "-07:00",
+    "HST": "-10:00",
+}
+_OFFSET = re.compile(r"([+-])(?:(\d\d?)|(\d\d)(?:(\d\d)(\d\d)?|:(\d\d)(?::(\d\d))?))", re.ASCII)
+_REGION = re.compile(r"[A-Za-z][A-Za-z0-9~/._+-]+")
+_MICROS_PER_DAY = 86_400_000_000
+
+
+def text_to_timestamp(text: str) -> int | None:
+    """Spark's cast of text to a timestamp, as microseconds since 1970-01-01 UTC:
+    ``[+-]yyyy[-m[-d]]`` (4 to 6 year digits), then after a blank or ``T``
+    ``h[:m[:s[.fraction]]]`` (digits past the sixth of the fraction dropped) and a zone (``Z``,
+    ``±h[h][:mm[:ss]]``, ``UTC``/``GMT``/``UT`` with or without an offset, or a region such as
+    ``Europe/Paris``), blanks allowed before the zone; a time alone (``10:00``, ``T10:00``) is
+    on the current date in its zone; else NULL. Without a zone the time is UTC."""
+    body = text.strip(_CONTROL)
+    if not body:
+        return None
+    signed = body[0] in "+-"
+    segments = [1, 1, 1, 0, 0, 0, 0]  # year, month, day, hour, minute, second, microseconds
+    index, value, digits, fraction_digits, just_time = 0, 0, 0, 0, False
+    zone = "UTC"
+    for position in range(1 if signed else 0, len(body)):
+        char = body[position]
+        if "0" <= char <= "9":
+            if index == 6:
+                fraction_digits += 1
+            if index != 6 or fraction_digits <= 6:
+                value = value * 10 + int(char)
+            digits += 1
+            continue
+        if position == 0 and char == "T":
+            just_time, index = True, 3
+            continue
+        if index == 0 and char == ":" and not signed:
+            just_time, index = True, 3
+        elif not (
+            (index < 2 and char == "-")
+            or (index == 2 and char in " T")
+            or (index in (3, 4) and char == ":")
+            or index in (5, 6)
+        ):
+            return None
+        if not _valid_digits(index, digits):
+            return None
+        segments[index], index, value, digits = value, index + 1, 0, 0
+        if index == 7 or (index == 6 and char != "."):
+            zone = body[position:].strip(_CONTROL[:-1])
+            index = 7
+            break
+    if index < 7:
+        if not _valid_digits(index, digits):
+            return None
+        segments[index] = value
+    segments[6] *= 10 ** (6 - min(fraction_digits, 6))
+    if signed and body[0] == "-":
+        segments[0] = -segments[0]
+    return _instant(segments, _zone(zone), just_time)
+
+
+def _valid_digits(segment: int, digits: int) -> bool:
+    """Spark's check of the digits of one segment: 4 to 6 for the year, any number for the
+    fraction, 1 or 2 for the others."""
+    if segment == 6:
+        return True
+    if segment == 0:
+        return 4 <= digits <= 6
+    return 0 < digits <= 2
+
+
+def _instant(segments: list[int], zone: int | dt.tzinfo | None, just_time: bool) -> int | None:
+    """Microseconds since 1970-01-01 UTC of a wall time in ``zone`` (seconds east of UTC or a
+    time zone), None when it is no time."""
+    year, month, day, hour, minute, second, micros = segments
+    if zone is None or hour > 23 or minute > 59 or second > 59:
+        return None
+    if just_time:
+        now = dt.datetime.now(dt.UTC)
+        if isinstance(zone, int):
+            today = (now + dt.timedelta(seconds=zone)).date()
+        else:
+            today = now.astimezone(zone).date()
+        year, month, day = today.year, today.month, today.day
+    days = _days(year, month, day)
+    if days is None:
+        return None
+    if isinstance(zone, dt.tzinfo):
+        if not 1 <= year <= 9999:
+            return None
+        wall = dt.datetime(year, month, day, hour, minute, second, tzinfo=zone)
+        shift = wall.utcoffset()
+        assert shift is not None
+        zone = int(shift.total_seconds())
+    local = days * _MICROS_PER_DAY + ((hour * 60 + minute) * 60 + second) * 1_000_000 + micros
+    result = local - zone * 1_000_000
+    return result if _LONG[0] <= result <= _LONG[1] else None
+
+
+def _zone(name: str) -> int | dt.tzinfo | None:
+    """Java's ``ZoneId.of`` (after Spark's padding of one-digit hours) as seconds east of UTC
+    or a time zone, None when Java refuses it."""
+    name = re.sub(r"([+-])(\d):", r"\g<1>0\2:", name, count=1)
+    name = re.sub(r"([+-])(\d\d):(\d)$", r"\1\2:0\3", name, count=1)
+    name = _SHORT_ZONES.get(name, name)
+    if name == "Z":
+        return 0
+    for prefix in ("UTC", "GMT", "UT"):
+        if name == prefix:
+            return 0
+        if name.startswith(prefix) and name[len(prefix)] in "+-":
+            return _offset(name[len(prefix) :])
+    if name[:1] in ("+", "-"):
+        return _offset(name)
+    if not _REGION.fullmatch(name) or name.startswith(("posix/", "right/")):
+        return None
+    import zoneinfo
+
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
+def _offset(text: str) -> int | None:
+    """Java's ``ZoneOffset.of``: ``±h``, ``±hh``, ``±hh:mm``, ``±hhmm``, ``±hh:mm:ss``,
+    ``±hhmmss`` in seconds, at most 18 hours."""
+    match = _OFFSET.fullmatch(text)
+    if match is None:
+        return None
+    sign, short, hours, minutes, seconds, colon_minutes, colon_seconds = match.groups()
+    h = int(short or hours)
+    m, s = int(minutes or colon_minutes or 0), int(seconds or colon_seconds or 0)
+    if h > 18 or m > 59 or s > 59 or (h == 18 and (m or s)):
+        return None
+    total = (h * 60 + m) * 60 + s
+    return -total if sign == "-" else total
 
 
 def _days(year: int, month: int, day: int) -> int | None:
@@ -389,6 +673,8 @@ def timestamp_text(value: dt.datetime) -> str:
 
 __all__ = [
     "cast_function",
+    "decimal_arithmetic",
+    "decimal_to_float32",
     "extreme",
     "float32_text",
     "floor_ceil",
@@ -404,5 +690,6 @@ __all__ = [
     "text_to_decimal",
     "text_to_floating",
     "text_to_integer",
+    "text_to_timestamp",
     "timestamp_text",
 ]

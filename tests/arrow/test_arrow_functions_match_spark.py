@@ -1,8 +1,10 @@
 """The functions and casts the statement checks admit compute in the Arrow engine what Spark
 computes: upper, lower and initcap (Java's case mappings), locate, round/floor/ceil of doubles and floats
-(half up, from the decimal the value prints as), integers rounded to tens, and casts from and to text, on edge values (NULL,
-negatives, .5 cases, empty strings, unicode, numbers and dates written in odd ways). Every
-expression is one column of one Spark query over one small DataFrame."""
+(half up, from the decimal the value prints as), integers rounded to tens, casts from and to text
+(timestamps with fractions, offsets and zones), casts of dates and timestamps to numbers, and
+decimal arithmetic beyond 38 digits, on edge values (NULL, negatives, .5 cases, empty strings,
+unicode, numbers and dates written in odd ways). Every expression is one column of one Spark
+query over one small DataFrame."""
 
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ from lakectl.expr.parse import parse_condition
 from lakectl.table.schema import parse_schema
 
 SCHEMA = parse_schema(
-    "s string, d double, f float, n int, b bigint, ts timestamp, dec decimal(6,3), flag boolean"
+    "s string, d double, f float, n int, b bigint, ts timestamp, dec decimal(6,3), flag boolean, "
+    "big decimal(38,10), day date"
 )
 UTC = dt.UTC
 TEXTS = [
@@ -71,6 +74,53 @@ TEXTS = [
     "0.005",
     "-",
     "127",
+    " ",
+    "\t2024-01-05 10:00:00\n",
+    "2024-01-05 ",
+    "2024-01-05T",
+    "2024-01-05 10",
+    "2024-1-5 1:2:3",
+    "2024-01-05 10:00:00.1",
+    "2024-01-05 10:00:00.12",
+    "2024-01-05T10:00:00.123",
+    "2024-01-05 10:00:00.1234",
+    "2024-01-05 10:00:00.12345",
+    "2024-01-05 10:00:00.123456",
+    "2024-01-05 10:00:00.1234567",
+    "2024-01-05 10:00:00.12345678",
+    "2024-01-05 10:00:00.123456789",
+    "2024-01-05 10:00:00.",
+    "2024-01-05T10:00:00Z",
+    "2024-01-05 10:00:00+02:00",
+    "2024-01-05 10:00:00 +02:00",
+    "2024-01-05T10:00:00.5-08:00",
+    "2024-01-05T10:00:00+0200",
+    "2024-01-05T10:00:00+02",
+    "2024-01-05 10:00:00 +2:00",
+    "2024-01-05 10:00:00 +02:00:30",
+    "2024-01-05T10:00:00+18:00",
+    "2024-01-05T10:00:00+19:00",
+    "2024-01-05T10:00:00 UTC",
+    "2024-01-05 10:00:00 GMT+2",
+    "2024-01-05 10:00:00UTC+01:00",
+    "2024-07-05 10:00:00 Europe/Paris",
+    "2024-01-05 10:00:00 PST",
+    "2024-01-05 10:00:00 Nowhere/City",
+    "2024-01-05 10:00:00 +02:00 x",
+    "2024-01-05\t10:00:00",
+    "2024-01-05 10:00 +02:00",
+    "2024-01-05 25:00:00",
+    "2024-01-05 10:60:00",
+    "2024-01-05 10:00:60",
+    "+2024-01-05",
+    "-0001-01-01 10:00:00",
+    "12345-01-05",
+    "1234567-01-01",
+    "T10:00:00",
+    "10:00",
+    "1.0000000596046447753906251",
+    "1.000000059604644775390625",
+    "3.4028235677973366e38",
 ]
 DOUBLES = [
     None,
@@ -124,6 +174,10 @@ TIMES = [
     dt.datetime(1, 1, 3, tzinfo=UTC),
     dt.datetime(2024, 1, 5, 10, 0, 0, 123456, tzinfo=UTC),
     dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+    dt.datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=UTC),
+    dt.datetime(1970, 1, 1, tzinfo=UTC),
+    dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC),
+    dt.datetime(2038, 1, 19, 3, 14, 8, tzinfo=UTC),
 ]
 DECIMALS = [
     None,
@@ -133,7 +187,19 @@ DECIMALS = [
     Decimal("0.000"),
     Decimal("-0.5"),
 ]
+BIG_DECIMALS = [  # products and sums beyond 38 digits
+    None,
+    Decimal("1234567890123456789012345678.1234567891"),
+    Decimal("9999999999999999999999999999.9999999999"),
+    Decimal("-9999999999999999999999999999.9999999999"),
+    Decimal("12345.6789012345"),
+    Decimal("-0.0000005000"),
+    Decimal("0.0000000015"),
+    Decimal("99999999999999999999.9999995000"),
+    Decimal("1.0000005000"),
+]
 BOOLEANS = [None, True, False]
+DAYS = [None, dt.date(2024, 1, 5), dt.date(1969, 12, 31)]
 COLUMNS = {
     "s": TEXTS,
     "d": DOUBLES,
@@ -143,6 +209,8 @@ COLUMNS = {
     "ts": TIMES,
     "dec": DECIMALS,
     "flag": BOOLEANS,
+    "big": BIG_DECIMALS,
+    "day": DAYS,
 }
 ROWS = max(len(values) for values in COLUMNS.values())
 
@@ -177,7 +245,7 @@ EXPRESSIONS = [
     "CAST(s AS float)",
     "CAST(s AS decimal(10,2))",
     "CAST(s AS boolean)",
-    "CAST(s AS date)",
+    "datediff(CAST(s AS date), CAST('1970-01-01' AS date))",
     "CAST(d AS string)",
     "CAST(f AS string)",
     "CAST(ts AS string)",
@@ -212,6 +280,41 @@ EXPRESSIONS = [
     "CAST(dec AS boolean)",
     "CAST(flag AS int)",
     "CAST(flag AS double)",
+    # text to timestamp (as numbers: Python shows no year before 1 or after 9999)
+    "CAST(CAST(s AS timestamp) AS bigint)",
+    "CAST(CAST(s AS timestamp) AS double)",
+    "CAST(s AS timestamp) IS NULL",
+    "CAST(ts AS bigint)",
+    "CAST(ts AS int)",
+    "CAST(ts AS smallint)",
+    "CAST(ts AS double)",
+    "CAST(ts AS float)",
+    "CAST(ts AS decimal(20,3))",
+    "CAST(ts AS decimal(6,1))",
+    "CAST(ts AS boolean)",
+    "CAST(day AS int)",
+    "CAST(day AS double)",
+    "CAST(day AS decimal(10,2))",
+    "CAST(day AS boolean)",
+    "CAST(CAST(n AS timestamp) AS bigint)",
+    "CAST(CAST(b AS timestamp) AS double)",
+    "CAST(CAST(d AS timestamp) AS double)",
+    "CAST(CAST(f AS timestamp) AS double)",
+    "CAST(CAST(dec AS timestamp) AS double)",
+    "CAST(CAST(big AS timestamp) AS double)",
+    "CAST(CAST(flag AS timestamp) AS double)",
+    "CAST(flag AS decimal(5,2))",
+    "CAST(flag AS decimal(1,1))",
+    "CAST(dec AS float)",
+    "CAST(big AS float)",
+    "CAST(CAST(s AS decimal(38,30)) AS float)",
+    "big * big",
+    "big * dec",
+    "big * 1.5",
+    "big + big",
+    "big - dec",
+    "big + 0.00000000001",
+    "big % dec",
 ]
 
 
