@@ -66,12 +66,31 @@ def _compile(statement: Statement, schema: Schema) -> CompiledStatement:
         bound = binder.assignment(column.name, node)
         if checked.where is not None and _may_fail(bound):
             bound = _only_where(bound, binder.condition(checked.where), {})
-        value = arrow_expression(bound, label)
+        value = _readable(arrow_expression(bound, label), bound)
         columns[column.name] = pc.if_else(matches, value, pc.field(column.name))
         values.append((column.name, value))
     return CompiledStatement(
         matches, checked.kind == "delete", columns, checked.reads(), tuple(values)
     )
+
+
+def _readable(value: pc.Expression, node: Node) -> pc.Expression:
+    """A SET value of a date or timestamp computed from data: outside what every reader can
+    show (:data:`lakectl.expr.convert.READABLE`) it becomes NULL, as in Spark."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from lakectl.arrow.types import arrow_type
+    from lakectl.expr.convert import READABLE
+
+    if node.type not in READABLE or not isinstance(node, Call):
+        return value
+    low, high = READABLE[node.type]
+    number = value.cast(pa.int32() if node.type == "date" else pa.int64())
+    inside = pc.and_kleene(
+        pc.greater_equal(number, pc.scalar(low)), pc.less_equal(number, pc.scalar(high))
+    )
+    return pc.if_else(inside, value, pc.scalar(pa.scalar(None, arrow_type(node.type))))
 
 
 # Operations that fail on a value that does not fit (lakectl.expr's checked arithmetic).

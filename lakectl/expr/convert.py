@@ -130,6 +130,15 @@ def _date(text: str) -> date:
 
 # The timestamps every reader can show in every time zone.
 TIMESTAMP_RANGE = (datetime(1, 1, 3), datetime(9999, 12, 31))
+_EPOCH = datetime(1970, 1, 1)
+# What a statement may set a date or timestamp column to from data, as days or microseconds
+# since 1970 (independent of the time zone): the dates of years 1 to 9999 and the timestamps of
+# TIMESTAMP_RANGE, which Python's datetime (which rows become) can hold. Beyond them the value
+# set is NULL, in every engine.
+READABLE = {
+    "date": ((datetime.min - _EPOCH).days, (datetime.max - _EPOCH).days),
+    "timestamp": tuple((t - _EPOCH) // timedelta(microseconds=1) for t in TIMESTAMP_RANGE),
+}
 
 
 def _timestamp(text: str) -> datetime:
@@ -163,6 +172,7 @@ def _timestamp(text: str) -> datetime:
 
 __all__ = [
     "FLOAT_MAX",
+    "READABLE",
     "TIMESTAMP_RANGE",
     "ConversionError",
     "check_integer",

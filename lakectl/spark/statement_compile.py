@@ -24,7 +24,6 @@ own small generated method (see :meth:`_PlanBuilder._stage`), which the JVM comp
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from pyspark.errors import AnalysisException
@@ -33,12 +32,12 @@ from pyspark.sql import functions as F
 
 from lakectl.errors import BadInputError
 from lakectl.expr.compile_spark import SPARK_OPERATIONS, spark_column
+from lakectl.expr.convert import READABLE
 from lakectl.expr.tree import Call, Col, Lit, Node, walk
 from lakectl.table.schema import Schema
 from lakectl.updates.keyed import KeyedStatement, keyed_form
 from lakectl.updates.prefilter import hashed_columns, string_equality
 from lakectl.updates.validate import (
-    TIMESTAMP_RANGE,
     CheckedStatement,
     check_stored_statement,
     validate_statement,
@@ -146,19 +145,8 @@ def _ref(name: str) -> Column:
 # --- the plan --------------------------------------------------------------------------------
 
 
-# The dates and timestamps a statement may produce, as days or microseconds since 1970
-# (independent of the session's time zone): those validate.TIMESTAMP_RANGE allows, and the
-# dates of years 1 to 9999. Beyond them Python's datetime (which rows become) fails. Statements
-# cannot produce them from constants (refused at install); from data (``date_add(dt, n)``) they
-# give NULL.
-_EPOCH = datetime(1970, 1, 1)
-_READABLE = {
-    "date": (F.unix_date, ((datetime.min - _EPOCH).days, (datetime.max - _EPOCH).days)),
-    "timestamp": (
-        F.unix_micros,
-        tuple((t - _EPOCH) // timedelta(microseconds=1) for t in TIMESTAMP_RANGE),
-    ),
-}
+# How Spark reads a date or timestamp as the numbers of :data:`lakectl.expr.convert.READABLE`.
+_AS_NUMBER = {"date": F.unix_date, "timestamp": F.unix_micros}
 # A column that keeps groups of projections apart (see :meth:`_PlanBuilder._stage`).
 _STAGE = "__lakectl_stage"
 # The names of the hashes of string columns (see :mod:`lakectl.updates.prefilter`).
@@ -275,12 +263,11 @@ class _PlanBuilder:
 
     def _readable(self, value: Column, node: Node) -> Column:
         """A SET value of a date or timestamp computed from data: outside what every reader
-        can show (:data:`_READABLE`) it becomes NULL."""
-        readable = _READABLE.get(node.type)
-        if readable is None or not isinstance(node, Call):
+        can show (:data:`lakectl.expr.convert.READABLE`) it becomes NULL."""
+        if node.type not in READABLE or not isinstance(node, Call):
             return value
-        function, (low, high) = readable
-        return F.when(function(value).between(low, high), value)
+        low, high = READABLE[node.type]
+        return F.when(_AS_NUMBER[node.type](value).between(low, high), value)
 
     def _flush(self) -> None:
         if not self.pending:

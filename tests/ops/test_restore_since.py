@@ -24,7 +24,7 @@ def _rows(table: lakectl.Table, **kw: Any) -> list[tuple[Any, ...]]:
 
 def _arrow_rows(table: lakectl.Table) -> list[tuple[Any, ...]]:
     """The newest state read with pyarrow (no Spark job for a check)."""
-    return sorted(tuple(r.values()) for r in table.to_arrow().to_pylist())
+    return sorted(tuple(r.values()) for r in table.scan().to_arrow().to_pylist())
 
 
 # --- which commits tell the difference (no Spark) ----------------------------------------------
