@@ -198,7 +198,10 @@ class _LookupTask:
         pending: list[tuple[PartitionReadPlan, pa.Table, pa.ChunkedArray]] = []
         rows = 0
         for plan in plans:
-            events, live = self._events(plan)
+            found = self._events(plan)
+            if found is None:  # no stored row: e.g. a partition whose compaction kept none
+                continue
+            events, live = found
             pending.append((plan, events, live))
             rows += events.num_rows
             if rows >= _PROBE_ROWS:
@@ -207,9 +210,9 @@ class _LookupTask:
         if pending:
             yield from self._probe(pending)
 
-    def _events(self, plan: PartitionReadPlan) -> tuple[pa.Table, pa.ChunkedArray]:
+    def _events(self, plan: PartitionReadPlan) -> tuple[pa.Table, pa.ChunkedArray] | None:
         """The partition's base and delta events, and which are live inserts of valid write
-        ids (delete events aside)."""
+        ids (delete events aside); ``None`` when it has no data file."""
         import pyarrow as pa
 
         tables, masks = [], []
@@ -221,6 +224,8 @@ class _LookupTask:
             keep = insert_events(_events(events), present, self.valid if is_delta else None)
             tables.append(events)
             masks.append(keep)
+        if not tables:
+            return None
         live = pa.chunked_array([c for m in masks for c in m.chunks], pa.bool_())
         return pa.concat_tables(tables), live
 
