@@ -85,7 +85,7 @@ def bucket_ids(table: pa.Table, key_columns: Sequence[str], buckets: int) -> np.
 
 def bucket_key_names(meta: TableMetadata) -> list[str]:
     """The columns whose hash picks a new row's bucket: the primary key, else the first data
-    column (as Spark's writer does)."""
+    column (Spark's writer and the Arrow writer both ask here)."""
     return list(meta.primary_key or meta.data_schema.names[:1])
 
 
