@@ -8,7 +8,8 @@ partition and reads them with the Arrow engine's partition reader
 (:mod:`lakectl.arrow.partition_reader`): pyarrow's ORC reader through the table's fsspec
 filesystem, the live-row rule and schema mapping of :mod:`lakectl.kernel`, Arrow batches out
 (``mapInArrow``). No join, no shuffle, no delete event leaves its task: the rule is the one every
-Python reader applies, not a second one written in Spark's terms.
+Python reader applies, not a second one written in Spark's terms. Spark's joins
+(:mod:`lakectl.spark.acid_read`) read only what the kernel does not (:func:`join_reason`).
 """
 
 from __future__ import annotations
