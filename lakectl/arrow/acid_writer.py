@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.types import arrow_schema, arrow_type, event_schema
+from lakectl.kernel.orc_dates import batch_to_orc
 from lakectl.table.layout import (
     ACID_VERSION,
     ACID_VERSION_FILE,
@@ -344,7 +345,7 @@ def write_event_file(
         try:
             for batch in batches:
                 if batch.num_rows:
-                    writer.write(pa.Table.from_batches([unsliced(batch)]))
+                    writer.write(pa.Table.from_batches([batch_to_orc(unsliced(batch))]))
                     rows += batch.num_rows
         finally:
             writer.close()

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from lakectl.arrow.acid_writer import bloom_filter_ids
 from lakectl.arrow.events import orc_source
 from lakectl.kernel.live_rows import EVENT_COLUMNS, IDENTITY, DeleteSet, live_rows
+from lakectl.kernel.orc_dates import batch_to_orc
 from lakectl.kernel.schema_map import conform_batch
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
@@ -280,7 +281,7 @@ class _MergeTask:
                         bloom_filter_columns=bloom_filter_ids(target, self.key),
                         dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
                     )
-                writer.write(pa.Table.from_batches([batch]))
+                writer.write(pa.Table.from_batches([batch_to_orc(batch)]))
                 rows += batch.num_rows
         finally:
             if writer is not None:
