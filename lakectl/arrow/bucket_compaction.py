@@ -35,6 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from lakectl.arrow.acid_writer import bloom_filter_ids
 from lakectl.arrow.events import orc_source
 from lakectl.arrow.types import event_schema
 from lakectl.kernel.live_rows import (
@@ -106,10 +107,10 @@ def eligible(data_schema: Schema) -> bool:
 
 def unsafe_type(data_schema: Schema) -> str | None:
     """The first data column whose type this path cannot write as Spark does, as a phrase
-    (``"column ts of type timestamp"``); None when every type is safe."""
+    (``"column ts has type timestamp"``); None when every type is safe."""
     for c in data_schema.columns:
         if not _SAFE_TYPE.match(c.type.strip().lower()):
-            return f"column {c.name} of type {c.type}"
+            return f"column {c.name} has type {c.type}"
     return None
 
 
@@ -352,7 +353,7 @@ class BucketCompactor:
                     writer = orc.ORCWriter(
                         handle,
                         compression=self.compression,
-                        bloom_filter_columns=_bloom_ids(target, bloom),
+                        bloom_filter_columns=bloom_filter_ids(target, bloom),
                         dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
                     )
                 writer.write(pa.Table.from_batches([batch]))
@@ -451,25 +452,6 @@ def _ordered(np: Any, keys: list[Any]) -> bool:
         greater |= equal & (tail > head)
         equal &= tail == head
     return bool(np.all(greater | equal))
-
-
-def _bloom_ids(target: pa.Schema, key: str | None) -> list[int] | None:
-    """ORC column id of ``row.<key>`` (ids number the type tree in pre-order, root 0)."""
-    if key is None:
-        return None
-    column = 1 + target.get_field_index("row")  # the five event columns are primitives
-    row_type = target.field("row").type
-    column += 1
-    for i in range(row_type.num_fields):
-        field = row_type.field(i)
-        if field.name.lower() == key.lower():
-            return [column]
-        column += _subtree_size(field.type)
-    return None
-
-
-def _subtree_size(t: pa.DataType) -> int:
-    return 1 + sum(_subtree_size(t.field(i).type) for i in range(t.num_fields))
 
 
 __all__ = [

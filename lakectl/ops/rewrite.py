@@ -130,14 +130,17 @@ def arrow_unsupported(
 
     unsafe = unsafe_type(meta.data_schema)
     if unsafe is not None:
-        return f"rewrite a {unsafe}"
+        return (
+            f"{unsafe}; its compaction rewrites numbers, strings, booleans, dates, binary and "
+            "decimals"
+        )
     majors = [p for p in chosen if p.kind == MAJOR]
     split = kept_layouts(state.records, majors) if layouts is None else layouts
     listed = [p.relative or "(table)" for p in majors if p.relative in split]
     if listed:
-        return f"write a list-bucketed base (partition {listed[0]})"
+        return f"partition {listed[0]} keeps a list-bucketed base (split into directories)"
     if any(groups is None for groups in _bucket_groups(store, meta, chosen)):
-        return "rewrite data files not named bucket_N"
+        return "a data file to rewrite is not named bucket_N"
     return None
 
 
