@@ -192,7 +192,7 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
         result.seconds = time.time() - started
         return result
     choice = choose_engine(
-        options.engine or Engine.SPARK,
+        options.engine or ctx.config.engine or Engine.SPARK,
         work_bytes=sum(d.size for p in chosen for d in p.inputs),
         meta=state.metadata,
         arrow_unsupported=arrow_unsupported(store, state.metadata, state, chosen),
