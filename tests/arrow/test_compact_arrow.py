@@ -226,3 +226,27 @@ def test_a_file_holding_events_of_two_buckets_is_split_by_their_bucket_field(
         "bucket_00001": [{"id": 0, "name": "r0", "qty": 0}, {"id": 2, "name": "r2", "qty": 2}],
     }
     assert all(b"hive.acid.key.index" in orc.ORCFile(str(p)).metadata for p in out.iterdir())
+
+
+@pytest.mark.parametrize("kind", ["--minor", "--major"])
+def test_a_damaged_input_file_is_refused_naming_it_and_nothing_changes(
+    history, tmp_path, kind
+) -> None:
+    root = _copy(history, tmp_path)
+    (damaged,) = root.glob("day=d1/delta_0000002_0000002_0000/bucket_*")
+    damaged.write_bytes(damaged.read_bytes()[:-40] + b"\xde\xad" * 20)
+    before = _fingerprint(root)
+    run = run_lakectl("compact", root, kind, "--engine", "arrow", "--json")
+    assert run.code == 76, (run.code, run.err)
+    assert "Traceback" not in run.err
+    error = run.json["error"]
+    assert error["message"].startswith(f"ORC file file://{damaged} is damaged or truncated (")
+    after = _fingerprint(root)
+    (status,) = {name for name in after if name not in before}
+    assert status.startswith("_lakectl/compactions/")
+    assert json.loads((root / status).read_text())["state"] == "failed"
+    assert {name: data for name, data in after.items() if name != status} == before
+
+
+def _fingerprint(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
