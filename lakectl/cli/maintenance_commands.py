@@ -66,8 +66,8 @@ if TYPE_CHECKING:
     "--target-file-size",
     metavar="SIZE",
     help="About this much input per Spark task, e.g. 256MB [write.target-file-size], for "
-    "minor compactions and the Spark rewrite; a default major compaction runs one task per "
-    "(partition, bucket). Files stay one per bucket, as Hive's readers need.",
+    "the Spark rewrite; a default compaction runs one task per (partition, bucket). Files "
+    "stay one per bucket, as Hive's readers need.",
 )
 @engine_option
 @common_options
