@@ -729,8 +729,8 @@ class Table:
             delta_pct_threshold: overrides ``compactor.delta.pct.threshold``.
             aborted_threshold: overrides ``compactor.aborted.threshold``.
             target_file_size: the size of the files written (``"128MB"``).
-            engine: ``"spark"`` (the default), ``"arrow"`` (in this process, no JVM) or
-                ``"auto"`` (Arrow when the files read are small enough).
+            engine: ``"spark"``, ``"arrow"`` (in this process, no JVM) or ``"auto"`` (Arrow
+                when the files read are small enough); default: the configured engine.
 
         Returns:
             A :class:`lakectl.CompactResult` (``engine`` says which engine ran).

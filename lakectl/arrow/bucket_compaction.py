@@ -29,7 +29,6 @@ process, one bucket at a time (:func:`compact_groups`): no pyspark import here.
 from __future__ import annotations
 
 import re
-import resource
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -430,9 +429,14 @@ def finish(
 
 
 def peak_memory_bytes() -> int:
-    """This process's peak resident memory so far (Linux reports kilobytes, macOS bytes)."""
+    """This process's peak resident memory so far (Linux reports kilobytes, macOS bytes); 0
+    where the platform does not say."""
     import sys
 
+    try:
+        import resource
+    except ImportError:  # not a Unix
+        return 0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak if sys.platform == "darwin" else peak * 1024)
 
