@@ -16,6 +16,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,7 @@ from lakectl.table.transaction import failpoints_of
 from lakectl.table.validity import ValidWriteIds
 from tests.support.arrow_history import History, build_history
 from tests.support.cli import run_lakectl, run_lakectl_until_crash
+from tests.support.table_logs import log_on_disk, store_at
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -250,3 +253,65 @@ def test_a_damaged_input_file_is_refused_naming_it_and_nothing_changes(
 
 def _fingerprint(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_files_written_before_an_alter_are_compacted_into_the_new_schema(tmp_path) -> None:
+    history = build_history(tmp_path / "t")
+    history.table.alter("note string default 'old'")
+    history.write({50: ("x", 1, "d0"), 7: ("y", 3, "d1")}, [3])
+    for kind in ("--minor", "--major"):
+        done = run_lakectl("compact", history.root, kind, "--engine", "arrow", "--json")
+        assert done.code == 0, done.err
+        _assert_every_version(history, history.root)
+    notes = lakectl.open_table(str(history.root)).scan(engine="arrow").to_arrow().to_pylist()
+    assert {r["id"]: r["note"] for r in notes if r["id"] in (8, 7, 50)} == {
+        8: "old",
+        7: None,
+        50: None,
+    }
+    for base in history.root.glob("day=*/base_*"):
+        for path in base.glob("bucket_*"):
+            row = orc.ORCFile(str(path)).schema.field("row").type
+            assert [row.field(i).name for i in range(row.num_fields)] == [
+                "id",
+                "name",
+                "qty",
+                "note",
+            ]
+
+
+def test_a_load_committing_during_the_compaction_still_applies(tmp_path, monkeypatch) -> None:
+    """A compaction conflicts with nothing: a delete committed between its plan and its commit
+    names rows by identity, which the new base keeps."""
+    history = build_history(tmp_path / "t")
+    reached, go = tmp_path / "reached", tmp_path / "go"
+    monkeypatch.setenv(
+        "LAKECTL_FAILPOINTS",
+        f"compact.before_commit=touch:{reached},compact.before_commit=wait:{go}",
+    )
+    results: list[Any] = []
+    compaction = threading.Thread(
+        target=lambda: results.append(
+            run_lakectl("compact", history.root, "--major", "--engine", "arrow", "--json")
+        )
+    )
+    compaction.start()
+    try:
+        deadline = time.time() + 60
+        while not reached.exists() and compaction.is_alive() and time.time() < deadline:
+            time.sleep(0.05)
+        assert reached.exists(), results
+        history.write({5: ("late", 9, "d2")}, [4, 6])
+    finally:
+        go.touch()
+        compaction.join(60)
+    (done,) = results
+    assert done.code == 0, done.err
+    records = log_on_disk(store_at(history.root))
+    (compacted,) = [r for r in records if r["operation"] == "compact"]
+    between = [r for r in records if compacted["read_seq"] < r["seq"] < compacted["seq"]]
+    assert [r["operation"] for r in between] == ["cdc"]
+    assert _rows(history.root) == history.expected()
+    cleaned = run_lakectl("clean", history.root, "--retain", "0s", "--force", "--json")
+    assert cleaned.code == 0, cleaned.err
+    assert _rows(history.root) == history.expected()

@@ -49,12 +49,15 @@ class History:
                 by_day.setdefault(self.rows[key][2], ([], []))[1].append(key)
             changes = []
             for day, (new, gone) in sorted(by_day.items()):
+                values = {
+                    "id": new,
+                    "name": [upserts[k][0] for k in new],
+                    "qty": [upserts[k][1] for k in new],
+                }
+                # Columns added since (``alter``) are left NULL.
+                names = meta.data_schema.names
                 inserts = pa.table(
-                    {
-                        "id": new,
-                        "name": [upserts[k][0] for k in new],
-                        "qty": [upserts[k][1] for k in new],
-                    },
+                    {c: values.get(c, [None] * len(new)) for c in names},
                     schema=arrow_schema(meta.data_schema),
                 )
                 ids = [self.identity[k] for k in gone]
