@@ -716,6 +716,7 @@ class Table:
         delta_pct_threshold: float | None = None,
         aborted_threshold: int | None = None,
         target_file_size: str | None = None,
+        engine: str | None = None,
     ) -> CompactResult:
         """Compact as Hive's compactor does.
 
@@ -728,9 +729,11 @@ class Table:
             delta_pct_threshold: overrides ``compactor.delta.pct.threshold``.
             aborted_threshold: overrides ``compactor.aborted.threshold``.
             target_file_size: the size of the files written (``"128MB"``).
+            engine: ``"spark"``, ``"arrow"`` (in this process, no JVM) or ``"auto"`` (Arrow
+                when the files read are small enough); default: the configured engine.
 
         Returns:
-            A :class:`lakectl.CompactResult`.
+            A :class:`lakectl.CompactResult` (``engine`` says which engine ran).
         """
         from lakectl.ops.compact import CompactOptions, compact
 
@@ -742,6 +745,7 @@ class Table:
             delta_pct_threshold=delta_pct_threshold,
             aborted_threshold=aborted_threshold,
             target_file_size=target_file_size,
+            engine=engine,
         )
         return self._wrote(compact(self._ctx, self._ref, options), dry_run)
 
