@@ -560,6 +560,7 @@ def load_frame(
     from pyspark.sql import functions as F
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.kernel.change_classify import load_counts
     from lakectl.spark import acid_write, change_classify
     from lakectl.spark.batch import BatchOptions, shape_batch
 
@@ -636,13 +637,7 @@ def load_frame(
                 by_result = change_classify.checked_counts(
                     metrics, written, rows
                 ) or change_classify.count_results(classified)
-                counts = {
-                    "inserted": by_result["insert"],
-                    "updated": by_result["update"],
-                    "deleted": by_result["delete"],
-                    "ignored": by_result["ignored"],
-                    "superseded_in_batch": rows - sum(by_result.values()),
-                }
+                counts = load_counts(by_result, rows)
             phases["write"] = time.time() - started - sum(phases.values())
             if before_commit is not None:
                 before_commit()

@@ -44,7 +44,11 @@ def read_source_arrow(
     if infer:
         return csv.read_csv(source)
     names = csv.read_csv(source).column_names
-    convert = csv.ConvertOptions(column_types={n: pa.string() for n in names})
+    convert = csv.ConvertOptions(
+        column_types={n: pa.string() for n in names},
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=False,
+    )
     return csv.read_csv(source, convert_options=convert)
 
 
