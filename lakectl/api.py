@@ -554,7 +554,7 @@ class Table:
         buckets: int = 0,
         schema: str | None = None,
         force: bool = False,
-        engine: Literal["spark", "arrow", "auto"] | None = None,
+        engine: str | None = None,
     ) -> LoadResult:
         """Load one batch as one transaction: a file or directory (CSV, JSON lines, Parquet,
         ORC, Avro; ``format`` overrides the extension) or a Spark DataFrame.

@@ -65,7 +65,9 @@ def keyed_changes(
     )
     counts = cc.load_counts(cc.count_results(classified), batch.num_rows)
     inserts = _by_partition(cc.new_rows(classified), meta, meta.partition_by)
-    deletes = _by_partition(cc.replaced_rows(classified, meta.partition_by), meta, meta.partition_by)
+    deletes = _by_partition(
+        cc.replaced_rows(classified, meta.partition_by), meta, meta.partition_by
+    )
     partitions = [
         _changes(meta, values, inserts.get(values), deletes.get(values))
         for values in sorted({*inserts, *deletes}, key=_sort_key)
@@ -100,7 +102,7 @@ def stored_rows_for_keys(
         columns=tuple(wanted) or (meta.data_schema.names[0],),
     )
     probe = key_not_null  # a data key column: rows are kept by its values in the batch
-    probe_values = pc.unique(batch.column(probe)).combine_chunks() if probe else None
+    probe_values = pc.unique(batch.column(probe).combine_chunks()) if probe else None
     names = cc.stored_columns(meta.primary_key, meta.partition_by, order_by)
     types = {f.name: f.type for f in (*arrow_schema(meta.schema), *_identity_fields())}
     schema = pa.schema([pa.field(c, types[c]) for c in names])

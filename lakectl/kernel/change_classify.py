@@ -19,6 +19,7 @@ thus never overwrites a newer one. The changes the latest one replaced are count
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -124,7 +125,10 @@ def classify(
     olds = [stored.column(c) for c in _old_names(partition_by, order_by)]
     old = pa.table(
         [*keys, *olds],
-        names=[*(KEY + k for k in primary_key), *(OLD + c for c in _old_names(partition_by, order_by))],
+        names=[
+            *(KEY + k for k in primary_key),
+            *(OLD + c for c in _old_names(partition_by, order_by)),
+        ],
     )
     joined = latest.join(
         old,
@@ -182,9 +186,7 @@ def replaced_rows(classified: pa.Table, partition_by: Sequence[str]) -> pa.Table
     names) and identity."""
     import pyarrow.compute as pc
 
-    chosen = classified.filter(
-        pc.is_in(classified.column(RESULT_COL), _values("update", "delete"))
-    )
+    chosen = classified.filter(pc.is_in(classified.column(RESULT_COL), _values("update", "delete")))
     names = [*partition_by, *IDENTITY]
     return chosen.select([OLD + c for c in names]).rename_columns(names)
 
@@ -203,7 +205,7 @@ def partition_runs(table: pa.Table, partition_by: Sequence[str]) -> Iterator[pa.
     ordered = table.take(order)
     starts = np.flatnonzero(~same_as_previous([ordered.column(c) for c in partition_by]))
     bounds = [*starts.tolist(), ordered.num_rows]
-    for start, end in zip(bounds, bounds[1:], strict=False):
+    for start, end in itertools.pairwise(bounds):
         yield ordered.slice(start, end - start)
 
 

@@ -35,8 +35,6 @@ from lakectl.table.store import TableStore
 if TYPE_CHECKING:
     import pyarrow as pa
 
-BUCKETED = "loads into bucketed tables"
-
 
 def load_source_arrow(
     ctx: Context,
@@ -85,10 +83,14 @@ def load_source_arrow(
 
 
 def _unsupported(meta: TableMetadata | None, options: LoadOptions) -> str | None:
-    """Why the Arrow engine cannot run this load, or None. A bucketed table's new rows go to
-    the bucket of Spark's hash of their key."""
-    buckets = meta.buckets if meta is not None else options.buckets
-    return BUCKETED if buckets else None
+    """Why the Arrow engine cannot run this load (:func:`~lakectl.arrow.acid_writer.
+    unsupported_reason`), or None; ``meta`` None: a table the load creates, not known yet
+    beyond its bucket count."""
+    from lakectl.arrow.acid_writer import unsupported_reason
+
+    if meta is not None:
+        return unsupported_reason(meta)
+    return "a bucketed table (new rows need Spark's bucketing hash)" if options.buckets else None
 
 
 def load_table_arrow(
@@ -126,14 +128,18 @@ def load_table_arrow(
     batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
     batch, stats = shape_batch_arrow(raw, meta, batch_opts, options.source)
     del raw
-    touched = (
-        {_partition_key(meta, r) for r in stats.partitions} if meta.partition_by else {""}
-    )
+    touched = {_partition_key(meta, r) for r in stats.partitions} if meta.partition_by else {""}
     read_with = None
     if state is not None:
         read_with = state if evolution is None else state.with_next_metadata(meta)
-    plans = plan_lakectl(store, read_with, touched if meta.partition_by else None) if read_with else None
-    stored_bytes = sum(f.size for p in plans[1] for d in p.data_dirs for f in d.files) if plans else 0
+    plans = (
+        plan_lakectl(store, read_with, touched if meta.partition_by else None)
+        if read_with
+        else None
+    )
+    stored_bytes = (
+        sum(f.size for p in plans[1] for d in p.data_dirs for f in d.files) if plans else 0
+    )
     batch_bytes = source_bytes if source_bytes is not None else batch.nbytes
     choice = choose_engine(
         requested,
@@ -158,7 +164,9 @@ def load_table_arrow(
             changes = append_changes(batch, meta)
         else:
             ctx.progress(f"looking up {rows:,} keys")
-            valid, partition_plans = (plans[0], plans[1]) if plans else (state.valid_write_ids(), [])
+            valid, partition_plans = (
+                (plans[0], plans[1]) if plans else (state.valid_write_ids(), [])
+            )
             changes = keyed_changes(
                 store.storage,
                 partition_plans,
@@ -208,4 +216,4 @@ def load_table_arrow(
     )
 
 
-__all__ = ["BUCKETED", "load_source_arrow", "load_table_arrow"]
+__all__ = ["load_source_arrow", "load_table_arrow"]

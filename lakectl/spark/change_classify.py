@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from lakectl.arrow.acid_writer import WrittenChanges
 
 
-
 def has_repeated_keys(batch: DataFrame, meta: TableMetadata) -> bool:
     """Does any key occur more than once in the batch? (A shuffle of the key columns only.)"""
     keys = [F.col(f"`{k}`") for k in meta.primary_key]

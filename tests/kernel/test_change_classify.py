@@ -126,5 +126,8 @@ def test_a_key_moved_to_another_partition_deletes_in_the_old_one_and_inserts_in_
 
 def test_partition_runs_split_by_values_keeping_row_order_and_null_as_its_own_partition():
     table = pa.table({"p": ["b", None, "a", "b", None], "x": [1, 2, 3, 4, 5]})
-    runs = [(t.column("p")[0].as_py(), t.column("x").to_pylist()) for t in cc.partition_runs(table, ["p"])]
+    runs = [
+        (t.column("p")[0].as_py(), t.column("x").to_pylist())
+        for t in cc.partition_runs(table, ["p"])
+    ]
     assert runs == [("a", [3]), ("b", [1, 4]), (None, [2, 5])]

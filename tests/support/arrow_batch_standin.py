@@ -42,10 +42,11 @@ def read_source_arrow(
     if fmt != "csv":
         raise NotImplementedError(fmt)
     if infer:
-        return csv.read_csv(source)
+        return csv.read_csv(source, convert_options=csv.ConvertOptions(null_values=[""]))
     names = csv.read_csv(source).column_names
     convert = csv.ConvertOptions(
         column_types={n: pa.string() for n in names},
+        null_values=[""],
         strings_can_be_null=True,
         quoted_strings_can_be_null=False,
     )
@@ -74,10 +75,9 @@ def shape_batch_arrow(
     if options.op_column:
         codes = raw.column(lowered[options.op_column.lower()]).cast(pa.string())
         mapping = options.op_values or {}
-        action = pc.replace_with_mask(codes, pc.is_valid(codes), codes)
         keys = pa.array(list(mapping))
         acts = pa.array([mapping[k] for k in mapping])
-        action = pc.take(acts, pc.index_in(action, keys))
+        action = pc.take(acts, pc.index_in(codes.combine_chunks(), keys))
         arrays.append(action)
         names.append(ACTION_COL)
     if options.order_by:
@@ -89,8 +89,7 @@ def shape_batch_arrow(
         seen = batch.select(list(meta.partition_by)).group_by(list(meta.partition_by))
         distinct = seen.aggregate([]).to_pylist()
         parts = tuple(
-            tuple(None if r[c] is None else str(r[c]) for c in meta.partition_by)
-            for r in distinct
+            tuple(None if r[c] is None else str(r[c]) for c in meta.partition_by) for r in distinct
         )
     return batch, BatchStats(batch.num_rows, parts)
 
@@ -99,7 +98,7 @@ def install() -> None:
     """Put the stand-in in place of the modules the Arrow engine's load reads through, when
     they are missing."""
     try:
-        import lakectl.arrow.batch  # noqa: F401
+        import lakectl.arrow.batch
         import lakectl.arrow.source  # noqa: F401
     except ImportError:
         source = types.ModuleType("lakectl.arrow.source")
