@@ -24,14 +24,12 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from lakectl.kernel.live_rows import IDENTITY
+from lakectl.table.batch_checks import ACTION_COL, ORDER_COL, POSITION_COL
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-ACTION_COL = "__lakectl_op"
-ORDER_COL = "__lakectl_order"
-POSITION_COL = "__lakectl_pos"
 RESULT_COL = "__lakectl_result"
 RESULTS = ("insert", "update", "delete", "ignored")
 OLD = "__old_"

@@ -12,13 +12,16 @@ from typing import TYPE_CHECKING
 from pyspark.sql import functions as F
 
 from lakectl.errors import BadInputError, SourceParseError
-from lakectl.kernel.change_classify import ACTION_COL, ORDER_COL, POSITION_COL
 from lakectl.table.metadata import TableMetadata
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
     from lakectl.table.schema import Column as TableColumn
+
+ACTION_COL = "__lakectl_op"
+ORDER_COL = "__lakectl_order"
+POSITION_COL = "__lakectl_pos"
 
 
 @dataclass(frozen=True)
