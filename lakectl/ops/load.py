@@ -376,19 +376,13 @@ def _located(storage: Storage, path: str, shown: str) -> BadInputError | None:
     (Spark's message renders the record, not where it is), or ``None`` when none is found."""
     import csv
 
-    from lakectl.storage.source_files import first_malformed_csv_line
+    from lakectl.storage.source_files import first_malformed_csv_line, malformed_csv_error
 
     try:
         found = first_malformed_csv_line(storage, path, shown)
     except (UnicodeDecodeError, csv.Error, OSError):
         found = None
-    if found is None:
-        return None
-    return BadInputError(
-        f"malformed CSV: {found.describe()}; nothing was loaded",
-        hint="fix or remove that line (a field with a comma or a line break needs double "
-        "quotes), then load the file again",
-    )
+    return None if found is None else malformed_csv_error(found)
 
 
 def _load_source(
