@@ -43,45 +43,6 @@ def arrow_type(spark_type: str) -> pa.DataType:
     raise FormatError(f"column type {spark_type} cannot be read into Arrow")
 
 
-def spark_type(arrow: pa.DataType) -> str:
-    """The Spark SQL type name of a column read as ``arrow`` (a source's column): the type
-    Spark gives the same values. Timestamps with a zone are ``timestamp``, without one
-    ``timestamp_ntz``; unsigned integers and other types take the next wider Spark type or
-    ``string``."""
-    import pyarrow as pa
-    import pyarrow.types as t
-
-    if pa.types.is_dictionary(arrow):
-        return spark_type(arrow.value_type)
-    for test, name in (
-        (t.is_int8, "tinyint"),
-        (t.is_int16, "smallint"),
-        (t.is_int32, "int"),
-        (t.is_int64, "bigint"),
-        (t.is_uint8, "smallint"),
-        (t.is_uint16, "int"),
-        (t.is_uint32, "bigint"),
-        (t.is_float16, "float"),
-        (t.is_float32, "float"),
-        (t.is_float64, "double"),
-        (t.is_boolean, "boolean"),
-        (t.is_date, "date"),
-    ):
-        if test(arrow):
-            return name
-    if t.is_uint64(arrow):
-        return "decimal(20,0)"
-    if t.is_decimal(arrow):
-        return f"decimal({arrow.precision},{arrow.scale})"
-    if t.is_timestamp(arrow):
-        return "timestamp" if arrow.tz is not None else "timestamp_ntz"
-    if t.is_binary(arrow) or t.is_large_binary(arrow) or t.is_fixed_size_binary(arrow):
-        return "binary"
-    if t.is_string(arrow) or t.is_large_string(arrow) or t.is_null(arrow):
-        return "string"
-    raise FormatError(f"a source column of type {arrow} has no lakectl column type")
-
-
 def arrow_schema(schema: Schema) -> pa.Schema:
     """The Arrow schema of ``schema``'s columns, in order."""
     import pyarrow as pa
@@ -124,4 +85,4 @@ def event_schema(data_schema: Schema) -> pa.Schema:
     )
 
 
-__all__ = ["arrow_schema", "arrow_type", "event_schema", "spark_type", "with_row_defaults"]
+__all__ = ["arrow_schema", "arrow_type", "event_schema", "with_row_defaults"]

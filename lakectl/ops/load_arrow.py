@@ -113,12 +113,12 @@ def load_table_arrow(
     from lakectl.arrow.acid_writer import write_changes
     from lakectl.arrow.batch import BatchOptions, shape_batch_arrow
     from lakectl.arrow.load_changes import append_changes, keyed_changes
-    from lakectl.arrow.types import spark_type
+    from lakectl.arrow.source import spark_type_of
 
     started = time.time() if started is None else started
     op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
     op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
-    columns = [(f.name, spark_type(f.type)) for f in raw.schema]
+    columns = [(f.name, spark_type_of(f.type)) for f in raw.schema]
     meta = state.metadata if state is not None else table_metadata_of(columns, options, op_column)
     evolution = None
     if options.evolve and state is not None:

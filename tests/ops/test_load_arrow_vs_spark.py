@@ -16,13 +16,10 @@ import pyarrow.orc as orc
 
 import lakectl
 from lakectl.arrow.acid_writer import partition_dir
-from tests.support.arrow_batch_standin import install
 from tests.support.cdc_oracle import CdcOracle
 from tests.support.cli import run_lakectl
 from tests.support.hive23_reader import hive_txn_list, read_partition
 from tests.support.random_cdc import CDC_ARGS, COLUMNS, SCHEMA, make_batch, oracle_rows, write_csv
-
-install()
 
 TEXT_SCHEMA = SCHEMA.replace("change_ts timestamp", "change_ts string")
 TEXT_COLUMNS = {**COLUMNS, "change_ts": "VARCHAR"}
