@@ -171,7 +171,8 @@ def parse_op_values(text: str) -> dict[str, str]:
     return mapping
 
 
-def _partition_key(meta: TableMetadata, values: tuple[Any, ...]) -> str:
+def partition_key(meta: TableMetadata, values: tuple[Any, ...]) -> str:
+    """The partition's path in the table (``col=value/...``) for its values as text."""
     return "/".join(
         f"{c}={escape_partition_value(None if v is None else str(v))}"
         for c, v in zip(meta.partition_by, values, strict=True)
@@ -592,7 +593,7 @@ def load_frame(
             parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
             added = txn.added
             part_rows = stats.partitions
-            touched = {_partition_key(meta, r) for r in part_rows} if meta.partition_by else {""}
+            touched = {partition_key(meta, r) for r in part_rows} if meta.partition_by else {""}
             rows = stats.rows
             tasks = write_tasks(rows, len(part_rows), parallelism)
             if options.mode == LoadMode.APPEND:

@@ -20,7 +20,7 @@ from lakectl.ops.context import Context
 from lakectl.ops.load import (
     LoadOptions,
     LoadResult,
-    _partition_key,
+    partition_key,
     check_batch_options,
     evolution_of,
     parse_op_values,
@@ -128,7 +128,7 @@ def load_table_arrow(
     batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
     batch, stats = shape_batch_arrow(raw, meta, batch_opts, options.source)
     del raw
-    touched = {_partition_key(meta, r) for r in stats.partitions} if meta.partition_by else {""}
+    touched = {partition_key(meta, r) for r in stats.partitions} if meta.partition_by else {""}
     read_with = None
     if state is not None:
         read_with = state if evolution is None else state.with_next_metadata(meta)
