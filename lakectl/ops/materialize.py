@@ -37,7 +37,7 @@ from lakectl.ops.updates import MATERIALIZE_OPERATION, write_updates_file
 from lakectl.scan.statements import InstalledStatement, installed_statements, require_usable
 from lakectl.table.log import DATA_OPS, TableState
 from lakectl.table.store import TableStore, now_millis
-from lakectl.updates.times import format_millis
+from lakectl.times import format_millis
 
 OPERATION = MATERIALIZE_OPERATION
 
