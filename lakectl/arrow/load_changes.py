@@ -2,8 +2,9 @@
 
 An append writes every row of the batch as a new row. An upsert or cdc load reduces the batch to
 the latest change per key, finds the stored live rows of those keys in the partitions the batch
-touches (their key, partition, identity and order value; read by the Arrow engine's partition
-reader, so the live-row rule is :mod:`lakectl.kernel.live_rows`'), labels each change
+touches (their key, partition, identity and order value: :mod:`lakectl.arrow.key_lookup`, the
+lookup Spark's tasks run, or the Arrow engine's partition reader; the live-row rule is
+:mod:`lakectl.kernel.live_rows`'), labels each change
 (:mod:`lakectl.kernel.change_classify`, the rule Spark's path applies too) and gives, per
 partition, the new rows and the identities of the stored rows replaced or deleted.
 """
@@ -14,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lakectl.arrow.key_lookup import LookupSpec, PartitionKeyLookup, lookup_spec
 from lakectl.arrow.partition_reader import MergeSpec, partition_batches
-from lakectl.arrow.types import arrow_schema
+from lakectl.arrow.types import arrow_schema, arrow_type
 from lakectl.kernel import change_classify as cc
-from lakectl.kernel.live_rows import IDENTITY
+from lakectl.kernel.live_rows import IDENTITY, identity_fields
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
 from lakectl.table.metadata import TableMetadata
@@ -84,9 +86,57 @@ def stored_rows_for_keys(
     order_by: str | None,
 ) -> pa.Table:
     """The live stored rows of ``plans`` whose key is one of ``batch``'s: the columns of
-    :func:`~lakectl.kernel.change_classify.stored_columns`, typed as the table's. Each
-    partition is read stripe by stripe (only its key and order columns, the identity and its
-    delete events); only the rows with a key of the batch are kept."""
+    :func:`~lakectl.kernel.change_classify.stored_columns`, typed as the table's.
+
+    A single-column key that is not a partition column is looked up as Spark's tasks look it
+    up (:mod:`lakectl.arrow.key_lookup`: the key and order columns of each partition's files,
+    probed against the batch's keys); any other key by reading the partitions' live rows
+    (their key and order columns, stripe by stripe) and keeping those of the batch's keys.
+    """
+    import pyarrow as pa
+
+    names = cc.stored_columns(meta.primary_key, meta.partition_by, order_by)
+    types = {f.name: f.type for f in (*arrow_schema(meta.schema), *identity_fields())}
+    schema = pa.schema([pa.field(c, types[c]) for c in names])
+    spec = lookup_spec(meta.data_schema, meta.primary_key, order_by)
+    if spec is not None:
+        found = _looked_up(storage, plans, valid, meta, batch, spec)
+    else:
+        found = _scanned(storage, plans, valid, meta, batch, order_by)
+    if not found:
+        return schema.empty_table()
+    return pa.concat_tables([t.select(names).cast(schema) for t in found])
+
+
+def _looked_up(
+    storage: Storage,
+    plans: Sequence[PartitionReadPlan],
+    valid: ValidWriteIds,
+    meta: TableMetadata,
+    batch: pa.Table,
+    spec: LookupSpec,
+) -> list[pa.Table]:
+    """The stored rows of the batch's keys by :class:`~lakectl.arrow.key_lookup.
+    PartitionKeyLookup` (partition values come as text: cast later)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    types = [arrow_type(c.type) for c in spec.columns.columns]
+    keys = pc.unique(batch.column(spec.key).combine_chunks()).cast(types[0])
+    lookup = PartitionKeyLookup(storage, spec, types, list(meta.partition_by), keys, valid)
+    return [pa.Table.from_batches([b]) for b in lookup.matches(plans)]
+
+
+def _scanned(
+    storage: Storage,
+    plans: Sequence[PartitionReadPlan],
+    valid: ValidWriteIds,
+    meta: TableMetadata,
+    batch: pa.Table,
+    order_by: str | None,
+) -> list[pa.Table]:
+    """The stored rows of the batch's keys, from the partitions' live rows (the Arrow
+    engine's partition reader): for a composite key, or one that is a partition column."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -101,29 +151,19 @@ def stored_rows_for_keys(
         key_not_null,
         columns=tuple(wanted) or (meta.data_schema.names[0],),
     )
-    probe = key_not_null  # a data key column: rows are kept by its values in the batch
-    probe_values = pc.unique(batch.column(probe).combine_chunks()) if probe else None
-    names = cc.stored_columns(meta.primary_key, meta.partition_by, order_by)
-    types = {f.name: f.type for f in (*arrow_schema(meta.schema), *_identity_fields())}
-    schema = pa.schema([pa.field(c, types[c]) for c in names])
+    # Rows are kept by the values of one data key column in the batch; the join on the whole
+    # key (kernel.change_classify.classify) does the rest.
+    probe = pc.unique(batch.column(key_not_null).combine_chunks()) if key_not_null else None
     found: list[pa.Table] = []
     for plan in plans:
         if plan.is_empty:
             continue
         for part in partition_batches(spec, plan, with_identity=True):
-            if probe is not None and probe_values is not None:
-                part = part.filter(pc.is_in(part.column(probe), value_set=probe_values))
+            if key_not_null is not None and probe is not None:
+                part = part.filter(pc.is_in(part.column(key_not_null), value_set=probe))
             if part.num_rows:
-                found.append(pa.Table.from_batches([part]).select(names))
-    if not found:
-        return schema.empty_table()
-    return pa.concat_tables([t.cast(schema) for t in found])
-
-
-def _identity_fields() -> list[pa.Field]:
-    from lakectl.kernel.live_rows import identity_fields
-
-    return identity_fields()
+                found.append(pa.Table.from_batches([part]))
+    return found
 
 
 def _by_partition(

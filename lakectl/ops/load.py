@@ -718,7 +718,7 @@ def _existing_keys(
 ):
     """Keys, identities (and the order column) of the stored rows with a key of the batch.
 
-    With ``arrow_lookup`` (a :class:`~lakectl.spark.key_lookup.LookupSpec` and the batch's
+    With ``arrow_lookup`` (a :class:`~lakectl.arrow.key_lookup.LookupSpec` and the batch's
     keys as an Arrow array) the stored files are searched with pyarrow in Spark tasks
     (:mod:`lakectl.spark.key_lookup`); otherwise through Spark's row engine.
     """

@@ -20,10 +20,10 @@ from lakectl.ops.context import Context
 from lakectl.ops.load import (
     LoadOptions,
     LoadResult,
-    partition_key,
     check_batch_options,
     evolution_of,
     parse_op_values,
+    partition_key,
     table_metadata_of,
 )
 from lakectl.scan.target import plan_lakectl

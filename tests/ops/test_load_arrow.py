@@ -239,3 +239,33 @@ def test_a_dataframe_is_not_loaded_by_the_arrow_engine(tmp_path):
     with pytest.raises(lakectl.UsageError, match="DataFrame"):
         table.load(object(), engine="arrow")  # type: ignore[arg-type]
     shutil.rmtree(tmp_path / "t")
+
+
+def test_a_composite_key_with_a_partition_column_is_looked_up_in_the_partitions_live_rows(
+    tmp_path,
+):
+    table = tmp_path / "t"
+    made = run_lakectl(
+        "create", table, "--schema", "id bigint, day string, qty int, ts string",
+        "--primary-key", "id,day", "--partition-by", "day",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    first = tmp_path / "first.csv"
+    first.write_text("id,day,qty,ts\n1,d1,1,a\n1,d2,2,a\n2,d1,3,a\n")
+    assert run_lakectl("load", table, first, *ARROW).code == 0
+    second = tmp_path / "second.csv"
+    # (1, d1) newer: update; (1, d2) older: ignored; (2, d2) new; (2, d1) deleted.
+    second.write_text("op,id,day,qty,ts\nU,1,d1,10,b\nU,1,d2,20,0\nI,2,d2,30,b\nD,2,d1,0,b\n")
+    loaded = run_lakectl(
+        "load", table, second, "--op-column", "op", "--order-by", "ts", *ARROW, "--json"
+    )
+    assert loaded.code == 0, loaded.err
+    assert loaded.json["counts"] == {
+        "inserted": 1, "updated": 1, "deleted": 1, "ignored": 1, "superseded_in_batch": 0,
+    }  # fmt: skip
+    rows = lakectl.open_table(str(table)).scan(engine="arrow").to_arrow().to_pylist()
+    assert sorted((r["id"], r["day"], r["qty"]) for r in rows) == [
+        (1, "d1", 10),
+        (1, "d2", 2),
+        (2, "d2", 30),
+    ]
