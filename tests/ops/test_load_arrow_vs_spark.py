@@ -94,3 +94,21 @@ def test_arrow_and_spark_loads_of_one_random_history_agree(spark, tmp_path):
     for part in partitions:
         got = read_partition(spark, f"file://{path / part}", columns, txn_list)
         assert got == sorted(lakectl_rows.get(part, []), key=repr), part
+
+
+def test_auto_runs_spark_for_a_load_over_the_tables_limit_and_arrow_under_it(spark, tmp_path):
+    table = tmp_path / "t"
+    made = run_lakectl("create", table, "--schema", "id bigint, qty int", "--primary-key", "id")
+    assert made.code == 0, made.err
+    assert run_lakectl("set", table, "engine.auto.max-bytes=1KB").code == 0
+    small = tmp_path / "small.csv"
+    small.write_text("id,qty\n1,1\n")
+    big = tmp_path / "big.csv"
+    big.write_text("id,qty\n" + "".join(f"{i},{i}\n" for i in range(2, 400)))
+    under = run_lakectl("load", table, small, "--engine", "auto", "--json")
+    assert under.code == 0, under.err
+    assert under.json["engine"] == "arrow", under.json
+    over = run_lakectl("load", table, big, "--engine", "auto", "--json")
+    assert over.code == 0, over.err
+    assert over.json["engine"] == "spark" and "more than" in over.json["engine_reason"]
+    assert over.json["counts"]["inserted"] == 398
