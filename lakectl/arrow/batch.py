@@ -161,14 +161,15 @@ def _partitions(shaped: pa.Table, meta: TableMetadata) -> tuple[tuple[str | None
     casts it to a string), in sorted order."""
     if not meta.partition_by:
         return ()
-    texts = []
+    import pyarrow as pa
+
+    texts = {}
     for name in meta.partition_by:
         column = meta.schema[name]
-        texts.append(
-            spark_cast(shaped.column(column.name), column.type, "string", column.name).to_pylist()
-        )
-    distinct = set(zip(*texts, strict=True))
-    return tuple(sorted(distinct, key=lambda p: tuple((v is None, v or "") for v in p)))
+        texts[column.name] = spark_cast(shaped.column(column.name), column.type, "string", name)
+    distinct = pa.table(texts).group_by(list(texts)).aggregate([]).to_pylist()
+    rows = [tuple(row[name] for name in texts) for row in distinct]
+    return tuple(sorted(rows, key=lambda p: tuple((v is None, v or "") for v in p)))
 
 
 __all__ = ["ACTION_COL", "ORDER_COL", "POSITION_COL", "BatchOptions", "shape_batch_arrow"]

@@ -13,7 +13,7 @@ and Avro, giving the columns and values Spark's readers give with the options
 - **JSON lines**: one object per line (a line holding an array of objects gives a row for
   each), typed as Spark infers them: integers ``bigint`` (a larger one ``decimal(p,0)``), other
   numbers ``double``, ``boolean``, text ``string``; a field with values of different kinds is
-  ``string`` (each value's JSON text); columns in name order. Objects and arrays as values are
+  ``string`` (each value's JSON text, as written); columns in name order. Objects and arrays as values are
   refused: a table's columns are flat.
 - **Parquet and ORC**: pyarrow's reader, the columns typed as Spark's readers type them.
 - **Avro**: fastavro (:mod:`lakectl.storage.avro_files`), as the Spark engine reads it.
@@ -23,7 +23,6 @@ Every file is read into memory on this machine (a batch is meant to fit one mach
 
 from __future__ import annotations
 
-import csv
 import json
 import posixpath
 import re
@@ -170,7 +169,7 @@ def _read_csv(storage: Storage, files: list[_File], source: str, infer: bool) ->
         first = next(lines, None)
         if first is None:
             continue
-        names = _csv_fields(first[1])
+        names = csv_fields(first[1])
         if header is None:
             header = _csv_header(names, file, source)
             columns = [[] for _ in header]
@@ -182,7 +181,7 @@ def _read_csv(storage: Storage, files: list[_File], source: str, infer: bool) ->
             )
         width = len(header)
         for number, line in lines:
-            fields = _csv_fields(line)
+            fields = csv_fields(line)
             if len(fields) != width:
                 raise malformed_csv_error(MalformedLine(file.shown, number, len(fields), width))
             for values, field in zip(columns, fields, strict=True):
@@ -194,8 +193,52 @@ def _read_csv(storage: Storage, files: list[_File], source: str, infer: bool) ->
     return _inferred_csv(header, columns, source)
 
 
-def _csv_fields(line: str) -> list[str]:
-    return next(csv.reader((line,), doublequote=True, strict=False), [])
+def csv_fields(line: str) -> list[str]:
+    """The fields of one CSV line as Spark's CSV parser (univocity, with the options lakectl
+    reads with) splits them: a field starting with a quote runs to the closing quote (``""``
+    inside is a quote; blanks after it are skipped; a line ending inside it ends it); a field
+    whose closing quote is followed by other text is its raw text up to the next comma; any
+    other field is its text as it is."""
+    if '"' not in line:
+        return line.split(",")
+    fields = []
+    at, size = 0, len(line)
+    while True:
+        if at < size and line[at] == '"':
+            value, at = _quoted_field(line, at)
+        else:
+            end = line.find(",", at)
+            end = size if end < 0 else end
+            value, at = line[at:end], end
+        fields.append(value)
+        if at >= size:
+            return fields
+        at += 1  # the comma
+
+
+def _quoted_field(line: str, start: int) -> tuple[str, int]:
+    """The field starting with the quote at ``start`` and the position after it."""
+    size = len(line)
+    out = []
+    at = start + 1
+    while at < size:
+        char = line[at]
+        if char != '"':
+            out.append(char)
+            at += 1
+        elif at + 1 < size and line[at + 1] == '"':
+            out.append('"')
+            at += 2
+        else:
+            after = at + 1
+            while after < size and line[after] <= " ":
+                after += 1
+            if after >= size or line[after] == ",":
+                return "".join(out), after
+            end = line.find(",", after)
+            end = size if end < 0 else end
+            return line[start:end], end
+    return "".join(out), size
 
 
 def _csv_header(names: list[str], file: _File, source: str) -> list[str]:
@@ -323,6 +366,10 @@ class _Float(str):
     """A JSON number with a fraction or exponent, as written."""
 
 
+class _Integer(str):
+    """A JSON integer, as written."""
+
+
 def _read_json(storage: Storage, files: list[_File], source: str) -> pa.Table:
     import pyarrow as pa
 
@@ -348,7 +395,7 @@ def _read_json(storage: Storage, files: list[_File], source: str) -> pa.Table:
         type_name = kinds[key] or "string"
         values = [row.get(key) for row in rows]
         if type_name == "string":
-            text = [v if v is None or type(v) is str else _json_text(v) for v in values]
+            text = [None if v is None else _json_text(v) for v in values]
             arrays[key] = pa.array(text, pa.string())
         elif type_name == "boolean":
             arrays[key] = pa.array(values, pa.bool_())
@@ -360,7 +407,7 @@ def _read_json(storage: Storage, files: list[_File], source: str) -> pa.Table:
 
 def _json_records(line: str, file: _File, number: int, source: str) -> list[dict[str, Any]]:
     try:
-        value = json.loads(line, parse_float=_Float, parse_constant=_Float)
+        value = json.loads(line, parse_float=_Float, parse_int=_Integer, parse_constant=_Float)
     except ValueError as exc:
         raise parse_error(source, f"{file.shown}, line {number}: malformed JSON ({exc})") from exc
     records = value if isinstance(value, list) else [value]
@@ -379,10 +426,11 @@ def _json_type(value: object, key: str, source: str) -> str | None:
         return "boolean"
     if isinstance(value, _Float):
         return "double"
-    if isinstance(value, int):
-        if _LONG_RANGE[0] <= value <= _LONG_RANGE[1]:
+    if isinstance(value, _Integer):
+        number = int(value)
+        if _LONG_RANGE[0] <= number <= _LONG_RANGE[1]:
             return "bigint"
-        digits = len(str(abs(value)))
+        digits = len(str(abs(number)))
         return f"decimal({digits},0)" if digits <= _MAX_PRECISION else "double"
     if isinstance(value, str):
         return "string"
@@ -402,13 +450,9 @@ def _wider_json(known: str | None, found: str | None) -> str | None:
 
 
 def _json_text(value: object) -> str:
-    """A JSON value's text in a ``string`` column, as Spark writes it back."""
-    from lakectl.expr.spark_values import java_float_text
-
+    """A JSON value's text in a ``string`` column: as written (Spark copies the token)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, _Float):
-        return java_float_text(float(value), False)
     return str(value)
 
 
@@ -524,4 +568,4 @@ def _read_avro(storage: Storage, path: str) -> pa.Table:
         ) from exc
 
 
-__all__ = ["read_source_arrow", "source_schema", "spark_type_of"]
+__all__ = ["csv_fields", "read_source_arrow", "source_schema", "spark_type_of"]
