@@ -269,3 +269,45 @@ def test_a_composite_key_with_a_partition_column_is_looked_up_in_the_partitions_
         (1, "d2", 2),
         (2, "d2", 30),
     ]
+
+
+def test_an_arrow_load_that_another_writer_raced_in_its_partition_commits_nothing(tmp_path):
+    from tests.support.load_race import racing_arrow_load
+
+    table = tmp_path / "t"
+    made = run_lakectl(
+        "create", table, "--schema", "id bigint, qty int, day string", "--primary-key", "id",
+        "--partition-by", "day",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    base = tmp_path / "base.csv"
+    base.write_text("id,qty,day\n1,1,d1\n2,2,d2\n")
+    assert run_lakectl("load", table, base, *ARROW).code == 0
+    mine, theirs = tmp_path / "mine.csv", tmp_path / "theirs.csv"
+    mine.write_text("id,qty,day\n1,10,d1\n")
+    theirs.write_text("id,qty,day\n1,20,d1\n3,30,d1\n")
+
+    def other_writer() -> None:
+        assert run_lakectl("load", table, theirs, *ARROW).code == 0
+
+    code, out = racing_arrow_load(tmp_path, [str(table), str(mine)], other_writer)
+    assert code == 75, out
+    assert out["error"]["type"] == "conflict"
+    rows = lakectl.open_table(str(table)).scan(engine="arrow").to_arrow().to_pylist()
+    assert sorted((r["id"], r["qty"]) for r in rows) == [(1, 20), (2, 2), (3, 30)]
+    # Its files are gone (the abort removed them): only committed directories remain.
+    records = lakectl.open_table(str(table)).context.table(str(table)).read_state().records
+    committed = {d for r in records for d in (r.added or ())}
+    on_disk = {p.relative_to(table).as_posix() for p in table.rglob("*delta_*") if p.is_dir()}
+    assert on_disk == committed
+    # Appends read nothing: one racing another commits.
+    log = tmp_path / "log"
+    assert run_lakectl("load", log, theirs, "--create", "--mode", "append", *ARROW).code == 0
+    (tmp_path / "again").mkdir()
+    code, out = racing_arrow_load(
+        tmp_path / "again",
+        [str(log), str(base), "--mode", "append"],
+        lambda: run_lakectl("load", log, mine, "--mode", "append", *ARROW),
+    )
+    assert code == 0 and out["counts"] == {"inserted": 2}
+    assert lakectl.open_table(str(log)).scan(engine="arrow").to_arrow().num_rows == 5

@@ -112,3 +112,26 @@ def test_auto_runs_spark_for_a_load_over_the_tables_limit_and_arrow_under_it(spa
     assert over.code == 0, over.err
     assert over.json["engine"] == "spark" and "more than" in over.json["engine_reason"]
     assert over.json["counts"]["inserted"] == 398
+
+
+def test_an_arrow_load_raced_by_a_spark_load_in_its_partition_commits_nothing(spark, tmp_path):
+    from tests.support.load_race import racing_arrow_load
+
+    table = tmp_path / "t"
+    made = run_lakectl(
+        "create", table, "--schema", "id bigint, qty int, day string", "--primary-key", "id",
+        "--partition-by", "day",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    mine, theirs = tmp_path / "mine.csv", tmp_path / "theirs.csv"
+    mine.write_text("id,qty,day\n1,10,d1\n")
+    theirs.write_text("id,qty,day\n1,20,d1\n")
+
+    def spark_writer() -> None:
+        loaded = run_lakectl("load", table, theirs, "--engine", "spark", "--json")
+        assert loaded.code == 0 and loaded.json["engine"] == "spark", loaded.err
+
+    code, out = racing_arrow_load(tmp_path, [str(table), str(mine)], spark_writer)
+    assert code == 75 and out["error"]["type"] == "conflict", out
+    rows = lakectl.open_table(str(table)).scan(engine="arrow").to_arrow().to_pylist()
+    assert [(r["id"], r["qty"]) for r in rows] == [(1, 20)]
