@@ -105,11 +105,12 @@ def load_table_arrow(
     info: dict[str, Any] | None = None,
     started: float | None = None,
     source_bytes: int | None = None,
-    in_spark: Callable[[EngineChoice], LoadResult] | None = None,
+    in_spark: Callable[[EngineChoice], LoadResult],
 ) -> LoadResult:
     """Load the parsed batch ``raw`` (an Arrow table) as one transaction, as
     :func:`lakectl.ops.load.load_frame` loads a DataFrame. ``state`` is the table's log as read
-    before ``raw`` was read, or ``None`` to create the table from ``raw``'s columns."""
+    before ``raw`` was read, or ``None`` to create the table from ``raw``'s columns; a load
+    ``auto`` gives to Spark (or the Arrow engine cannot run) goes to ``in_spark``."""
     from lakectl.arrow.acid_writer import write_changes
     from lakectl.arrow.batch import BatchOptions, shape_batch_arrow
     from lakectl.arrow.load_changes import append_changes, keyed_changes
@@ -132,11 +133,10 @@ def load_table_arrow(
     read_with = None
     if state is not None:
         read_with = state if evolution is None else state.with_next_metadata(meta)
-    plans = (
-        plan_lakectl(store, read_with, touched if meta.partition_by else None)
-        if read_with
-        else None
-    )
+    keyed = options.mode != LoadMode.APPEND
+    plans = None  # the touched partitions' files: what an upsert reads, what auto weighs
+    if read_with is not None and (keyed or requested is Engine.AUTO):
+        plans = plan_lakectl(store, read_with, touched if meta.partition_by else None)
     stored_bytes = (
         sum(f.size for p in plans[1] for d in p.data_dirs for f in d.files) if plans else 0
     )
@@ -148,8 +148,6 @@ def load_table_arrow(
         arrow_unsupported=_unsupported(meta, options),
     )
     if not choice.arrow:
-        if in_spark is None:
-            raise AssertionError("a load without a Spark path must run in the Arrow engine")
         return in_spark(choice)
     phases: dict[str, float] = {"validate": time.time() - started}
     created = False
@@ -160,7 +158,7 @@ def load_table_arrow(
     rows = stats.rows
     with store.transaction(options.mode.operation, read=state) as txn:
         write_id = txn.version
-        if options.mode == LoadMode.APPEND:
+        if not keyed:
             changes = append_changes(batch, meta)
         else:
             ctx.progress(f"looking up {rows:,} keys")
@@ -179,7 +177,6 @@ def load_table_arrow(
         del batch
         phases["lookup"] = time.time() - started - sum(phases.values())
         failpoint("load.before_write")
-        keyed = options.mode != LoadMode.APPEND
         ctx.progress(f"writing {rows:,} changes" if keyed else f"writing {rows:,} rows")
         written = write_changes(
             store.storage,
