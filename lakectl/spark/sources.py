@@ -13,7 +13,6 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import (
-    BadInputError,
     LakectlError,
     SourceNotFoundError,
     UsageError,
