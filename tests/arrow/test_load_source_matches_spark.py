@@ -143,6 +143,18 @@ CASES: list[tuple[str, str, str, str | None, tuple[str, ...], tuple[str, ...], B
         UPSERT,
     ),
     (
+        "inferred_types_of_odd_texts",
+        "r2.csv",
+        "id,a,b,c,d,e,f,g,h,i,j,k,l\n"
+        '1,2024-01-05 10:00,0.5e-3,1d,true ,+5,-0,1.,NaN,Infinity,"1,000",2024-01-05T10:00:00.1+01:00,'
+        "0x1p3\n"
+        "2,2024-01-05,.5,2f,false,007,12345678901,-.5,-Infinity,-Inf,2,2024-01-05 10:00:00 UTC,7\n",
+        None,
+        ("id",),
+        (),
+        UPSERT,
+    ),
+    (
         "json_types_and_missing_keys",
         "s.json",
         '{"id":1,"name":"a","amt":1.5,"flag":true,"big":12345678901234567890,"mixed":1}\n\n'
