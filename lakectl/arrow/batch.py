@@ -101,7 +101,7 @@ def _absent(column: Column, rows: int) -> pa.Array:
     """A column of ``column``'s default (NULL without one), as the Spark engine fills it."""
     import pyarrow as pa
 
-    from lakectl.table.evolution import default_value
+    from lakectl.expr.convert import default_value
 
     value = default_value(column)
     target = arrow_type(column.type)

@@ -1,5 +1,5 @@
 """Spark's ``CAST`` of whole columns in pyarrow, through the expression layer's casts
-(:mod:`lakectl.expr.compile_arrow`): the values Spark's non-ANSI casts give (an invalid text
+(:mod:`lakectl.arrow.compile_expr`): the values Spark's non-ANSI casts give (an invalid text
 is NULL, integers narrow by wrapping around, ...), in the UTC session lakectl runs.
 
 A cast the expression layer cannot compute as Spark does is refused
@@ -110,7 +110,7 @@ def _evaluate(values: pa.Array, source: str, target: str, label: str) -> pa.Arra
     import pyarrow as pa
     import pyarrow.acero as acero
 
-    from lakectl.expr.compile_arrow import arrow_expression
+    from lakectl.arrow.compile_expr import arrow_expression
     from lakectl.expr.tree import Call, Col
 
     try:
