@@ -4,6 +4,11 @@ is NULL, integers narrow by wrapping around, ...), in the UTC session lakectl ru
 
 A cast the expression layer cannot compute as Spark does is refused
 (:class:`~lakectl.errors.UsageError` naming it, with ``--engine spark`` as the way out).
+
+Casts of text run value by value in Python there. The plain texts most batches hold (digits,
+``yyyy-MM-dd``, ``yyyy-MM-dd HH:mm:ss``) are cast by Arrow's kernels instead, where they give
+the same value as Spark for every text of that form; every other text (and any the kernel does
+not turn into the same text back) still goes value by value.
 """
 
 from __future__ import annotations
@@ -45,7 +50,60 @@ def spark_cast(
         return spark_cast(values, source, "timestamp", label).cast(arrow_type(target))
     if source == target:
         return values
+    if source == "string" and _plain_pattern(target) is not None:
+        return _plain_first(values, target, label)
     return _evaluate(values, source, target, label)
+
+
+# Texts Arrow's cast reads as Spark's does: integers short enough not to overflow, plain
+# decimal numbers (both round to the nearest double), decimals within the type's digits,
+# dates and times of years 1000 to 9999 (checked by formatting them back).
+_DATE = r"[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}"
+_PLAIN = {
+    "tinyint": r"^-?[0-9]{1,2}$",
+    "smallint": r"^-?[0-9]{1,4}$",
+    "int": r"^-?[0-9]{1,9}$",
+    "bigint": r"^-?[0-9]{1,18}$",
+    "double": r"^-?[0-9]{1,300}(\.[0-9]{1,300})?$",
+    "date": f"^{_DATE}$",
+    "timestamp": f"^{_DATE} [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}}$",
+}
+_FORMATS = {"date": "%Y-%m-%d", "timestamp": "%Y-%m-%d %H:%M:%S"}
+
+
+def _plain_pattern(target: str) -> str | None:
+    from lakectl.expr.tree import decimal_parts
+
+    parts = decimal_parts(target)
+    if parts is None:
+        return _PLAIN.get(target)
+    whole, scale = parts[0] - parts[1], parts[1]
+    fraction = f"(\\.[0-9]{{1,{scale}}})?" if scale else ""
+    return f"^-?[0-9]{{1,{whole}}}{fraction}$" if whole else None
+
+
+def _plain_first(values: pa.Array, target: str, label: str) -> pa.Array:
+    """Texts of a plain form cast by Arrow, the others value by value (see the module's doc)."""
+    import pyarrow.compute as pc
+
+    from lakectl.arrow.types import arrow_type
+
+    pattern = _plain_pattern(target)
+    assert pattern is not None
+    plain = pc.match_substring_regex(values, pattern)
+    chosen = pc.if_else(plain, values, None)
+    if target in _FORMATS:
+        parsed = pc.strptime(chosen, format=_FORMATS[target], unit="s", error_is_null=True)
+        back = pc.strftime(parsed, format=_FORMATS[target])
+        parsed = pc.if_else(pc.equal(back, chosen), parsed, None)
+        fast = parsed.cast(arrow_type(target))
+    else:
+        fast = chosen.cast(arrow_type(target))
+    rest = pc.and_(pc.is_valid(values), pc.is_null(fast))
+    if not pc.any(rest).as_py():
+        return fast
+    slow = _evaluate(values.filter(rest), "string", target, label)
+    return pc.replace_with_mask(fast, rest, slow)
 
 
 def _evaluate(values: pa.Array, source: str, target: str, label: str) -> pa.Array:

@@ -334,3 +334,30 @@ def test_bad_batches_are_refused_with_the_spark_engines_message(
     with pytest.raises(BadInputError) as caught:
         shape_batch_arrow(raw, _meta(schema), options, path)
     assert caught.value.message == f"{path}: {message}"
+
+
+PLAIN_TEXT = st.one_of(
+    st.from_regex(r"-?[0-9]{1,20}(\.[0-9]{1,4})?", fullmatch=True),
+    st.from_regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2}( [0-9]{2}:[0-9]{2}:[0-9]{2})?", fullmatch=True),
+    st.text(st.sampled_from("0123456789-.: +eE"), max_size=20),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(st.none() | PLAIN_TEXT, min_size=1, max_size=8))
+def test_text_casts_give_the_expression_layers_value_for_every_text(texts):
+    """Casts of text take Arrow's kernels for plain texts: the values stay Spark's."""
+    from lakectl.arrow.casts import spark_cast
+    from lakectl.expr.spark_values import cast_function
+
+    array = pa.array(texts, pa.string())
+    for target in ("tinyint", "int", "bigint", "double", "decimal(6,2)", "date", "timestamp"):
+        got = spark_cast(array, "string", target, "v")
+        if target == "date":
+            got = got.cast(pa.int32())
+        elif target == "timestamp":
+            got = got.cast(pa.int64())
+        convert = cast_function("string", target)
+        assert convert is not None
+        expected = [None if t is None else convert(t) for t in texts]
+        assert got.to_pylist() == expected, target

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,18 @@ CASES: list[tuple[str, str, str, str | None, tuple[str, ...], tuple[str, ...], B
         "-2,4,2,5,2024-02-29,2024-01-05,FALSE,y,,5,2,2024-01-05,2024-02\n",
         None,
         ("i",),
+        (),
+        UPSERT,
+    ),
+    (
+        "inferred_types_of_odd_texts",
+        "r2.csv",
+        "id,a,b,c,d,e,f,g,h,i,j,k,l\n"
+        '1,2024-01-05 10:00,0.5e-3,1d,true ,+5,-0,1.,NaN,Infinity,"1,000",2024-01-05T10:00:00.1+01:00,'
+        "0x1p3\n"
+        "2,2024-01-05,.5,2f,false,007,12345678901,-.5,-Infinity,-Inf,2,2024-01-05 10:00:00 UTC,7\n",
+        None,
+        ("id",),
         (),
         UPSERT,
     ),
@@ -303,3 +316,38 @@ def test_arrow_batch_of_the_samples_equals_sparks(spark, source, fmt, schema, ke
     expected = _spark_rows(spark, path, fmt, case)
     assert expected[0] != "error"
     assert _arrow_rows(path, fmt, case) == expected
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_arrow_batch_of_columnar_files_equals_sparks(spark, tmp_path, fmt):
+    import pyarrow as pa
+    import pyarrow.orc as orc
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "ID": pa.array([1, 2, 3], pa.int64()),
+            "n": pa.array([5, 2**40 + 7, None], pa.int64()),  # wraps into an int, as Spark's cast
+            "amt": pa.array([Decimal("1.505"), None, Decimal("-2.000")], pa.decimal128(6, 3)),
+            "day": pa.array(["2024-01-05", "x", None]),
+            "ts": pa.array([0, 1_700_000_000_123_456, None], pa.timestamp("us", tz="UTC")),
+        }
+    )
+    path = tmp_path / f"a.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(table, path)
+    else:
+        orc.write_table(table, path)
+    for schema in ("id bigint, n int, amt decimal(10,2), day string, ts timestamp", None):
+        case = (fmt, path.name, "", schema, ("id",), (), UPSERT)
+        expected = _spark_rows(spark, str(path), fmt, case)
+        assert _arrow_rows(str(path), fmt, case) == expected
+    case = (fmt, path.name, "", "id bigint, day date", ("id",), (), UPSERT)
+    table = table.drop_columns(["n", "amt", "ts"])
+    if fmt == "parquet":
+        pq.write_table(table, path)
+    else:
+        orc.write_table(table, path)
+    expected = _spark_rows(spark, str(path), fmt, case)
+    assert expected[0] == "error"
+    assert _arrow_rows(str(path), fmt, case) == expected
