@@ -554,6 +554,7 @@ class Table:
         buckets: int = 0,
         schema: str | None = None,
         force: bool = False,
+        engine: str | None = None,
     ) -> LoadResult:
         """Load one batch as one transaction: a file or directory (CSV, JSON lines, Parquet,
         ORC, Avro; ``format`` overrides the extension) or a Spark DataFrame.
@@ -586,6 +587,10 @@ class Table:
             buckets: with ``create``: the number of buckets.
             schema: with ``create``: the columns, as :func:`create_table` takes them.
             force: load a source the log says was loaded already.
+            engine: ``"spark"``, ``"arrow"`` (in this process with pyarrow, without starting
+                a JVM) or ``"auto"`` (Arrow for a job within the table's
+                ``engine.auto.max-bytes``); default: the configured engine. A DataFrame is
+                loaded by Spark.
 
         Returns:
             A :class:`lakectl.LoadResult`.
@@ -608,6 +613,7 @@ class Table:
             buckets=buckets,
             schema=schema,
             force=force,
+            engine=engine,
         )
         if isinstance(source, str):
             return self._wrote(load(self._ctx, self._ref, options))
