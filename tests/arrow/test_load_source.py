@@ -343,7 +343,7 @@ PLAIN_TEXT = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(texts=st.lists(st.none() | PLAIN_TEXT, min_size=1, max_size=8))
 def test_text_casts_give_the_expression_layers_value_for_every_text(texts):
     """Casts of text take Arrow's kernels for plain texts: the values stay Spark's."""
