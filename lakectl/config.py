@@ -53,6 +53,7 @@ class Config:
     default_table: str | None = None
     master: str = "local[*]"
     remote: str | None = None
+    engine: str = "spark"
     spark_conf: dict[str, str] = field(default_factory=dict)
     storage_options: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
@@ -67,6 +68,7 @@ class Config:
             "default_table": self.default_table,
             "master": self.master,
             "remote": mask_value("remote", self.remote),
+            "engine": self.engine,
             "spark_conf": mask_value("spark_conf", self.spark_conf),
             "storage_options": mask_value("storage_options", self.storage_options),
             "sources": self.sources,
@@ -83,6 +85,7 @@ class Config:
             "default_table": self.default_table,
             "master": self.master,
             "remote": self.remote,
+            "engine": self.engine,
         }
         entries = [(k, mask_value(k, v), self.sources.get(k, "default")) for k, v in top.items()]
         for prefix, values in (("spark.conf", self.spark_conf), ("storage", self.storage_options)):
@@ -134,7 +137,16 @@ def _is_project_file(path: Path, cwd: Path | None) -> bool:
 
 
 # The keys a lakectl.toml may hold: top-level values, and the tables [spark.conf] and [storage].
-FILE_KEYS = ("warehouse", "table", "default_table", "master", "remote", "spark", "storage")
+FILE_KEYS = (
+    "warehouse",
+    "table",
+    "default_table",
+    "master",
+    "remote",
+    "engine",
+    "spark",
+    "storage",
+)
 SPARK_TABLE_KEYS = ("conf",)
 
 
@@ -193,7 +205,7 @@ def load_config(
         if _is_project_file(path, cwd):
             data, refused = filter_project_file(path, data)
             warnings.extend(refused)
-        for key in ("warehouse", "default_table", "master", "remote"):
+        for key in ("warehouse", "default_table", "master", "remote", "engine"):
             if key in data:
                 put(key, str(data[key]), str(path), level)
         if "table" in data:
@@ -208,6 +220,7 @@ def load_config(
         "LAKECTL_TABLE": "default_table",
         "LAKECTL_MASTER": "master",
         "LAKECTL_REMOTE": "remote",
+        "LAKECTL_ENGINE": "engine",
     }
     for env, key in env_map.items():
         if os.environ.get(env):
@@ -235,11 +248,19 @@ def load_config(
         default_table=values.get("default_table"),
         master=values.get("master", "local[*]"),
         remote=values.get("remote"),
+        engine=_engine_setting(values.get("engine"), sources.get("engine")),
         spark_conf=spark_conf,
         storage_options=storage_options,
         sources=sources,
         warnings=tuple(warnings),
     )
+
+
+def _engine_setting(value: str | None, source: str | None) -> str:
+    """The configured engine, checked (a typo is an error naming where it was set)."""
+    from lakectl.engine import parse_engine
+
+    return "spark" if value is None else parse_engine(value, source=f"engine in {source}").value
 
 
 def is_url(ref: str) -> bool:

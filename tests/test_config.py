@@ -324,6 +324,7 @@ def test_config_command_shows_values_sources_and_masks_secrets(
         "default_table": ("user_table", user),
         "master": ("local[*]", "default"),  # --remote replaced LAKECTL_MASTER: one choice
         "remote": ("sc://10.0.0.5:15002/;token=****;user_id=ann", "command line"),
+        "engine": ("spark", "default"),
         "spark.conf.spark.executor.memory": ("2g", "LAKECTL_SPARK_CONF_SPARK__EXECUTOR__MEMORY"),
         "spark.conf.spark.hadoop.fs.s3a.secret.key": ("****", user),
         "spark.conf.spark.sql.shuffle.partitions": ("2", "command line"),
@@ -347,6 +348,7 @@ def test_config_command_text_with_defaults(clean_env, lakectl_cli):
         ["default_table", "NULL", "default"],
         ["master", "local[*]", "default"],
         ["remote", "NULL", "default"],
+        ["engine", "spark", "default"],
     ]
     assert "config files read: none" in result.err
 

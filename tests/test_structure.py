@@ -225,7 +225,12 @@ def test_the_scan_package_imports_no_engine_at_module_level() -> None:
 # its Java reader returns. The Java data source (jvm/) is the one other implementation.
 SPARK_EXPRESSED = {"lakectl.spark.acid_read", "lakectl.spark.native_read"}
 # Modules that name the delete operation code without deciding which rows are live.
-WRITES_OPERATIONS = {"lakectl.table.layout", "lakectl.spark.acid_write", "lakectl.table.orc_files"}
+WRITES_OPERATIONS = {
+    "lakectl.table.layout",
+    "lakectl.spark.acid_write",
+    "lakectl.arrow.acid_writer",
+    "lakectl.table.orc_files",
+}
 
 
 def _outside_kernel() -> dict[str, ast.Module]:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import click
 
 from lakectl.cli import output
+from lakectl.engine import ENGINE_NAMES, Engine, parse_engine
 from lakectl.errors import LakectlError, UsageError
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -86,6 +87,25 @@ def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
         show_default=True,
         help=FORMAT_HELP,
     )(func)
+
+
+def engine_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--engine spark|arrow|auto`` for a command that moves data (default: the configured
+    engine, see :func:`resolve_engine`)."""
+    return click.option(
+        "--engine",
+        type=click.Choice(ENGINE_NAMES),
+        default=None,
+        help="spark: run the job in Spark. arrow: run it in this process with pyarrow, "
+        "without starting a JVM (for small tables). auto: arrow when the job reads and writes "
+        "at most the table property engine.auto.max-bytes and the Arrow engine can do it, else "
+        "spark. [default: the `engine` setting (lakectl.toml, env LAKECTL_ENGINE), else spark]",
+    )(func)
+
+
+def resolve_engine(config: Any, value: str | None) -> Engine:
+    """The engine a command runs in: ``--engine`` when given, else the configured one."""
+    return parse_engine(value) if value else parse_engine(config.engine, source="engine setting")
 
 
 def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -193,13 +213,3 @@ def parse_time_option(value: str | None, option: str, timezone: str | None = Non
     if parsed.warning:
         output.warning(f"{option}: {parsed.warning}")
     return parsed.millis
-
-
-def human_size(n: int) -> str:
-    """``1.5 MB`` for a byte count."""
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if value < 1024 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return str(n)

@@ -13,12 +13,12 @@ from lakectl.cli.common import (
     api_table,
     common_options,
     format_option,
-    human_size,
     make_context,
     render,
     run_operation,
 )
 from lakectl.errors import UsageError
+from lakectl.table.properties import human_size
 
 if TYPE_CHECKING:
     from lakectl.ops.clean import CleanResult

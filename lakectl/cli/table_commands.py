@@ -14,7 +14,6 @@ from lakectl.cli.common import (
     api_table,
     common_options,
     format_option,
-    human_size,
     load_cli_config,
     make_context,
     render,
@@ -25,6 +24,7 @@ from lakectl.cli.table_options import (
     primary_key_option,
     schema_option,
 )
+from lakectl.table.properties import human_size
 
 # --- create -----------------------------------------------------------------------------------
 
@@ -261,7 +261,7 @@ def config_cmd(table_format: str, settings: Settings) -> None:
     """Show the effective configuration and where each value comes from.
 
     Precedence, highest first: command-line flags, LAKECTL_* environment variables
-    (LAKECTL_WAREHOUSE, LAKECTL_TABLE, LAKECTL_MASTER, LAKECTL_REMOTE, LAKECTL_CONFIG,
+    (LAKECTL_WAREHOUSE, LAKECTL_TABLE, LAKECTL_MASTER, LAKECTL_REMOTE, LAKECTL_ENGINE, LAKECTL_CONFIG,
     LAKECTL_SPARK_CONF_<KEY with . as __>), ./lakectl.toml, the user's
     ~/.config/lakectl/lakectl.toml, defaults. Values named like key, secret, token, password or
     credential are masked.

@@ -13,11 +13,11 @@ from lakectl.cli.common import (
     Settings,
     common_options,
     format_option,
-    human_size,
     make_context,
     render,
     run_operation,
 )
+from lakectl.table.properties import human_size
 
 if TYPE_CHECKING:
     from lakectl.api import Warehouse

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
+from lakectl.arrow.acid_writer import ORC_COMPRESSION_BLOCK, WrittenChanges
 from lakectl.failpoints import failpoint
 from lakectl.spark.fsspec_orc import hadoop_url, write_events
 from lakectl.storage.fs import Storage
@@ -64,12 +65,6 @@ def _bucket_id(raw: Column) -> Column:
     the value itself in the older encoding without it."""
     decoded = F.shiftright(raw, 16).bitwiseAND(F.lit(0xFFF))
     return F.when(raw.bitwiseAND(F.lit(_CODEC_V1)) != 0, decoded).otherwise(raw)
-
-
-# Bytes per compression block: ORC C++'s default, and pyarrow's (major compaction). A reader
-# allocates one block per column stream of a file: with ORC Java's 256 KiB, opening a
-# load's small delta file (tens of KB) allocated and zeroed about 7 MB.
-ORC_COMPRESSION_BLOCK = 64 * 1024
 
 
 def _write_events(
@@ -144,16 +139,6 @@ def change_events(
         *partition_values,
         *identity,
     )
-
-
-@dataclass(frozen=True)
-class WrittenChanges:
-    """What :func:`write_changes` created: directories (relative to the table) and how many
-    events its files hold, per kind (read back from the files' ACID statistics)."""
-
-    directories: list[str]
-    inserts: int
-    deletes: int
 
 
 def write_changes(

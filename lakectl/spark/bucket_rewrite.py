@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lakectl.arrow.acid_writer import bloom_filter_ids
 from lakectl.arrow.events import orc_source
 from lakectl.kernel.live_rows import EVENT_COLUMNS, IDENTITY, DeleteSet, live_rows
 from lakectl.kernel.schema_map import conform_batch
@@ -276,7 +277,7 @@ class _MergeTask:
                     writer = orc.ORCWriter(
                         handle,
                         compression=self.compression,
-                        bloom_filter_columns=_bloom_ids(target, self.key),
+                        bloom_filter_columns=bloom_filter_ids(target, self.key),
                         dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
                     )
                 writer.write(pa.Table.from_batches([batch]))
@@ -345,25 +346,6 @@ def _ordered(np: Any, keys: list[Any]) -> bool:
         greater |= equal & (tail > head)
         equal &= tail == head
     return bool(np.all(greater | equal))
-
-
-def _bloom_ids(target: pa.Schema, key: str | None) -> list[int] | None:
-    """ORC column id of ``row.<key>`` (ids number the type tree in pre-order, root 0)."""
-    if key is None:
-        return None
-    column = 1 + target.get_field_index("row")  # the five event columns are primitives
-    row_type = target.field("row").type
-    column += 1
-    for i in range(row_type.num_fields):
-        field = row_type.field(i)
-        if field.name.lower() == key.lower():
-            return [column]
-        column += _subtree_size(field.type)
-    return None
-
-
-def _subtree_size(t: pa.DataType) -> int:
-    return 1 + sum(_subtree_size(t.field(i).type) for i in range(t.num_fields))
 
 
 __all__ = ["ENABLED_CONF", "BucketGroup", "MergeResult", "bucket_groups", "eligible", "merge_major"]

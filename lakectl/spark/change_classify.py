@@ -22,7 +22,7 @@ from .types import IDENTITY_COLUMNS
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from .acid_write import WrittenChanges
+    from lakectl.arrow.acid_writer import WrittenChanges
 
 RESULT_COL = "__lakectl_result"
 RESULTS = ("insert", "update", "delete", "ignored")

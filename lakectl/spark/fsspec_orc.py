@@ -35,6 +35,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from lakectl.arrow.acid_writer import unsliced
 from lakectl.arrow.events import orc_source
 from lakectl.kernel.schema_map import conform_batch
 from lakectl.storage.fs import Storage
@@ -256,7 +257,7 @@ class _EventWriter(DataSourceArrowWriter):
                         )
                         written.append(path)
                         current = key
-                    writer.write(pa.Table.from_batches([_unsliced(rows.select(_EVENT_COLUMNS))]))
+                    writer.write(pa.Table.from_batches([unsliced(rows.select(_EVENT_COLUMNS))]))
             if writer is not None:
                 writer.close()
                 handle.close()
@@ -285,20 +286,6 @@ class _EventWriter(DataSourceArrowWriter):
             if isinstance(message, WrittenFiles):
                 for path in message.paths:
                     self.storage.delete(path)
-
-
-def _unsliced(rows: pa.RecordBatch) -> pa.RecordBatch:
-    """``rows`` copied to start at offset 0 if it is a slice.
-
-    pyarrow's ORC writer (26.0) ignores a slice's offset in a struct column that has nulls: the
-    file would get the values of the rows before the slice. A run of one kind of events (new
-    rows, then delete events with a null ``row``) is such a slice.
-    """
-    import pyarrow as pa
-
-    if all(column.offset == 0 for column in rows.columns):
-        return rows
-    return rows.take(pa.array(range(rows.num_rows), pa.int64()))
 
 
 def _runs(batch: pa.RecordBatch, columns: list[str]) -> Iterator[tuple[tuple[Any, ...], Any]]:

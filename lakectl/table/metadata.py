@@ -35,6 +35,7 @@ DEFAULT_PROPERTIES: dict[str, str] = {
     "updates.max.string.growth": "16",
     "updates.max.like.wildcards": "3",
     "log.checkpoint.interval": "100",
+    "engine.auto.max-bytes": "256MB",
 }
 
 

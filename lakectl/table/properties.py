@@ -55,6 +55,16 @@ def parse_duration(text: str) -> int:
     return int(total)
 
 
+def human_size(n: int) -> str:
+    """``1.5 MB`` for a byte count."""
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return str(n)
+
+
 def parse_size(text: str) -> int:
     """``128MB``, ``1gb``, ``65536`` -> bytes (binary units: 1 MB = 1024 KB)."""
     m = _SIZE.match(text.strip())
@@ -248,6 +258,13 @@ SPECS: dict[str, PropertySpec] = {
             _non_negative_int,
             "commits between log checkpoints, which readers start from instead of reading "
             "every log record (0: only `lakectl checkpoint` writes them)",
+        ),
+        PropertySpec(
+            "engine.auto.max-bytes",
+            parse_size,
+            "--engine auto: jobs that read and write at most this many bytes run in the Arrow "
+            "engine (in the lakectl process, no JVM), larger ones in Spark",
+            4 * 1024**3,
         ),
         *_statement_limits(),
     )

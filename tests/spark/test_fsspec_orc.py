@@ -10,7 +10,8 @@ import pytest
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from lakectl.spark.fsspec_orc import _runs, _unsliced, conform_batch
+from lakectl.arrow.acid_writer import unsliced as _unsliced
+from lakectl.spark.fsspec_orc import _runs, conform_batch
 
 
 def event_target(*partitions: str) -> pa.Schema:

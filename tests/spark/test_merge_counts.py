@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lakectl.spark.acid_write import WrittenChanges
+from lakectl.arrow.acid_writer import WrittenChanges
 from lakectl.spark.change_classify import checked_counts, count_results
 from lakectl.table.orc_tail import acid_stats, parse_acid_stats
 

@@ -1,0 +1,351 @@
+"""Writing one transaction's changes as Hive ACID event files, with pyarrow (no JVM).
+
+The Arrow engine's writers (load, delete, update, restore) hand over, one partition at a time,
+the new rows and the identities of the stored rows they delete or replace; this module turns
+them into what Spark's writer (:func:`lakectl.spark.acid_write.write_changes`) produces:
+
+- ``<partition>/<delta_dir>/bucket_N``: insert events, identity (write id, bucket N, rowId
+  0, 1, ...), N from Spark's hash of the key in a bucketed table, else 0;
+- ``<partition>/<delete_dir>/bucket_N``: delete events, in the bucket file of the row each one
+  deletes, ordered by (originalTransaction, bucket, rowId), as Hive's readers expect;
+- Hive's ``hive.acid.*`` file metadata and an ``_orc_acid_version`` file in every directory.
+
+Files go straight to their final place: they are invisible until the transaction commits (its
+write id is not valid before), and its abort removes the directories it lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lakectl.arrow.types import arrow_schema, event_schema
+from lakectl.table.layout import (
+    ACID_VERSION,
+    ACID_VERSION_FILE,
+    OP_DELETE,
+    OP_INSERT,
+    bucket_file_name,
+    encode_bucket,
+    escape_partition_value,
+)
+from lakectl.table.orc_files import add_acid_metadata
+from lakectl.table.paths import Shape, table_path
+from lakectl.table.properties import ORC_DICTIONARY_THRESHOLD, pyarrow_orc_codec
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+    from lakectl.storage.fs import Storage
+    from lakectl.table.metadata import TableMetadata
+
+# Bytes per compression block: ORC C++'s default, and pyarrow's; Spark's writer is told the same.
+# A reader allocates one block per column stream of a file: with ORC Java's 256 KiB, opening a
+# load's small delta file (tens of KB) allocated and zeroed about 7 MB.
+ORC_COMPRESSION_BLOCK = 64 * 1024
+IDENTITY_TYPES = (("originalTransaction", "int64"), ("bucket", "int32"), ("rowId", "int64"))
+"""The columns (and Arrow types) of :attr:`PartitionChanges.deletes`."""
+_CODEC_V1 = 1 << 29
+
+
+@dataclass(frozen=True)
+class PartitionChanges:
+    """What one transaction changes in one partition.
+
+    Attributes:
+        values: the partition column values (Python values of the table's types), ``()`` for
+            an unpartitioned table.
+        inserts: new rows: the table's data columns in order, typed as
+            :func:`lakectl.arrow.types.arrow_schema` gives them.
+        deletes: the identities of stored rows to delete (:data:`IDENTITY_TYPES`: the
+            ``bucket`` as stored, encoded).
+    """
+
+    values: tuple[Any, ...]
+    inserts: pa.Table | None = None
+    deletes: pa.Table | None = None
+
+
+@dataclass(frozen=True)
+class WrittenChanges:
+    """What a writer created: ACID directories (relative to the table) and how many insert and
+    delete events their files hold."""
+
+    directories: list[str]
+    inserts: int
+    deletes: int
+
+
+def partition_dir(meta: TableMetadata, values: tuple[Any, ...]) -> str:
+    """``col=value/...`` as Spark's writer names the partition (``""`` when unpartitioned)."""
+    return "/".join(
+        f"{c}={escape_partition_value(partition_text(v))}"
+        for c, v in zip(meta.partition_by, values, strict=True)
+    )
+
+
+def partition_text(value: Any) -> str | None:
+    """A partition value as Spark casts it to a string (``None`` for null)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        from lakectl.expr.spark_values import java_float_text
+
+        return java_float_text(value, single=False)
+    return str(value)
+
+
+def unsupported_reason(meta: TableMetadata) -> str | None:
+    """Why this writer cannot write the table's files as Spark's writer would, or ``None``."""
+    from lakectl.errors import FormatError
+
+    if meta.buckets:
+        return "a bucketed table (new rows need Spark's bucketing hash)"
+    for column in meta.data_schema.columns:
+        if column.type.lower().startswith("timestamp"):
+            return f"column {column.name} of type {column.type}"
+        try:
+            arrow_schema(type(meta.data_schema)((column,)))
+        except FormatError:
+            return f"column {column.name} of type {column.type}"
+    return None
+
+
+def write_changes(
+    storage: Storage,
+    root: str,
+    meta: TableMetadata,
+    write_id: int,
+    changes: Iterable[PartitionChanges],
+    *,
+    delta_dir: str,
+    delete_dir: str,
+) -> WrittenChanges:
+    """Write the changes of transaction ``write_id``, one partition at a time.
+
+    Args:
+        storage: the table's storage.
+        root: the table's root path.
+        meta: the table's metadata (schema, partitioning, ``orc.compress``).
+        write_id: the transaction's write id.
+        changes: per partition, the new rows and the deleted identities; a partition appears
+            at most once.
+        delta_dir: the name of the insert events' directory in each partition.
+        delete_dir: the name of the delete events' directory.
+
+    Returns:
+        The directories created and the events written.
+    """
+    reason = unsupported_reason(meta)
+    if reason is not None:
+        from lakectl.errors import UsageError
+
+        raise UsageError(f"the Arrow engine cannot write {reason}", hint="use --engine spark")
+    schema = event_schema(meta.data_schema)
+    directories: list[str] = []
+    inserts = deletes = 0
+    seen: set[str] = set()
+    for change in changes:
+        partition = partition_dir(meta, change.values)
+        if partition in seen:
+            raise ValueError(f"partition {partition!r} given twice")
+        seen.add(partition)
+        if change.inserts is not None and change.inserts.num_rows:
+            events = _insert_events(change.inserts, schema, write_id)
+            rel = _join(partition, delta_dir)
+            _write_file(storage, root, rel, 0, events, meta)
+            directories.append(rel)
+            inserts += events.num_rows
+        if change.deletes is not None and change.deletes.num_rows:
+            rel = _join(partition, delete_dir)
+            for bucket, events in _delete_events(change.deletes, schema, write_id):
+                _write_file(storage, root, rel, bucket, events, meta)
+                deletes += events.num_rows
+            directories.append(rel)
+    return WrittenChanges(sorted(directories), inserts, deletes)
+
+
+def _join(partition: str, name: str) -> str:
+    return f"{partition}/{name}" if partition else name
+
+
+def _insert_events(rows: pa.Table, schema: pa.Schema, write_id: int) -> pa.Table:
+    """Insert events of bucket 0 for ``rows``: identities (write id, bucket 0, 0..n-1)."""
+    import pyarrow as pa
+
+    n = rows.num_rows
+    row_type = schema.field("row").type
+    struct = pa.StructArray.from_arrays(
+        [_column(rows, field) for field in row_type],
+        fields=list(row_type),
+    )
+    return pa.table(
+        [
+            _repeat(OP_INSERT, n, pa.int32()),
+            _repeat(write_id, n, pa.int64()),
+            _repeat(encode_bucket(0), n, pa.int32()),
+            pa.array(range(n), pa.int64()),
+            _repeat(write_id, n, pa.int64()),
+            struct,
+        ],
+        schema=schema,
+    )
+
+
+def _column(rows: pa.Table, field: pa.Field) -> pa.Array:
+    """Column ``field.name`` of ``rows`` (matched without case) as one array of the field's
+    type."""
+
+    names = {n.lower(): n for n in rows.column_names}
+    name = names.get(field.name.lower())
+    if name is None:
+        raise ValueError(f"the new rows lack column {field.name!r}")
+    column = rows.column(name)
+    if column.type != field.type:
+        column = column.cast(field.type)
+    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+
+
+def _repeat(value: int, n: int, type_: pa.DataType) -> pa.Array:
+    import numpy as np
+    import pyarrow as pa
+
+    return pa.array(np.full(n, value, dtype=type_.to_pandas_dtype()), type_)
+
+
+def _delete_events(
+    deleted: pa.Table, schema: pa.Schema, write_id: int
+) -> Iterator[tuple[int, pa.Table]]:
+    """Delete events of ``deleted`` per bucket they name, each sorted by identity."""
+    import numpy as np
+    import pyarrow as pa
+
+    ids = deleted.select([name for name, _ in IDENTITY_TYPES]).cast(
+        pa.schema([(name, getattr(pa, t)()) for name, t in IDENTITY_TYPES])
+    )
+    ordered = ids.sort_by([(name, "ascending") for name, _ in IDENTITY_TYPES])
+    buckets = _decoded_buckets(ordered.column("bucket").to_numpy())
+    row_type = schema.field("row").type
+    for bucket in np.unique(buckets):
+        part = ordered.filter(pa.array(buckets == bucket))
+        n = part.num_rows
+        yield (
+            int(bucket),
+            pa.table(
+                [
+                    _repeat(OP_DELETE, n, pa.int32()),
+                    part.column("originalTransaction"),
+                    part.column("bucket"),
+                    part.column("rowId"),
+                    _repeat(write_id, n, pa.int64()),
+                    pa.nulls(n, row_type),
+                ],
+                schema=schema,
+            ),
+        )
+
+
+def _decoded_buckets(encoded: np.ndarray) -> np.ndarray:
+    """Bucket numbers of stored ``bucket`` fields (Hive's codec, or the plain number)."""
+    import numpy as np
+
+    values = encoded.astype(np.int64)
+    return np.where(values & _CODEC_V1, (values >> 16) & 0xFFF, values)
+
+
+def _write_file(
+    storage: Storage, root: str, rel_dir: str, bucket: int, events: pa.Table, meta: TableMetadata
+) -> None:
+    """``events`` as ``<rel_dir>/bucket_N`` with Hive's ACID metadata; the directory gets its
+    ``_orc_acid_version`` with its first file."""
+    final_dir = table_path(storage, root, rel_dir, Shape.DATA_DIR, source="the directories written")
+    storage.makedirs(final_dir)
+    path = storage.join(final_dir, bucket_file_name(bucket))
+    write_event_file(storage, path, events, meta)
+    add_acid_metadata(storage, path)
+    version = storage.join(final_dir, ACID_VERSION_FILE)
+    if not storage.exists(version):
+        storage.write_bytes(version, ACID_VERSION.encode())
+
+
+def write_event_file(
+    storage: Storage, path: str, events: pa.Table | Iterable[pa.RecordBatch], meta: TableMetadata
+) -> int:
+    """Write ACID events to the ORC file ``path`` as lakectl's writers do (the table's codec,
+    ORC's dictionary rule for strings, a bloom filter on the first key column). Returns the
+    number of events written."""
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    batches = events.to_batches() if isinstance(events, pa.Table) else events
+    schema = event_schema(meta.data_schema)
+    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    rows = 0
+    with storage.fs.open(path, "wb") as handle:
+        writer = orc.ORCWriter(
+            handle,
+            compression=pyarrow_orc_codec(meta.property("orc.compress").lower() or "snappy"),
+            compression_block_size=ORC_COMPRESSION_BLOCK,
+            bloom_filter_columns=bloom_filter_ids(schema, key),
+            dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
+        )
+        try:
+            for batch in batches:
+                if batch.num_rows:
+                    writer.write(pa.Table.from_batches([unsliced(batch)]))
+                    rows += batch.num_rows
+        finally:
+            writer.close()
+    return rows
+
+
+def unsliced(rows: pa.RecordBatch) -> pa.RecordBatch:
+    """``rows`` copied to start at offset 0 if it is a slice.
+
+    pyarrow's ORC writer (26.0) ignores a slice's offset in a struct column that has nulls: the
+    file would get the values of the rows before the slice. A run of one kind of events (new
+    rows, then delete events with a null ``row``) is such a slice.
+    """
+    import pyarrow as pa
+
+    if all(column.offset == 0 for column in rows.columns):
+        return rows
+    return rows.take(pa.array(range(rows.num_rows), pa.int64()))
+
+
+def bloom_filter_ids(events: pa.Schema, key: str | None) -> list[int] | None:
+    """ORC column id of ``row.<key>`` in an event file's schema (ids number the type tree in
+    pre-order, root 0), or ``None``."""
+    if key is None:
+        return None
+    column = 1 + events.get_field_index("row")  # the five event columns are primitives
+    row_type = events.field("row").type
+    column += 1
+    for i in range(row_type.num_fields):
+        field = row_type.field(i)
+        if field.name.lower() == key.lower():
+            return [column]
+        column += _subtree_size(field.type)
+    return None
+
+
+def _subtree_size(t: pa.DataType) -> int:
+    return 1 + sum(_subtree_size(t.field(i).type) for i in range(t.num_fields))
+
+
+__all__ = [
+    "IDENTITY_TYPES",
+    "PartitionChanges",
+    "WrittenChanges",
+    "bloom_filter_ids",
+    "partition_dir",
+    "partition_text",
+    "unsliced",
+    "unsupported_reason",
+    "write_changes",
+    "write_event_file",
+]
