@@ -99,11 +99,13 @@ def partition_text(value: Any) -> str | None:
     return str(value)
 
 
-def unsupported_reason(meta: TableMetadata) -> str | None:
-    """Why this writer cannot write the table's files as Spark's writer would, or ``None``."""
+def unsupported_reason(meta: TableMetadata, *, inserts: bool = True) -> str | None:
+    """Why this writer cannot write the table's files as Spark's writer would, or ``None``;
+    with ``inserts=False``, for changes that only delete rows (a delete event goes to the
+    bucket of the row it deletes: no bucketing hash)."""
     from lakectl.errors import FormatError
 
-    if meta.buckets:
+    if meta.buckets and inserts:
         return "a bucketed table (new rows need Spark's bucketing hash)"
     for column in meta.data_schema.columns:
         if column.type.lower().startswith("timestamp"):
@@ -140,11 +142,7 @@ def write_changes(
     Returns:
         The directories created and the events written.
     """
-    reason = unsupported_reason(meta)
-    if reason is not None:
-        from lakectl.errors import UsageError
-
-        raise UsageError(f"the Arrow engine cannot write {reason}", hint="use --engine spark")
+    _check_supported(meta, inserts=False)
     schema = event_schema(meta.data_schema)
     directories: list[str] = []
     inserts = deletes = 0
@@ -155,6 +153,7 @@ def write_changes(
             raise ValueError(f"partition {partition!r} given twice")
         seen.add(partition)
         if change.inserts is not None and change.inserts.num_rows:
+            _check_supported(meta, inserts=True)
             events = _insert_events(change.inserts, schema, write_id)
             rel = _join(partition, delta_dir)
             _write_file(storage, root, rel, 0, events, meta)
@@ -167,6 +166,14 @@ def write_changes(
                 deletes += events.num_rows
             directories.append(rel)
     return WrittenChanges(sorted(directories), inserts, deletes)
+
+
+def _check_supported(meta: TableMetadata, *, inserts: bool) -> None:
+    reason = unsupported_reason(meta, inserts=inserts)
+    if reason is not None:
+        from lakectl.errors import UsageError
+
+        raise UsageError(f"the Arrow engine cannot write {reason}", hint="use --engine spark")
 
 
 def _join(partition: str, name: str) -> str:
