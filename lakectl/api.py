@@ -746,9 +746,7 @@ class Table:
         return self._wrote(compact(self._ctx, self._ref, options), dry_run)
 
     @_write
-    def delete(
-        self, where: str, *, dry_run: bool = False, engine: str | None = None
-    ) -> DmlResult:
+    def delete(self, where: str, *, dry_run: bool = False, engine: str | None = None) -> DmlResult:
         """Delete the rows matching ``where`` now, as one transaction (``lakectl delete``).
 
         Args:

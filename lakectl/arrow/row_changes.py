@@ -102,9 +102,7 @@ def _same(a: pa.Array, b: pa.Array) -> Any:
 
     if pa.types.is_nested(a.type):
         return np.array([x == y for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True)])
-    same = pc.or_kleene(
-        pc.fill_null(pc.equal(a, b), False), pc.and_(a.is_null(), b.is_null())
-    )
+    same = pc.or_kleene(pc.fill_null(pc.equal(a, b), False), pc.and_(a.is_null(), b.is_null()))
     if pa.types.is_floating(a.type):
         same = pc.or_(same, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
     return np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)

@@ -198,12 +198,11 @@ def _choose_engine(
     it reads) and, for the Arrow engine, the statement compiled for it. Under ``auto`` a
     statement the Arrow engine cannot evaluate as Spark does goes to Spark; asked for by name,
     the Arrow engine refuses it, naming the construct."""
-    from lakectl.engine import Engine, EngineChoice, choose_engine
+    from lakectl.arrow.acid_writer import unsupported_reason
+    from lakectl.engine import Engine, EngineChoice, choose_engine, parse_engine
 
-    requested = Engine(request.engine or ctx.config.engine)
-    unsupported = None
-    if request.kind == "update" and meta.buckets:
-        unsupported = "an update of a bucketed table (the new rows' buckets)"
+    requested = parse_engine(request.engine or ctx.config.engine)
+    unsupported = unsupported_reason(meta, inserts=request.kind == "update")
     work = sum(d.size for p in target.plans for d in (*p.data_dirs, *p.delete_deltas))
     work += sum(f.size for p in target.plans for f in p.originals)
     choice = choose_engine(requested, work_bytes=work, meta=meta, arrow_unsupported=unsupported)
@@ -221,7 +220,11 @@ def _choose_engine(
 
 
 def _apply_spark(
-    ctx: Context, store: TableStore, state: TableState, target: ReadTarget, statement: Statement,
+    ctx: Context,
+    store: TableStore,
+    state: TableState,
+    target: ReadTarget,
+    statement: Statement,
     result: DmlResult,
 ) -> None:
     """Find the changes with Spark (:mod:`lakectl.spark.statement_fold`) and commit them."""

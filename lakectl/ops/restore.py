@@ -159,7 +159,7 @@ def restore(
     else:
         ctx.progress(f"comparing the table now with version {target_version}")
         result.notes.append(f"compared the whole table: {scope.fallback}")
-    if choice.engine.value == "arrow":
+    if choice.arrow:
         _restore_arrow(ctx, store, full, then, scope, result, retire, reactivate)
     else:
         _restore_spark(ctx, store, full, then, scope, result, retire, reactivate)
@@ -177,21 +177,23 @@ def _choose_engine(
 ) -> EngineChoice:
     """The engine that finds and writes the difference (``choose_engine``; the work is the
     size of the partitions the restore reads, as they are now)."""
-    from lakectl.engine import Engine, choose_engine
+    from lakectl.arrow.acid_writer import unsupported_reason
+    from lakectl.engine import choose_engine, parse_engine
 
     meta = now.metadata
-    unsupported = None
-    if meta.buckets:
-        unsupported = "a restore of a bucketed table (the rows written again need their buckets)"
-    elif tuple(then.metadata.partition_by) != tuple(meta.partition_by):
+    unsupported = unsupported_reason(meta)
+    if unsupported is None and tuple(then.metadata.partition_by) != tuple(meta.partition_by):
         unsupported = "a restore across a change of the partition columns"
     plans = _target(store, now).plans
     if scope.fallback is None:
-        touched = {p.relative for p in (_since_only(p, scope.since) for p in plans)
-                   if p.data_dirs or p.delete_deltas}
+        touched = {
+            p.relative
+            for p in (_since_only(p, scope.since) for p in plans)
+            if p.data_dirs or p.delete_deltas
+        }
         plans = tuple(p for p in plans if p.relative in touched)
     work = _Read.of(plans).bytes
-    requested = Engine(engine or ctx.config.engine)
+    requested = parse_engine(engine or ctx.config.engine)
     return choose_engine(requested, work_bytes=work, meta=meta, arrow_unsupported=unsupported)
 
 
@@ -583,8 +585,9 @@ def _arrow_changes_since(
     holding: dict[str, PartitionReadPlan] = {}
     earlier = _target(store, then, set(deleting)) if deleting else None
     if earlier is not None and earlier.plans:
-        named = {int(w) for t in events.values() for w in pc.unique(t["originalTransaction"])
-                 .to_pylist()}
+        named = {
+            int(w) for t in events.values() for w in pc.unique(t["originalTransaction"]).to_pylist()
+        }
         holding = {p.relative: h for p in earlier.plans if (h := _holding(p, named)).data_dirs}
         read += _Read.of(holding.values())
     then_spec = target_merge_spec(earlier) if earlier is not None else now_spec
