@@ -47,6 +47,10 @@ STEPS: list[tuple[Any, ...]] = [
     ("update", "qty = qty + 10", None),  # every row
     ("restore", 4),  # a version that was restored over: its rows are written again
     ("delete", "amt > 20 AND tag <> 't1'", None),
+    ("alter", "note string default 'n'", "qty bigint"),  # a schema change: no version
+    ("update", "note = 'changed', qty = qty * 3", "id % 2 = 0"),
+    ("restore", 5),  # across the schema change: the whole table compared, rows in new columns
+    ("delete", "note = 'n' AND qty > 2", None),
 ]
 
 
@@ -68,7 +72,12 @@ def built(tmp_path_factory) -> Path:
 
 def _rows(path: Path, version: int | None = None) -> list[tuple[Any, ...]]:
     data = lakectl.open_table(str(path)).scan(version=version).to_arrow()
-    return sorted((tuple(r[c] for c in COLUMNS) for r in data.to_pylist()), key=lambda r: r[0])
+    return _by_id([tuple(sorted(r.items())) for r in data.to_pylist()])
+
+
+def _by_id(rows: list[tuple[tuple[str, Any], ...]]) -> list[tuple[tuple[str, Any], ...]]:
+    """Rows as (column, value) pairs by name, ordered by id."""
+    return sorted(rows, key=lambda r: dict(r)["id"])
 
 
 class Oracle:
@@ -79,7 +88,7 @@ class Oracle:
         self.db.execute(
             "CREATE TABLE t (id BIGINT, qty INTEGER, amt DOUBLE, tag VARCHAR, day VARCHAR)"
         )
-        self.versions: dict[int, list[tuple[Any, ...]]] = {0: []}
+        self.versions: dict[int, list[tuple[tuple[str, Any], ...]]] = {0: []}
 
     def insert(self, version: int, rows: list[dict[str, Any]]) -> None:
         self.db.executemany(
@@ -87,14 +96,28 @@ class Oracle:
         )
         self.versions[version] = self.rows()
 
-    def rows(self) -> list[tuple[Any, ...]]:
-        return sorted(self.db.execute("SELECT * FROM t").fetchall(), key=lambda r: r[0])
+    def rows(self) -> list[tuple[tuple[str, Any], ...]]:
+        result = self.db.execute("SELECT * FROM t")
+        names = [d[0] for d in result.description]
+        return _by_id([tuple(sorted(zip(names, r, strict=True))) for r in result.fetchall()])
+
+    def alter(self, step: tuple[Any, ...]) -> None:
+        """A schema change (no version): rows stored before read the new column's default."""
+        _, added, widened = step
+        name, _, _, default = added.split()
+        self.db.execute(f"ALTER TABLE t ADD COLUMN {name} VARCHAR DEFAULT {default}")
+        column, _ = widened.split()
+        self.db.execute(f"ALTER TABLE t ALTER {column} TYPE BIGINT")
 
     def apply(self, version: int, step: tuple[Any, ...]) -> None:
         if step[0] == "restore":
+            then = self.versions[step[1]]
             self.db.execute("DELETE FROM t")
-            if self.versions[step[1]]:
-                self.db.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", self.versions[step[1]])
+            for row in then:  # rows of an older schema: columns added since take their default
+                names = ", ".join(name for name, _ in row)
+                marks = ", ".join("?" * len(row))
+                values = [value for _, value in row]
+                self.db.execute(f"INSERT INTO t ({names}) VALUES ({marks})", values)
         else:
             kind, text, where = step
             condition = f" WHERE {where}" if where else ""
@@ -122,6 +145,10 @@ def test_every_version_reads_as_duckdb_computes_it(built, tmp_path, layout) -> N
     oracle.insert(2, SECOND)
     table = lakectl.open_table(str(path))
     for step in STEPS:
+        if step[0] == "alter":
+            table.alter(step[1], widen=step[2])
+            oracle.alter(step)
+            continue
         before = oracle.rows()
         result = run_step(table, step, "arrow")
         assert result.engine == "arrow" and result.engine_reason == "asked for"
@@ -133,6 +160,8 @@ def test_every_version_reads_as_duckdb_computes_it(built, tmp_path, layout) -> N
         elif step[0] == "update":
             assert result.updated == len(set(after) - set(before)), step
         assert _rows(path) == after, step
+        if step[0] == "restore":
+            assert result.method == ("full" if step[1] == 5 else "changes"), step
     for version, rows in oracle.versions.items():
         if version:
             assert _rows(path, version) == rows, version
