@@ -13,7 +13,7 @@ it was (every column equal, NULL equal to NULL, NaN to NaN) is not rewritten.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.partition_reader import MergeSpec, partition_rows, partition_values
@@ -56,6 +56,31 @@ class StatementChanges:
     updated: int
     deletes: pa.Table
     inserts: pa.Table | None
+
+
+def table_changes(
+    spec: MergeSpec,
+    plans: Sequence[PartitionReadPlan],
+    statement: CompiledStatement,
+    workers: int | None = None,
+) -> list[StatementChanges]:
+    """:func:`statement_changes` of every partition of ``plans`` that it changes, partitions
+    read by ``workers`` threads at once (default: one per CPU; pyarrow decodes and filters
+    without holding the GIL). A DELETE reads only the columns its condition reads."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    if statement.delete:
+        reads = statement.reads
+        spec = replace(spec, columns=tuple(n for n in spec.data_schema.names if n.lower() in reads))
+    plans = [p for p in plans if not p.is_empty]
+    workers = min(len(plans), workers or os.cpu_count() or 1)
+    if workers <= 1:
+        found = [statement_changes(spec, plan, statement) for plan in plans]
+    else:
+        with ThreadPoolExecutor(workers, thread_name_prefix="lakectl-arrow") as pool:
+            found = list(pool.map(lambda plan: statement_changes(spec, plan, statement), plans))
+    return [c for c in found if c.deleted or c.updated]
 
 
 def statement_changes(
@@ -177,5 +202,6 @@ __all__ = [
     "StatementChanges",
     "grouped_changes",
     "statement_changes",
+    "table_changes",
     "target_merge_spec",
 ]

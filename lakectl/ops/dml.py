@@ -262,19 +262,12 @@ def _apply_arrow(
     commit them, written by :func:`lakectl.arrow.acid_writer.write_changes`."""
     from lakectl.arrow.acid_writer import write_changes
     from lakectl.arrow.partition_reader import partition_values
-    from lakectl.arrow.row_changes import grouped_changes, statement_changes, target_merge_spec
+    from lakectl.arrow.row_changes import grouped_changes, table_changes, target_merge_spec
     from lakectl.table.layout import delta_dir_name
 
     meta = target.metadata
     ctx.progress("finding the rows the statement changes")
-    spec = target_merge_spec(target)
-    found = []
-    for plan in target.plans:
-        if plan.is_empty:
-            continue
-        change = statement_changes(spec, plan, compiled)
-        if change.deleted or change.updated:
-            found.append(change)
+    found = table_changes(target_merge_spec(target), target.plans, compiled)
     per = []
     for change in found:
         values = [None if v is None else str(v) for v in partition_values(meta, change.plan)]
