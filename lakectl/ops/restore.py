@@ -178,22 +178,24 @@ def _choose_engine(
     """The engine that finds and writes the difference (``choose_engine``; the work is the
     size of the partitions the restore reads, as they are now)."""
     from lakectl.arrow.acid_writer import unsupported_reason
-    from lakectl.engine import choose_engine, parse_engine
+    from lakectl.engine import Engine, choose_engine, parse_engine
 
     meta = now.metadata
     unsupported = unsupported_reason(meta)
     if unsupported is None and tuple(then.metadata.partition_by) != tuple(meta.partition_by):
         unsupported = "a restore across a change of the partition columns"
-    plans = _target(store, now).plans
-    if scope.fallback is None:
-        touched = {
-            p.relative
-            for p in (_since_only(p, scope.since) for p in plans)
-            if p.data_dirs or p.delete_deltas
-        }
-        plans = tuple(p for p in plans if p.relative in touched)
-    work = _Read.of(plans).bytes
     requested = parse_engine(engine or ctx.config.engine)
+    work = 0
+    if requested is Engine.AUTO:  # only auto weighs the work (a listing of the table)
+        plans = _target(store, now).plans
+        if scope.fallback is None:
+            touched = {
+                p.relative
+                for p in (_since_only(p, scope.since) for p in plans)
+                if p.data_dirs or p.delete_deltas
+            }
+            plans = tuple(p for p in plans if p.relative in touched)
+        work = _Read.of(plans).bytes
     return choose_engine(requested, work_bytes=work, meta=meta, arrow_unsupported=unsupported)
 
 

@@ -273,3 +273,43 @@ def test_an_update_of_a_bucketed_table_is_refused_by_name(tmp_path) -> None:
     # A delete needs no bucketing hash: the Arrow engine takes it (nothing to delete here).
     run = run_lakectl("delete", path, "--where", "qty = 1", "--engine", "arrow", "--json")
     assert (run.code, run.json["engine"], run.json["version"]) == (0, "arrow", None)
+
+
+@pytest.mark.parametrize("writer", ["delete", "update", "restore"])
+def test_a_commit_to_a_partition_it_read_since_is_a_conflict(
+    built, tmp_path, monkeypatch, writer
+) -> None:
+    """A load commits between the writer's read and its commit: the writer fails with exit 75,
+    nothing of it is visible and its files are gone; the load's rows stay."""
+    import threading
+
+    path = tmp_path / "t"
+    shutil.copytree(built / "parted", path)
+    reached, go = tmp_path / "reached", tmp_path / "go"
+    prefix = "restore" if writer == "restore" else "dml"
+    monkeypatch.setenv(
+        "LAKECTL_FAILPOINTS",
+        f"{prefix}.after_begin=touch:{reached},{prefix}.before_commit=wait:{go}",
+    )
+    command, _ = WRITERS[writer]
+    args = [a.format(t=path) for a in command] + ["--engine", "arrow", "--json"]
+    runs = []
+    thread = threading.Thread(target=lambda: runs.append(run_lakectl(*args)))
+    thread.start()
+    for _ in range(600):
+        if reached.exists() or not thread.is_alive():
+            break
+        threading.Event().wait(0.05)
+    assert reached.exists(), runs
+    extra = {"id": 100, "qty": 3, "amt": 1.0, "tag": "t0", "day": "d0"}
+    version = append_rows(path, [extra])
+    go.touch()
+    thread.join(60)
+    assert runs[0].code == 75, runs[0].err
+    assert runs[0].json["error"]["type"] == "conflict"
+    state = table_store(path).read_state()
+    assert state.records[-1].write_id == version
+    mine = version - 1  # the writer's write id, taken before the load's, aborted
+    assert mine in state.valid_write_ids().exceptions
+    assert not list(path.rglob(f"*_{mine:07d}_{mine:07d}*"))
+    assert dict(_rows(path)[-1])["id"] == 100
