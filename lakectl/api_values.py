@@ -36,7 +36,7 @@ def to_millis(value: TimeLike | None, what: str, timezone: str | None = None) ->
     if isinstance(value, dt.date):
         return to_millis(dt.datetime(value.year, value.month, value.day), what)
     if isinstance(value, str):
-        from lakectl.updates.times import parse_time
+        from lakectl.times import parse_time
 
         try:
             return parse_time(value, timezone).millis

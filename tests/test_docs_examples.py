@@ -26,6 +26,7 @@ PAGES = [
     GUIDE / "changes.md",
     GUIDE / "history-and-changes.md",
     GUIDE / "cron.md",
+    GUIDE / "engines.md",
 ]
 # Pages whose examples this test does not run, with the reason.
 PAGES_NOT_RUN = {

@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lakectl.errors import LakectlError
+from lakectl.expr.check import check_where
 from lakectl.ops.load import parse_op_values
 from lakectl.table.properties import parse_duration, parse_size
 from lakectl.table.schema import parse_schema
+from lakectl.times import format_millis, parse_time
 from lakectl.updates.statements import parse_updates_text
-from lakectl.updates.times import format_millis, parse_time
-from lakectl.updates.validate import check_where
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SCHEMA = parse_schema("id bigint, name string, amount decimal(10,2), day date, ok boolean")

@@ -150,7 +150,7 @@ def _original_batches(
 def _event_read(spec: MergeSpec, fields: Sequence[pa.Field], stream: int | None) -> EventRead:
     """Reads of the event columns and ``fields`` of the table's data columns (the defaults of
     those added after a file was written filled in)."""
-    from lakectl.table.evolution import default_value
+    from lakectl.expr.convert import default_value
 
     columns = spec.data_schema.columns
     defaults = tuple(default_value(c) for c in columns)

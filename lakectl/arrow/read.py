@@ -115,8 +115,8 @@ class ArrowRead:
 def arrow_read(scan: Scan) -> ArrowRead:
     """Prepare ``scan`` for an Arrow read (nothing is read from data files yet): statements
     and a ``where`` the Arrow engine cannot evaluate as Spark does are refused here."""
+    from lakectl.arrow.compile_expr import arrow_expression
     from lakectl.arrow.types import arrow_schema
-    from lakectl.expr.compile_arrow import arrow_expression
 
     if scan.request.order_by:
         raise UsageError("order_by is not supported by the Arrow reader: sort the result")

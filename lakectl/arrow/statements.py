@@ -5,7 +5,7 @@ changes the rows its WHERE is true for (NULL matches nothing); a DELETE drops th
 
 The statements are checked again (:func:`~lakectl.updates.validate.check_stored_statement`),
 bound by the expression layer (:class:`lakectl.expr.bind.Binder`: the coercion rules of every
-engine) and compiled with :mod:`lakectl.expr.compile_arrow`. What Arrow cannot evaluate with
+engine) and compiled with :mod:`lakectl.arrow.compile_expr`. What Arrow cannot evaluate with
 Spark's result is refused, naming the statement and the construct: rows are never returned
 without a statement that applies to them.
 """
@@ -48,8 +48,8 @@ def compile_statements(statements: Sequence[Statement], schema: Schema) -> list[
 def _compile(statement: Statement, schema: Schema) -> CompiledStatement:
     import pyarrow.compute as pc
 
+    from lakectl.arrow.compile_expr import arrow_expression
     from lakectl.expr.bind import Binder
-    from lakectl.expr.compile_arrow import arrow_expression
 
     checked = check_stored_statement(statement, schema)
     label = f"Type 7 statement at {statement.source} line {statement.line} ({statement.sql[:120]})"

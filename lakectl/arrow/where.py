@@ -1,7 +1,7 @@
 """A ``where`` condition as a pyarrow compute expression.
 
 The condition is bound once by the expression layer (:mod:`lakectl.expr`) and compiled by
-:mod:`lakectl.expr.compile_arrow`, with Spark's results. A read binds its ``--where`` once and
+:mod:`lakectl.arrow.compile_expr`, with Spark's results. A read binds its ``--where`` once and
 compiles the bound tree (:mod:`lakectl.arrow.read`); :func:`arrow_filter` does both for a text.
 """
 
@@ -19,8 +19,8 @@ def arrow_filter(where: str, schema: Schema) -> pc.Expression:
     """``where`` (over ``schema``'s columns) as an Arrow filter expression, bound by the
     expression layer (:func:`lakectl.expr.bind_where`); raises :class:`UsageError` naming a
     construct the Arrow engine does not evaluate with Spark's result."""
+    from lakectl.arrow.compile_expr import arrow_expression
     from lakectl.expr import bind_where
-    from lakectl.expr.compile_arrow import arrow_expression
 
     return arrow_expression(bind_where(where, schema), f"--where {where[:200]!r}")
 

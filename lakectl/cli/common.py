@@ -204,7 +204,7 @@ def run_operation(settings: Settings, ctx: Any, operation: Callable[[Any], Any])
 def parse_time_option(value: str | None, option: str, timezone: str | None = None) -> int | None:
     if value is None:
         return None
-    from lakectl.updates.times import parse_time
+    from lakectl.times import parse_time
 
     try:
         parsed = parse_time(value, timezone)

@@ -116,7 +116,7 @@ def snapshot(
       lakectl snapshot sales --engine arrow --format csv > sales.csv
     """
     from lakectl.ops.create import split_columns
-    from lakectl.updates.times import resolve_zone
+    from lakectl.times import resolve_zone
 
     fmt = snapshot_format(fmt, out)
     resolve_zone(timezone)  # an unknown zone is an error even when no time needs it
@@ -168,7 +168,7 @@ class SnapshotTimes:
 
     def describe(self) -> str:
         """``as of now``, ``as of 2014-01-01T00:00:00Z``, ``raw data``; ``, known at ...``."""
-        from lakectl.updates.times import format_millis
+        from lakectl.times import format_millis
 
         if self.raw:
             valid = "raw data (no statements applied)"
@@ -283,7 +283,7 @@ def changes(
       lakectl changes sales --from-time 2024-06-01 --out /tmp/sales_changes --format parquet
       lakectl changes sales --from-version 3 --engine arrow
     """
-    from lakectl.updates.times import resolve_zone
+    from lakectl.times import resolve_zone
 
     fmt = snapshot_format(fmt, out)
     resolve_zone(timezone)

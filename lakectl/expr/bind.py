@@ -1,6 +1,6 @@
 """Binding a checked expression to a table's schema: the coercion rules, applied once.
 
-The binder takes a tree that passed the whitelist (:mod:`lakectl.updates.validate`) and yields
+The binder takes a tree that passed the whitelist (:mod:`lakectl.expr.check`) and yields
 the canonical typed tree (:mod:`lakectl.expr.tree`) in which every conversion is explicit. The
 rules (written for users in docs/guide/expressions.md):
 
@@ -317,7 +317,7 @@ class Binder:
         return Call(common, op, tuple(converted))
 
     def _cast(self, tree: exp.Cast) -> Node:
-        from lakectl.updates.validate import cast_target_type
+        from lakectl.expr.check import cast_target_type
 
         target = cast_target_type(tree)
         if target is None:
@@ -371,7 +371,7 @@ class Binder:
         return Call("string", "replace", (self.string_arg(tree.this, tree),), param)
 
     def _pad(self, tree: exp.Pad) -> Node:
-        from lakectl.updates.validate import integer_literal
+        from lakectl.expr.check import integer_literal
 
         fill = tree.args.get("fill_pattern")
         param = (
@@ -382,7 +382,7 @@ class Binder:
         return Call("string", "pad", (self.string_arg(tree.this, tree),), param)
 
     def _strposition(self, tree: exp.StrPosition) -> Node:
-        from lakectl.updates.validate import integer_literal
+        from lakectl.expr.check import integer_literal
 
         position = tree.args.get("position")
         param = (str(tree.args["substr"].this), integer_literal(position) if position else 1)
@@ -429,7 +429,7 @@ class Binder:
         return Call("bigint", op, (node,))
 
     def _round(self, tree: exp.Round) -> Node:
-        from lakectl.updates.validate import integer_literal
+        from lakectl.expr.check import integer_literal
 
         node = self.number_arg(tree.this, tree)
         decimals = tree.args.get("decimals")

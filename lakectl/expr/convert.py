@@ -28,8 +28,13 @@ import math
 import re
 from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import TYPE_CHECKING
 
+from lakectl.errors import UsageError
 from lakectl.expr.tree import INTEGRAL_BITS, decimal_parts
+
+if TYPE_CHECKING:
+    from lakectl.table.schema import Column
 
 FLOAT_MAX = 3.4028235e38
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -170,6 +175,23 @@ def _timestamp(text: str) -> datetime:
     return moment
 
 
+def default_value(column: Column) -> object:
+    """The Python value of ``column``'s default (None without one), or :class:`UsageError`
+    when the text is not a value of the column's type. The text is converted with the rules of
+    every other string literal (:func:`convert_text`), so each engine
+    reads the same value."""
+    text = column.default
+    if text is None or text.strip().lower() == "null":
+        return None
+    try:
+        return convert_text(text, column.type)
+    except ConversionError as exc:
+        raise UsageError(
+            f"column {column.name!r}: default {text!r} is not a {column.type} value ({exc})",
+            hint="see the expression rules in the user guide (docs/guide/expressions.md)",
+        ) from exc
+
+
 __all__ = [
     "FLOAT_MAX",
     "READABLE",
@@ -177,5 +199,6 @@ __all__ = [
     "ConversionError",
     "check_integer",
     "convert_text",
+    "default_value",
     "fit_decimal",
 ]

@@ -1,7 +1,7 @@
 """Spark's results, value by value, for the functions and casts Arrow has no kernel for.
 
 Each function takes and returns plain Python values (None for NULL) and follows what Spark 4
-computes with lakectl's session settings (non-ANSI casts, UTC): :mod:`lakectl.expr.compile_arrow`
+computes with lakectl's session settings (non-ANSI casts, UTC): :mod:`lakectl.arrow.compile_expr`
 runs them as pyarrow scalar functions. They are slower than Arrow's kernels (a Python call per
 value) and are used only where a kernel would give another result.
 """

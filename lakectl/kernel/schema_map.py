@@ -33,7 +33,7 @@ def row_source(position: int, file_fields: int) -> int | None:
 
 def field_default(field: pa.Field) -> object:
     """The default ``field`` carries in its metadata (:data:`DEFAULT_KEY`), or None."""
-    from lakectl.table.evolution import default_value
+    from lakectl.expr.convert import default_value
     from lakectl.table.schema import Column
 
     meta = field.metadata or {}

@@ -66,9 +66,15 @@ def evolved_metadata(
 ) -> tuple[TableMetadata, dict[str, list[str]]]:
     """The metadata ``change`` gives ``state``'s table (checked, not committed) and the columns
     it adds, widens and renames."""
+    from lakectl.expr.convert import default_value
+
     meta = state.metadata
     new_meta = evolve(meta, change)
     check_renames(state, new_meta)
+    for column in new_meta.schema.columns:  # a default must be a value of its (new) type
+        before = meta.schema.find(column.name)
+        if column.default is not None and (before is None or before.type != column.type):
+            default_value(column)
     return new_meta, changed_columns(meta, new_meta)
 
 

@@ -48,7 +48,7 @@ from lakectl.table.paths import Shape, check_name, table_path
 from lakectl.table.retention import cleaned_dirs
 from lakectl.table.store import TableStore, now_millis
 from lakectl.table.transaction import WriteTransaction
-from lakectl.updates.times import utc
+from lakectl.times import utc
 
 OPERATION = Operation.COMPACT
 STATES = ("planned", "working", "ready for cleaning", "cleaned", "failed", "damaged")

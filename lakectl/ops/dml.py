@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from lakectl.errors import UsageError
+from lakectl.expr.check import CheckedStatement
 from lakectl.ops.context import Context
 from lakectl.ops.results import brief
 from lakectl.scan.pruning import prune_target
@@ -27,7 +28,7 @@ from lakectl.scan.target import ReadTarget, plan_lakectl
 from lakectl.table.layout import partition_path
 from lakectl.table.log import ALWAYS
 from lakectl.updates.statements import Statement
-from lakectl.updates.validate import CheckedStatement, check_stored_statement
+from lakectl.updates.validate import check_stored_statement
 
 if TYPE_CHECKING:
     from lakectl.arrow.statements import CompiledStatement
@@ -124,8 +125,9 @@ def statement_text(table: str, request: DmlRequest) -> str:
     can end the statement or hide the other."""
     from sqlglot import exp
 
+    from lakectl.expr.check import render_sql
     from lakectl.expr.parse import parse_assignments, parse_condition
-    from lakectl.updates.validate import remember_parse, render_sql
+    from lakectl.updates.validate import remember_parse
 
     def rendered(tree: exp.Expression) -> str:
         text = render_sql(tree)

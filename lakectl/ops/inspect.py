@@ -19,7 +19,7 @@ from lakectl.scan.target import ReadTarget, open_for_read
 from lakectl.table.orc_files import read_footer
 from lakectl.table.retention import describe_start, history_start
 from lakectl.table.store import TableStore
-from lakectl.updates.times import utc
+from lakectl.times import utc
 
 PARTITION_FIELDS = (
     "partition",

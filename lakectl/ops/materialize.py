@@ -27,6 +27,7 @@ Decisions:
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ from lakectl.ops.updates import MATERIALIZE_OPERATION, write_updates_file
 from lakectl.scan.statements import InstalledStatement, installed_statements, require_usable
 from lakectl.table.log import DATA_OPS, TableState
 from lakectl.table.store import TableStore, now_millis
-from lakectl.updates.times import format_millis
+from lakectl.times import format_millis, utc
 
 OPERATION = MATERIALIZE_OPERATION
 
@@ -81,13 +82,13 @@ def plan_materialize(state: TableState, until: int, now: int) -> MaterializePlan
 @dataclass(frozen=True)
 class MaterializeResult:
     table: str
-    until: int
+    until: dt.datetime  # UTC
     version: int | None  # None when there was nothing to materialize
     retired_statements: int
     active_statements: int  # still active after the commit
     held_back: int
     counts: dict[str, int] = field(default_factory=dict)
-    effective_at: int | None = None
+    effective_at: dt.datetime | None = None  # UTC
     added: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
@@ -115,18 +116,18 @@ def materialize(ctx: Context, table_ref: str | None, until: int) -> MaterializeR
     plan = plan_materialize(state, until, now_millis())
     name = store.name or store.url
     if not plan.retire:
-        return MaterializeResult(name, until, None, 0, plan.remaining, len(plan.held_back))
+        return MaterializeResult(name, utc(until), None, 0, plan.remaining, len(plan.held_back))
     version, counts, added = _fold_and_commit(ctx, store, state, plan)
     write_updates_file(store, [i.statement for i in installed_statements(store.read_state())])
     return MaterializeResult(
         name,
-        until,
+        utc(until),
         version,
         len(plan.retire),
         plan.remaining,
         len(plan.held_back),
         counts,
-        plan.effective_at,
+        utc(plan.effective_at),
         added,
     )
 

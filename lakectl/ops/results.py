@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
-from lakectl.updates.times import format_millis, millis
+from lakectl.times import format_millis, millis
 
 if TYPE_CHECKING:
     import pandas as pd

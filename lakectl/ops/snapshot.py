@@ -13,7 +13,7 @@ from lakectl.scan.pruning import ScanStats
 from lakectl.scan.request import OUT_FORMATS, SnapshotRequest, check_request
 from lakectl.scan.target import ReadTarget
 from lakectl.table.log import DATA_OPS
-from lakectl.updates.times import format_millis
+from lakectl.times import format_millis
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

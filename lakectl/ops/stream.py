@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import datetime as dt
 import hashlib
 import os
 import signal
@@ -62,6 +63,7 @@ from lakectl.planning.stream_plan import (
 from lakectl.storage.fs import storage_for
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import META_DIR, now_millis
+from lakectl.times import utc
 
 STREAMS_DIR = f"{META_DIR}/streams"
 BAD_FILE_ACTIONS = ("fail", "skip")
@@ -101,7 +103,7 @@ class StreamStatus:
     rows: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     last_version: int | None = None
-    last_commit_at: int | None = None  # epoch ms
+    last_commit_at: dt.datetime | None = None  # UTC
     lag_seconds: float | None = None  # oldest file of the last batch: arrival -> commit
     lags: list[float] = field(default_factory=list)
     bad_files: list[dict[str, str]] = field(default_factory=list)
@@ -552,7 +554,7 @@ class StreamRunner:
         for key, value in result.counts.items():
             st.counts[key] = st.counts.get(key, 0) + value
         st.last_version = result.write_id
-        st.last_commit_at = now
+        st.last_commit_at = utc(now)
         if arrivals:
             st.lag_seconds = (now - min(arrivals)) / 1000
             st.lags.append(st.lag_seconds)

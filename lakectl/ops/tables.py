@@ -7,6 +7,7 @@ uses. A table lakectl cannot read is listed with its error; the others are liste
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from lakectl.ops.inspect import show
 from lakectl.ops.results import iso_time
 from lakectl.storage.fs import storage_for
 from lakectl.table.paths import META_DIR
+from lakectl.times import utc
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class TableSummary:
     bytes: int | None = None
     deltas: int | None = None
     pending_compaction: tuple[dict[str, str], ...] = ()
-    last_commit: int | None = None
+    last_commit: dt.datetime | None = None  # UTC
     error: dict[str, Any] | None = None
 
     @property
@@ -125,7 +127,7 @@ def summarize(ctx: Context, name: str) -> TableSummary:
             pending_compaction=tuple(
                 {"partition": p.relative, "type": p.kind or "", "reason": p.reason} for p in pending
             ),
-            last_commit=state.records[-1].committed_at if state.records else None,
+            last_commit=utc(state.records[-1].committed_at) if state.records else None,
         )
     except Exception as exc:  # one unreadable table never hides the others
         return TableSummary(table=name, url=url, error=error_json(exc))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from lakectl.expr.tree import INTEGRAL, Call, Col, Lit, Node, decimal_parts, walk
 
 if TYPE_CHECKING:
-    from lakectl.updates.validate import CheckedStatement
+    from lakectl.expr.check import CheckedStatement
 
 INTEGRAL_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
 PRUNABLE_TYPES = INTEGRAL_TYPES | {"string", "date", "boolean"}

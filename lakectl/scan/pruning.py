@@ -27,8 +27,8 @@ from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.scan.target import ReadTarget
 
 if TYPE_CHECKING:
+    from lakectl.expr.check import CheckedStatement
     from lakectl.expr.tree import Node
-    from lakectl.updates.validate import CheckedStatement
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from lakectl.errors import BadInputError
 from lakectl.table.log import ALWAYS, CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import UPDATES_FILE, TableStore
+from lakectl.times import format_millis, millis, utc
 from lakectl.updates.limits import (
     BudgetCheck,
     CostCheck,
@@ -23,7 +24,6 @@ from lakectl.updates.limits import (
 )
 from lakectl.updates.statements import Statement, parse_updates_text, statements_effective_at
 from lakectl.updates.stored_form import decode_tree
-from lakectl.updates.times import format_millis, millis, utc
 from lakectl.updates.validate import check_stored_statement, remember_parse
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from lakectl.expr.convert import default_value
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.spark.file_partitions import (
     PARTITION_KEY_COLUMN,
@@ -30,7 +31,6 @@ from lakectl.spark.file_partitions import (
 )
 from lakectl.spark.fsspec_orc import hadoop_urls, scan_events
 from lakectl.storage.fs import Storage
-from lakectl.table.evolution import default_value
 from lakectl.table.layout import (
     DEFAULT_PARTITION,
     LIST_BUCKETING_SEGMENT_PATTERN,
@@ -182,8 +182,8 @@ def evolved_row(written: Schema, current: Schema, row: str = "row") -> Column:
 
 def default_column(column: TableColumn) -> Column:
     """``column``'s default as a Spark literal of its type (NULL without one)."""
-    from lakectl.expr.compile_spark import spark_column
     from lakectl.expr.tree import Lit
+    from lakectl.spark.compile_expr import spark_column
 
     return spark_column(Lit(column.type, default_value(column)))
 

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakectl.arrow.events import orc_source
+from lakectl.expr.convert import default_value
 from lakectl.kernel.live_rows import EVENT_COLUMNS, DeleteSet, insert_events
 from lakectl.kernel.schema_map import conformed, row_source
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
-from lakectl.table.evolution import default_value
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 

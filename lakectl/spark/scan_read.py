@@ -20,7 +20,7 @@ def scan_frame(spark: SparkSession, scan: Scan) -> tuple[DataFrame, str]:
     (:data:`lakectl.spark.acid_read.READ_PATHS`)."""
     from pyspark.sql import functions as F
 
-    from lakectl.expr.compile_spark import spark_column
+    from lakectl.spark.compile_expr import spark_column
 
     df, read_path = read_target(spark, scan.target)
     condition = spark_column(scan.where) if scan.where is not None else None

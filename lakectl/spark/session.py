@@ -40,7 +40,7 @@ _DEFAULT_CONF = {
     "spark.sql.legacy.timeParserPolicy": "CORRECTED",
     "spark.sql.ansi.enabled": "false",
     # The analyzer resolves one level of nested higher-order functions per iteration; checked
-    # integer arithmetic (lakectl.expr.compile_spark) nests one per operator, and a statement
+    # integer arithmetic (lakectl.spark.compile_expr) nests one per operator, and a statement
     # may nest 200 levels: 100 iterations (the default) failed at about 25 operators.
     "spark.sql.analyzer.maxIterations": "1000",
     # lakectl passes exact file lists; don't launch a listing job to re-list them.

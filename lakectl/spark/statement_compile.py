@@ -1,9 +1,9 @@
 """Applying ``.updates`` statements in Spark: the Spark side of Type 7 SCD.
 
-Each statement is re-checked (:mod:`lakectl.updates.validate`), which binds its SET values and
+Each statement is re-checked (:mod:`lakectl.expr.check`), which binds its SET values and
 WHERE with the expression layer (:mod:`lakectl.expr.bind`: the coercion rules every engine
 applies), and the bound trees become Spark ``Column`` expressions with the expression layer's
-own rules (:func:`lakectl.expr.compile_spark.spark_column`): integer overflow and a SET value
+own rules (:func:`lakectl.spark.compile_expr.spark_column`): integer overflow and a SET value
 that does not fit its column are errors, as in the Arrow engine. Nothing a statement says
 reaches Spark as SQL text.
 
@@ -31,17 +31,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from lakectl.errors import BadInputError
-from lakectl.expr.compile_spark import SPARK_OPERATIONS, spark_column
+from lakectl.expr.check import CheckedStatement
 from lakectl.expr.convert import READABLE
 from lakectl.expr.tree import Call, Col, Lit, Node, walk
+from lakectl.spark.compile_expr import SPARK_OPERATIONS, spark_column
 from lakectl.table.schema import Schema
 from lakectl.updates.keyed import KeyedStatement, keyed_form
 from lakectl.updates.prefilter import hashed_columns, string_equality
-from lakectl.updates.validate import (
-    CheckedStatement,
-    check_stored_statement,
-    validate_statement,
-)
+from lakectl.updates.validate import check_stored_statement, validate_statement
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

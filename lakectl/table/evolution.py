@@ -38,25 +38,6 @@ class SchemaChange:
         return not (self.add_columns or self.widen or self.rename)
 
 
-def default_value(column: Column) -> object:
-    """The Python value of ``column``'s default (None without one), or :class:`UsageError`
-    when the text is not a value of the column's type. The text is converted with the rules of
-    every other string literal (:func:`lakectl.expr.convert.convert_text`), so each engine
-    reads the same value."""
-    from lakectl.expr.convert import ConversionError, convert_text
-
-    text = column.default
-    if text is None or text.strip().lower() == "null":
-        return None
-    try:
-        return convert_text(text, column.type)
-    except ConversionError as exc:
-        raise UsageError(
-            f"column {column.name!r}: default {text!r} is not a {column.type} value ({exc})",
-            hint="see the expression rules in the user guide (docs/guide/expressions.md)",
-        ) from exc
-
-
 def is_widening(old: str, new: str) -> bool:
     """Whether a column of type ``old`` may become ``new``: an integer type to a larger one,
     float to double, or a decimal to a larger precision at the same scale."""
@@ -75,7 +56,9 @@ def evolve(meta: TableMetadata, change: SchemaChange) -> TableMetadata:
     part checked; :class:`UsageError` names the first problem (nothing is applied then).
 
     What the metadata alone cannot tell, whether an installed statement or a list-bucketing
-    layout names a renamed column, the caller checks (:mod:`lakectl.ops.alter`)."""
+    layout names a renamed column, and whether the default of an added or widened column is a
+    value of its type (the expression language's conversion), the caller checks
+    (:mod:`lakectl.ops.alter`)."""
     if change.is_empty:
         raise UsageError(
             "nothing to change: give --add-column, --widen or --rename-column",
@@ -177,9 +160,8 @@ def _added(schema: Schema, texts: tuple[str, ...]) -> list[Column]:
                 "already stored have no value for it)",
                 hint=f"e.g. --add-column '{column.name} {column.type} not null default 0'",
             )
-        if not column.nullable and default_value(column) is None:
+        if not column.nullable and (column.default or "").strip().lower() == "null":
             raise UsageError(f"--add-column {column.name!r}: NOT NULL with a NULL default")
-        default_value(column)  # a default that is no value of the type is refused here
         added.append(column)
     return added
 
@@ -214,8 +196,6 @@ def _widened(meta: TableMetadata, columns: list[Column], texts: tuple[str, ...])
                 "decimal(p,s) -> decimal(p2,s) with p2 > p",
             )
         widened = replace(current, type=new_type)
-        if widened.default is not None:
-            default_value(widened)
         columns = [widened if c is current else c for c in columns]
     return columns
 
@@ -260,7 +240,6 @@ def written_schemas(state: TableState) -> dict[str, Schema]:
 __all__ = [
     "SchemaChange",
     "changed_columns",
-    "default_value",
     "evolve",
     "is_widening",
     "parse_renames",

@@ -309,7 +309,7 @@ class TableState:
     def known_at(self, millis: int) -> TableState:
         """Transaction time: the log as it was at ``millis`` (commits at or before it)."""
         if self.records and millis < self.records[0].committed_at:
-            from lakectl.updates.times import format_millis  # the one ISO formatter for messages
+            from lakectl.times import format_millis  # the one ISO formatter for messages
 
             raise TimeTravelError(
                 f"the table did not exist yet at {format_millis(millis)} (created at "

@@ -137,7 +137,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-# The statement checker's own ceiling of depth (lakectl.updates.validate.MAX_DEPTH): no
+# The statement checker's own ceiling of depth (lakectl.expr.check.MAX_DEPTH): no
 # reader's setting can raise it.
 _MAX_DEPTH = 200
 # The environment variable that sets a reader's own ceiling of a property: its name upper-cased,

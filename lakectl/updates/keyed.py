@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lakectl.expr.check import CheckedStatement
 from lakectl.expr.tree import INTEGRAL, Call, Col, Lit, Node
 from lakectl.table.schema import Schema
-from lakectl.updates.validate import CheckedStatement
 
 # Key types whose values are equal in Spark exactly when they are equal in Python.
 _KEY_TYPES = (*INTEGRAL, "string")

@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from lakectl.errors import BadInputError, UsageError
+from lakectl.expr.check import MAX_DEPTH, CheckedStatement, integer_literal
 from lakectl.expr.parse import Location
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.properties import ceiling, ceiling_env, property_value
 from lakectl.table.schema import Schema
-from lakectl.updates.validate import MAX_DEPTH, CheckedStatement, integer_literal
 
 # What a value of another type takes as a string (a decimal(38,x), a timestamp, a double).
 _NON_STRING_LENGTH = 64

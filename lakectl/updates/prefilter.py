@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from lakectl.expr.check import CheckedStatement
 from lakectl.expr.tree import Call, Col, Lit, Node, walk
 from lakectl.table.schema import Schema
 from lakectl.updates.keyed import keyed_form
-from lakectl.updates.validate import CheckedStatement
 
 # Below this many tests of one column, hashing it costs about what it saves.
 MIN_TESTS = 4

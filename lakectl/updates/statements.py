@@ -5,7 +5,7 @@ Format:
 - statements end with ``;`` and may span lines; ``;`` and ``--`` inside string literals, quoted
   identifiers and ``/* */`` comments are not terminators or comments;
 - a line is a directive when, stripped and lower-cased, it starts with ``-- time=``: it sets the
-  effective time of the statements after it (see :mod:`lakectl.updates.times`);
+  effective time of the statements after it (see :mod:`lakectl.times`);
 - statements before the first directive are effective at time 0;
 - other ``--`` and ``/* */`` comments are ignored;
 - every statement names the same table (the name itself is a placeholder: the statements apply to
@@ -24,15 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lakectl.errors import BadInputError
+from lakectl.expr.check import check_statement, render_sql
 from lakectl.expr.parse import Location, parse_statement_sql
 from lakectl.storage.inputs import require_local_input_file
 from lakectl.table.schema import Schema
-from lakectl.updates.times import format_millis, parse_time
-from lakectl.updates.validate import (
-    check_statement,
-    remember_parse,
-    render_sql,
-)
+from lakectl.times import format_millis, parse_time
+from lakectl.updates.validate import remember_parse
 
 DIRECTIVE = "-- time="
 

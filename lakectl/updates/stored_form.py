@@ -28,8 +28,8 @@ from typing import Any
 
 from sqlglot import exp
 
+from lakectl.expr.check import MAX_DEPTH, RULES
 from lakectl.expr.parse import MAX_STATEMENT_CHARS
-from lakectl.updates.validate import MAX_DEPTH, RULES
 
 # Nodes a statement holds besides the expression whitelist.
 _STRUCTURE: tuple[type[exp.Expression], ...] = (

@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
+from lakectl.arrow.compile_expr import arrow_expression
 from lakectl.expr.bind import Binder
-from lakectl.expr.compile_arrow import arrow_expression
-from lakectl.expr.compile_spark import spark_column
 from lakectl.expr.parse import parse_condition
+from lakectl.spark.compile_expr import spark_column
 from lakectl.table.schema import parse_schema
 
 SCHEMA = parse_schema(

@@ -33,6 +33,7 @@ from lakectl.ops.updates import InstallResult
 from lakectl.planning.clean_plan import CleanPlan
 from lakectl.planning.compaction_plan import Thresholds
 from lakectl.scan.pruning import ScanStats
+from lakectl.times import utc
 from tests.conftest import CliRun
 
 SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
@@ -202,7 +203,7 @@ def test_errors_are_one_object_too(lake: Callable[..., CliRun], args: tuple[str,
 
 def _instances() -> list[Any]:
     """One of each result a JVM-using command prints, with placeholder values."""
-    status = StreamStatus(batches=2, last_commit_at=1_700_000_000_000, lags=[1.0, 3.0])
+    status = StreamStatus(batches=2, last_commit_at=utc(1_700_000_000_000), lags=[1.0, 3.0])
     skew = PartitionSkew("day=1", 10, 2, (ValueCount(("a",), 6, 0.6),), (("a",),))
     return [
         LoadResult("t", 3, "cdc", {"inserted": 1}, ("day=1/delta_3_3",)),

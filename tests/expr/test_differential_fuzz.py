@@ -14,10 +14,10 @@ from expr_tables import SCHEMA, arrow_table, spark_frame
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lakectl.arrow.compile_expr import arrow_expression
 from lakectl.errors import LakectlError
 from lakectl.expr import Node, bind_where
-from lakectl.expr.compile_arrow import arrow_expression
-from lakectl.expr.compile_spark import spark_column
+from lakectl.spark.compile_expr import spark_column
 from tests.support.duck_expr import DuckTable, duckdb_opinions, duckdb_sql
 
 EXAMPLES = int(os.environ.get("LAKECTL_FUZZ_EXAMPLES", "6"))

@@ -9,7 +9,7 @@ import pytest
 from expr_tables import SCHEMA, arrow_table, spark_frame
 
 from lakectl.expr import bind_where
-from lakectl.expr.compile_spark import spark_column
+from lakectl.spark.compile_expr import spark_column
 
 WHERES = [
     "s = '2'",
@@ -74,7 +74,7 @@ def test_spark_and_arrow_agree(spark) -> None:  # type: ignore[no-untyped-def]
     """Every condition is one column of one Spark query (one job for all of them)."""
     import pyarrow.dataset as ds
 
-    from lakectl.expr.compile_arrow import arrow_expression
+    from lakectl.arrow.compile_expr import arrow_expression
 
     frame = spark_frame(spark).orderBy("id")  # not cached: cached batch statistics skip NaN
     nodes = {f"c{i}": bind_where(where, SCHEMA) for i, where in enumerate(WHERES)}

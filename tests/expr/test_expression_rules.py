@@ -11,9 +11,8 @@ from expr_tables import SCHEMA, arrow_table
 
 from lakectl.arrow.where import arrow_filter
 from lakectl.errors import BadInputError, LakectlError, UsageError
-from lakectl.expr.convert import ConversionError, convert_text
+from lakectl.expr.convert import ConversionError, convert_text, default_value
 from lakectl.ops.dml import DmlRequest, statement_text
-from lakectl.table.evolution import default_value
 from lakectl.table.schema import Column, parse_schema
 
 

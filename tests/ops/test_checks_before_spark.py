@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from lakectl.errors import BadInputError, LakectlError, UsageError
+from lakectl.expr.check import check_where
 from lakectl.table.schema import Column, Schema
-from lakectl.updates.validate import check_where
 
 SCHEMA = Schema(
     (

@@ -22,7 +22,7 @@ from lakectl.planning.log_expiry_plan import plan_log_expiry
 from lakectl.storage.fs import storage_for
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.store import CHECKPOINT_DIR, LOG_DIR, TableStore
-from lakectl.updates.times import format_millis
+from lakectl.times import format_millis
 from tests.support.cli import CliRun, run_lakectl_until_crash
 
 SALES = Path(__file__).resolve().parents[2] / "sample_data" / "sales"

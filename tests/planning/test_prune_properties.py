@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lakectl.arrow.compile_expr import arrow_expression
 from lakectl.errors import BadInputError, UsageError
 from lakectl.expr import bind_where
-from lakectl.expr.compile_arrow import arrow_expression
 from lakectl.planning.prune import analyze_where, partition_may_match
 from lakectl.table.schema import parse_schema
 

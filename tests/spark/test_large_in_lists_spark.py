@@ -11,8 +11,8 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from lakectl.spark.statement_compile import apply_statements
 from lakectl.table.schema import parse_schema
-from lakectl.updates import apply_statements
 from lakectl.updates.statements import parse_updates_text
 
 SCHEMA = parse_schema("id bigint, name string, score double")

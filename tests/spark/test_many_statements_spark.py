@@ -13,9 +13,9 @@ import pyarrow as pa
 
 from lakectl.arrow.statements import apply_compiled, compile_statements
 from lakectl.arrow.types import arrow_schema
+from lakectl.spark.statement_compile import apply_statements
 from lakectl.table.metadata import DEFAULT_PROPERTIES
 from lakectl.table.schema import parse_schema
-from lakectl.updates import apply_statements
 from lakectl.updates.statements import parse_updates_text
 
 SCHEMA = parse_schema("id int, a int, b int")

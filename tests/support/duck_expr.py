@@ -29,7 +29,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from lakectl.expr.compile_arrow import exact_cast
+from lakectl.arrow.compile_expr import exact_cast
 from lakectl.expr.tree import FLOATING, INTEGRAL, Call, Col, Lit, Node, decimal_parts
 
 _TYPES = {

@@ -19,8 +19,8 @@ from decimal import Decimal
 import duckdb
 import sqlglot
 
+from lakectl.spark.statement_compile import apply_statements
 from lakectl.table.schema import parse_schema
-from lakectl.updates import apply_statements
 from lakectl.updates.statements import Statement
 
 SCHEMA = parse_schema(

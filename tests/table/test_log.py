@@ -19,7 +19,7 @@ from lakectl.table.log import CommitRecord, TableState, conflict_error, find_con
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import parse_schema
 from lakectl.table.store import TableStore
-from lakectl.updates.times import format_millis
+from lakectl.times import format_millis
 
 META = TableMetadata(
     parse_schema("id bigint, amount double, region string"),

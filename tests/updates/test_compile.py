@@ -13,11 +13,11 @@ import pytest
 from pyspark.sql import functions as F
 
 from lakectl.errors import BadInputError
+from lakectl.spark.statement_compile import apply_statements
 from lakectl.table.schema import Column, Schema, parse_schema
+from lakectl.times import parse_time
 from lakectl.updates import (
     Statement,
-    apply_statements,
-    parse_time,
     parse_updates_file,
     parse_updates_text,
     statements_effective_at,

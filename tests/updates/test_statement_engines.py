@@ -15,8 +15,9 @@ import pytest
 from lakectl.arrow.statements import apply_compiled, compile_statements
 from lakectl.arrow.types import arrow_schema
 from lakectl.errors import OVERFLOW, BadInputError, engine_error, overflow_error
+from lakectl.spark.statement_compile import apply_statements
 from lakectl.table.schema import parse_schema
-from lakectl.updates import Statement, apply_statements
+from lakectl.updates import Statement
 from lakectl.updates.statements import parse_updates_text
 from lakectl.updates.validate import check_stored_statement
 

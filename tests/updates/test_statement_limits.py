@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lakectl.updates.validate import Constant, cast_problem
+from lakectl.expr.check import Constant, cast_problem
 
 SCHEMA = "number int, first_name string, last_name string, born date"
 OR_CHAIN = " OR ".join(f"number = {i}" for i in range(150))

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lakectl.errors import BadInputError
+from lakectl.expr.check import RULES
 from lakectl.table.schema import parse_schema
 from lakectl.updates import (
     ParsedUpdates,
@@ -16,7 +17,6 @@ from lakectl.updates import (
     statements_effective_at,
     validate_statement,
 )
-from lakectl.updates.validate import RULES
 from tests.support.statement_samples import ALL_TYPES, ALLOWED
 
 SEPT_1_2014 = 1_409_529_600_000

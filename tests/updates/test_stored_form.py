@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from lakectl.cli.main import main
+from lakectl.expr.check import render_sql
 from lakectl.scan.statements import installed_statements
 from lakectl.storage.fs import storage_for
 from lakectl.table.store import TableStore
 from lakectl.updates import validate
 from lakectl.updates.statements import parse_updates_text
 from lakectl.updates.stored_form import MAX_FORM_CHARS, MAX_NODES, decode_tree, encode_tree
-from lakectl.updates.validate import check_stored_statement, parsed_statement, render_sql
+from lakectl.updates.validate import check_stored_statement, parsed_statement
 from tests.support.statement_samples import ALL_TYPES, ALLOWED
 
 SCHEMA = ALL_TYPES.to_ddl().replace("`", "") + ", i2 int"

@@ -184,7 +184,7 @@ class _Compiler:
     def _like(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
         import pyarrow.compute as pc
 
-        from lakectl.updates.like import parse_like, re2_regex
+        from lakectl.expr.like import parse_like, re2_regex
 
         # Spark's reading of the pattern (``\\`` escapes ``%``, ``_`` and itself) as an RE2
         # regex: Arrow's own LIKE reads an escaped backslash otherwise.
@@ -272,7 +272,7 @@ class _Compiler:
         return a[0].cast(arrow_type(target), safe=target not in FLOATING)
 
     def _fit(self, node: Call, a: list[pc.Expression]) -> pc.Expression:
-        """A number stored into a narrower integer type, as Spark's form (compile_spark): a
+        """A number stored into a narrower integer type, as Spark's form (lakectl.spark.compile_expr): a
         fraction dropped toward zero; out of range, NaN or infinite is the overflow error."""
         import pyarrow as pa
         import pyarrow.compute as pc

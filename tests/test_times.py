@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lakectl.errors import BadInputError, UsageError
-from lakectl.updates.times import ParsedTime, format_millis, parse_time
+from lakectl.times import ParsedTime, format_millis, parse_time
 
 SEPT_1_2014 = 1_409_529_600_000
 

@@ -194,11 +194,11 @@ def _isin_plain(subject: Column, values: list[object]) -> Column:
 
 def _like(node: Call, args: list[Column]) -> Column:
     """LIKE/ILIKE; with two or more ``%``, as the linear regular expression of
-    :mod:`lakectl.updates.like` (Spark's own LIKE backtracks: cubic in the value's length for
+    :mod:`lakectl.expr.like` (Spark's own LIKE backtracks: cubic in the value's length for
     ``%a%a%b``). ILIKE lower-cases both sides, as Spark does."""
     from pyspark.sql import functions as F
 
-    from lakectl.updates.like import linear_regex, parse_like
+    from lakectl.expr.like import linear_regex, parse_like
 
     pattern, insensitive = node.param
     value = args[0]

@@ -1,6 +1,6 @@
 """LIKE patterns: the linear form means what Spark's own LIKE means, on any pattern and value.
 
-Three opinions are compared with the pure matcher of :mod:`lakectl.updates.like`: Spark's own
+Three opinions are compared with the pure matcher of :mod:`lakectl.expr.like`: Spark's own
 translation of a pattern into a regular expression (``StringUtils.escapeLikeRegex``, rewritten
 here for Python's ``re``), DuckDB's LIKE, and the linear regular expression that Spark is given
 (run by Python's backtracking ``re``, which has the same atomic groups as Java's). No Spark here:
@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lakectl.errors import BadInputError
+from lakectl.expr.like import like_problem, linear_regex, matches, parse_like
 from lakectl.table.schema import parse_schema
-from lakectl.updates.like import like_problem, linear_regex, matches, parse_like
 from lakectl.updates.statements import parse_updates_text
 
 # Characters that matter to LIKE and to regular expressions, a newline, and beyond ASCII.
