@@ -8,6 +8,7 @@
     python -m bench.run_all --only updates       # only Type 7 statements on read
     python -m bench.run_all --only arrow         # only the JVM-free Arrow reader next to Spark
     python -m bench.run_all --only dml           # only delete/update/restore next to delta-rs
+    python -m bench.run_all --only arrow-load    # only a cold CDC load, --engine arrow and spark
     python -m bench.run_all --only statement-reads  # only what installed statements add to a
                                                  # read of the sample table (0 to 2,000)
     python -m bench.run_all --only stream        # only `lakectl stream` latency + deltas
@@ -50,7 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import arrow_bench, compact_bench, datagen, dml_bench, skew_bench
+from bench import arrow_bench, arrow_load_bench, compact_bench, datagen, dml_bench, skew_bench
 from bench import load_bench as lb
 from bench import statement_reads_bench as srb
 from bench import updates_bench as ub
@@ -82,7 +83,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=["load", "compact", "skew", "updates", "arrow", "dml", "statement-reads", "stream"],
+        choices=[
+            "load",
+            "compact",
+            "skew",
+            "updates",
+            "arrow",
+            "arrow-load",
+            "dml",
+            "statement-reads",
+            "stream",
+        ],
         default=os.environ.get("BENCH_ONLY") or None,
     )
     parser.add_argument("--compact-rows", default=os.environ.get("BENCH_COMPACT_ROWS"))
@@ -354,6 +365,8 @@ def render(report: dict[str, Any]) -> str:
         lines += dml_bench.render(report["dml"])
     if report.get("statement_reads"):
         lines += srb.render(report["statement_reads"])
+    if report.get("arrow_load"):
+        lines += arrow_load_bench.render(report["arrow_load"])
     lines.append("")
     lines.append(
         "ratios (the targets are stated at full size: 10M rows; quick runs are smoke tests)"
@@ -425,13 +438,16 @@ def main(argv: list[str] | None = None) -> int:
     dml = None
     if args.only in (None, "dml"):
         dml = dml_bench.run(spark, args.data_dir, args.dml_rows, args.dates, args.keep)
+    arrow_load = None
+    if args.only in (None, "arrow-load"):
+        arrow_load = arrow_load_bench.run(args.data_dir)
     statement_reads = None
     if args.only in (None, "statement-reads"):
         counts = (0, 100, 500) if args.quick else srb.COUNTS
         statement_reads = srb.run(args.data_dir, counts, 1 if args.quick else 3, keep=args.keep)
     report = _report(
         args, spark, started, load_start, session_timing, results, compaction, skew, updates,
-        arrow, dml, statement_reads,
+        arrow, dml, statement_reads, arrow_load,
     )  # fmt: skip
     _save(report, stamp, partial=False)
     text = render(report)
@@ -468,6 +484,7 @@ def _report(
     arrow=None,
     dml=None,
     statement_reads=None,
+    arrow_load=None,
 ) -> dict[str, Any]:
     return {
         "started": started,
@@ -506,12 +523,14 @@ def _report(
         "arrow": arrow,
         "dml": dml,
         "statement_reads": statement_reads,
+        "arrow_load": arrow_load,
         "ratios": ratios(results)
         + (compaction["ratios"] if compaction else [])
         + (skew["ratios"] if skew else [])
         + (updates["ratios"] if updates else [])
         + (arrow["ratios"] if arrow else [])
-        + (dml["ratios"] if dml else []),
+        + (dml["ratios"] if dml else [])
+        + (arrow_load["ratios"] if arrow_load else []),
     }
 
 

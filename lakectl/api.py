@@ -554,6 +554,7 @@ class Table:
         buckets: int = 0,
         schema: str | None = None,
         force: bool = False,
+        engine: str | None = None,
     ) -> LoadResult:
         """Load one batch as one transaction: a file or directory (CSV, JSON lines, Parquet,
         ORC, Avro; ``format`` overrides the extension) or a Spark DataFrame.
@@ -586,6 +587,10 @@ class Table:
             buckets: with ``create``: the number of buckets.
             schema: with ``create``: the columns, as :func:`create_table` takes them.
             force: load a source the log says was loaded already.
+            engine: ``"spark"``, ``"arrow"`` (in this process with pyarrow, without starting
+                a JVM) or ``"auto"`` (Arrow for a job within the table's
+                ``engine.auto.max-bytes``); default: the configured engine. A DataFrame is
+                loaded by Spark.
 
         Returns:
             A :class:`lakectl.LoadResult`.
@@ -608,6 +613,7 @@ class Table:
             buckets=buckets,
             schema=schema,
             force=force,
+            engine=engine,
         )
         if isinstance(source, str):
             return self._wrote(load(self._ctx, self._ref, options))
@@ -716,6 +722,7 @@ class Table:
         delta_pct_threshold: float | None = None,
         aborted_threshold: int | None = None,
         target_file_size: str | None = None,
+        engine: str | None = None,
     ) -> CompactResult:
         """Compact as Hive's compactor does.
 
@@ -728,9 +735,11 @@ class Table:
             delta_pct_threshold: overrides ``compactor.delta.pct.threshold``.
             aborted_threshold: overrides ``compactor.aborted.threshold``.
             target_file_size: the size of the files written (``"128MB"``).
+            engine: ``"spark"``, ``"arrow"`` (in this process, no JVM) or ``"auto"`` (Arrow
+                when the files read are small enough); default: the configured engine.
 
         Returns:
-            A :class:`lakectl.CompactResult`.
+            A :class:`lakectl.CompactResult` (``engine`` says which engine ran).
         """
         from lakectl.ops.compact import CompactOptions, compact
 
@@ -742,6 +751,7 @@ class Table:
             delta_pct_threshold=delta_pct_threshold,
             aborted_threshold=aborted_threshold,
             target_file_size=target_file_size,
+            engine=engine,
         )
         return self._wrote(compact(self._ctx, self._ref, options), dry_run)
 

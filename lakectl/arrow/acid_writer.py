@@ -5,7 +5,8 @@ the new rows and the identities of the stored rows they delete or replace; this 
 them into what Spark's writer (:func:`lakectl.spark.acid_write.write_changes`) produces:
 
 - ``<partition>/<delta_dir>/bucket_N``: insert events, identity (write id, bucket N, rowId
-  0, 1, ...), N from Spark's hash of the key in a bucketed table, else 0;
+  0, 1, ...), N = Spark's ``pmod(hash(key), buckets)`` in a bucketed table
+  (:mod:`lakectl.kernel.spark_hash`), else 0;
 - ``<partition>/<delete_dir>/bucket_N``: delete events, in the bucket file of the row each one
   deletes, ordered by (originalTransaction, bucket, rowId), as Hive's readers expect;
 - Hive's ``hive.acid.*`` file metadata and an ``_orc_acid_version`` file in every directory.
@@ -20,7 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.types import arrow_schema, event_schema
+from lakectl.arrow.types import arrow_schema, arrow_type, event_schema
+from lakectl.kernel.orc_dates import batch_to_orc
 from lakectl.table.layout import (
     ACID_VERSION,
     ACID_VERSION_FILE,
@@ -99,14 +101,17 @@ def partition_text(value: Any) -> str | None:
     return str(value)
 
 
-def unsupported_reason(meta: TableMetadata, *, inserts: bool = True) -> str | None:
-    """Why this writer cannot write the table's files as Spark's writer would, or ``None``;
-    with ``inserts=False``, for changes that only delete rows (a delete event goes to the
-    bucket of the row it deletes: no bucketing hash)."""
+def unsupported_reason(meta: TableMetadata) -> str | None:
+    """Why this writer cannot write the table's files as Spark's writer would, or ``None``."""
     from lakectl.errors import FormatError
 
-    if meta.buckets and inserts:
-        return "a bucketed table (new rows need Spark's bucketing hash)"
+    if meta.buckets:
+        from lakectl.kernel.spark_hash import bucket_key_names, unsupported_key_type
+
+        keys = bucket_key_names(meta)
+        problem = unsupported_key_type(arrow_type(meta.schema[k].type) for k in keys)
+        if problem is not None:
+            return problem
     for column in meta.data_schema.columns:
         if column.type.lower().startswith("timestamp"):
             return f"column {column.name} of type {column.type}"
@@ -142,7 +147,11 @@ def write_changes(
     Returns:
         The directories created and the events written.
     """
-    _check_supported(meta, inserts=False)
+    reason = unsupported_reason(meta)
+    if reason is not None:
+        from lakectl.errors import UsageError
+
+        raise UsageError(f"the Arrow engine cannot write {reason}", hint="use --engine spark")
     schema = event_schema(meta.data_schema)
     directories: list[str] = []
     inserts = deletes = 0
@@ -153,12 +162,11 @@ def write_changes(
             raise ValueError(f"partition {partition!r} given twice")
         seen.add(partition)
         if change.inserts is not None and change.inserts.num_rows:
-            _check_supported(meta, inserts=True)
-            events = _insert_events(change.inserts, schema, write_id)
             rel = _join(partition, delta_dir)
-            _write_file(storage, root, rel, 0, events, meta)
+            for bucket, events in _insert_events(change, schema, write_id, meta):
+                _write_file(storage, root, rel, bucket, events, meta)
+                inserts += events.num_rows
             directories.append(rel)
-            inserts += events.num_rows
         if change.deletes is not None and change.deletes.num_rows:
             rel = _join(partition, delete_dir)
             for bucket, events in _delete_events(change.deletes, schema, write_id):
@@ -168,33 +176,67 @@ def write_changes(
     return WrittenChanges(sorted(directories), inserts, deletes)
 
 
-def _check_supported(meta: TableMetadata, *, inserts: bool) -> None:
-    reason = unsupported_reason(meta, inserts=inserts)
-    if reason is not None:
-        from lakectl.errors import UsageError
-
-        raise UsageError(f"the Arrow engine cannot write {reason}", hint="use --engine spark")
-
-
 def _join(partition: str, name: str) -> str:
     return f"{partition}/{name}" if partition else name
 
 
-def _insert_events(rows: pa.Table, schema: pa.Schema, write_id: int) -> pa.Table:
-    """Insert events of bucket 0 for ``rows``: identities (write id, bucket 0, 0..n-1)."""
+def _insert_events(
+    change: PartitionChanges, schema: pa.Schema, write_id: int, meta: TableMetadata
+) -> Iterator[tuple[int, pa.Table]]:
+    """Insert events of ``change``'s new rows per bucket: identities (write id, bucket N,
+    0..n-1); N is Spark's bucket of the row's key in a bucketed table, else 0."""
+    import pyarrow as pa
+
+    assert change.inserts is not None
+    row_type = schema.field("row").type
+    rows = pa.table(
+        [_column(change.inserts, field) for field in row_type], schema=pa.schema(row_type)
+    )
+    buckets = _new_buckets(meta, change.values, rows)
+    if buckets is None:
+        yield 0, _insert_table(rows, schema, write_id, 0)
+        return
+    import numpy as np
+
+    order = np.argsort(buckets, kind="stable")
+    numbers, starts = np.unique(buckets[order], return_index=True)
+    for number, indices in zip(numbers.tolist(), np.split(order, starts[1:]), strict=True):
+        yield number, _insert_table(rows.take(indices), schema, write_id, number)
+
+
+def _new_buckets(meta: TableMetadata, values: tuple[Any, ...], rows: pa.Table) -> np.ndarray | None:
+    """Spark's bucket of each new row of a bucketed table (its key may hold partition columns:
+    the partition's value), or ``None`` when the table is not bucketed."""
+    if not meta.buckets:
+        return None
+    import pyarrow as pa
+
+    from lakectl.kernel.spark_hash import bucket_ids, bucket_key_names
+
+    data = {name.lower() for name in rows.column_names}
+    keyed = rows
+    for column, value in zip(meta.partition_by, values, strict=True):
+        if column.lower() not in data:
+            typed = pa.scalar(value, arrow_type(meta.schema[column].type))
+            keyed = keyed.append_column(column, pa.repeat(typed, rows.num_rows))
+    return bucket_ids(keyed, bucket_key_names(meta), meta.buckets)
+
+
+def _insert_table(rows: pa.Table, schema: pa.Schema, write_id: int, bucket: int) -> pa.Table:
+    """Insert events of ``rows`` (the ``row`` struct's columns) in bucket ``bucket``."""
     import pyarrow as pa
 
     n = rows.num_rows
     row_type = schema.field("row").type
     struct = pa.StructArray.from_arrays(
-        [_column(rows, field) for field in row_type],
+        [rows.column(i).combine_chunks() for i in range(rows.num_columns)],
         fields=list(row_type),
     )
     return pa.table(
         [
             _repeat(OP_INSERT, n, pa.int32()),
             _repeat(write_id, n, pa.int64()),
-            _repeat(encode_bucket(0), n, pa.int32()),
+            _repeat(encode_bucket(bucket), n, pa.int32()),
             pa.array(range(n), pa.int64()),
             _repeat(write_id, n, pa.int64()),
             struct,
@@ -303,7 +345,7 @@ def write_event_file(
         try:
             for batch in batches:
                 if batch.num_rows:
-                    writer.write(pa.Table.from_batches([unsliced(batch)]))
+                    writer.write(pa.Table.from_batches([batch_to_orc(unsliced(batch))]))
                     rows += batch.num_rows
         finally:
             writer.close()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.events import orc_source
 from lakectl.arrow.pushdown import StripeTest
-from lakectl.errors import FormatError
+from lakectl.errors import FormatError, UsageError
 from lakectl.kernel.schema_map import conformed, row_source
 from lakectl.storage.fs import Storage
 from lakectl.table.orc_stats import stripe_statistics
@@ -84,6 +84,24 @@ class EventRead:
         of that many rows instead, through pyarrow's dataset scanner: pyarrow's ORC reader
         decodes a whole stripe at once, twice over (its own vectors, then Arrow's), while the
         scanner streams (but decodes every column of the row: it selects top-level columns)."""
+        import pyarrow as pa
+
+        try:
+            yield from self._stripes(storage, path, test)
+        except pa.ArrowInvalid as exc:
+            if "out of range for nanosecond" not in str(exc):
+                raise
+            raise UsageError(
+                f"{storage.url(path)} holds a timestamp before 1677-09-21 or after 2262-04-11, "
+                "which pyarrow's ORC reader cannot read (it holds timestamps as nanoseconds "
+                "since 1970)",
+                hint="read the table with --engine spark (Spark's ORC reader reads such "
+                "timestamps; in Spark, leave spark.lakectl.read.kernel unset)",
+            ) from exc
+
+    def _stripes(
+        self, storage: Storage, path: str, test: StripeTest | None
+    ) -> Iterator[FlatEvents]:
         import pyarrow.orc as orc
 
         with orc_source(storage, path) as source:

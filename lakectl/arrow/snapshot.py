@@ -102,9 +102,12 @@ def write_out(
 
 
 def _table(batch: pa.RecordBatch) -> pa.Table:
+    """``batch`` as pyarrow's ORC writer takes it, its dates in ORC's calendar."""
     import pyarrow as pa
 
-    return pa.Table.from_batches([batch])
+    from lakectl.kernel.orc_dates import batch_to_orc
+
+    return pa.Table.from_batches([batch_to_orc(batch)])
 
 
 __all__ = ["OUT_FORMATS", "sorted_batches", "wall_clock", "write_out"]

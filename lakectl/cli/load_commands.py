@@ -13,6 +13,7 @@ from lakectl.cli.common import (
     Settings,
     api_table,
     common_options,
+    engine_option,
     make_context,
     parse_time_option,
     render,
@@ -119,6 +120,7 @@ evolve_option = click.option(
     help="Valid time from which the loaded rows count for --as-of reads (default: always).",
 )
 @evolve_option
+@engine_option
 @common_options
 def load(
     table: str,
@@ -129,6 +131,7 @@ def load(
     schema_text: str | None,
     buckets: int,
     force: bool,
+    engine: str | None,
     settings: Settings,
     **batch: Any,
 ) -> None:
@@ -164,6 +167,7 @@ def load(
             buckets=buckets,
             schema=schema_text,
             force=force,
+            engine=engine,
         ),
     )
     render(settings, result, lambda r: _print_load(r, source))

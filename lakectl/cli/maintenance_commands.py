@@ -12,6 +12,7 @@ from lakectl.cli.common import (
     Settings,
     api_table,
     common_options,
+    engine_option,
     format_option,
     make_context,
     render,
@@ -65,9 +66,10 @@ if TYPE_CHECKING:
     "--target-file-size",
     metavar="SIZE",
     help="About this much input per Spark task, e.g. 256MB [write.target-file-size], for "
-    "minor compactions and the Spark rewrite; a default major compaction runs one task per "
-    "(partition, bucket). Files stay one per bucket, as Hive's readers need.",
+    "the Spark rewrite; a default compaction runs one task per (partition, bucket). Files "
+    "stay one per bucket, as Hive's readers need.",
 )
+@engine_option
 @common_options
 def compact(
     table: str,
@@ -80,6 +82,7 @@ def compact(
     delta_pct_threshold: float | None,
     aborted_threshold: int | None,
     target_file_size: str | None,
+    engine: str | None,
     settings: Settings,
 ) -> None:
     """Compact deltas (minor) or rewrite the base (major), as Hive's compactor does.
@@ -92,6 +95,7 @@ def compact(
     Example:
       lakectl compact sales --auto --dry-run
       lakectl compact sales --major --partition create_date=2024-01-02
+      lakectl compact sales --minor --engine arrow
     """
     kinds = [k for k, on in (("minor", minor), ("major", major), ("auto", auto_)) if on]
     if len(kinds) != 1:
@@ -116,6 +120,7 @@ def compact(
             delta_pct_threshold=delta_pct_threshold,
             aborted_threshold=aborted_threshold,
             target_file_size=target_file_size,
+            engine=engine,
         ),
     )
     render(settings, result, _print_compaction)
@@ -141,6 +146,9 @@ def _print_compaction(result: CompactResult) -> None:
             f"{len(result.obsolete)} made obsolete (remove them with clean) "
             f"in {result.seconds:.1f}s"
         )
+        peak = result.peak_memory_bytes
+        memory = f"; peak memory {human_size(peak)}" if peak else ""
+        output.note(f"engine: {result.engine} ({result.engine_reason}){memory}")
     elif not result.dry_run:
         output.line("nothing to compact")
 

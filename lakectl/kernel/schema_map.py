@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from lakectl.kernel.orc_dates import from_orc
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -44,12 +46,14 @@ def field_default(field: pa.Field) -> object:
 
 
 def conformed(array: pa.Array | None, field: pa.Field, fill: object, rows: int) -> pa.Array:
-    """A file's column ``array`` as today's ``field``: cast where the type was widened since,
-    or, when the file lacks the column (None), ``rows`` copies of ``fill`` (its default)."""
+    """A file's column ``array`` as today's ``field``: its dates in Arrow's calendar
+    (:func:`~lakectl.kernel.orc_dates.from_orc`), cast where the type was widened since, or,
+    when the file lacks the column (None), ``rows`` copies of ``fill`` (its default)."""
     import pyarrow as pa
 
     if array is None:
         return pa.array([fill] * rows, field.type)
+    array = from_orc(array)
     return array if array.type == field.type else array.cast(field.type)
 
 

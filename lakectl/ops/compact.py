@@ -1,7 +1,8 @@
 """``lakectl compact`` and ``lakectl compactions``: Hive's minor and major compaction.
 
-Plan (pure, :mod:`lakectl.planning.compaction_plan`), execute (Spark rewrites the chosen
-directories, rows keeping their identity), commit (one ``compact`` record listing the new
+Plan (pure, :mod:`lakectl.planning.compaction_plan`), execute (the chosen directories are
+rewritten, rows keeping their identity: by Spark, or by the Arrow engine in this process, one
+(partition, bucket) at a time, :mod:`lakectl.arrow.bucket_compaction`), commit (one ``compact`` record listing the new
 directories and the ones they make obsolete). Until that record exists the new directories are
 invisible, so a crash at any point leaves the table reading the same; a rerun redoes the work.
 A compaction conflicts with nothing: it keeps every row's (originalTransaction, bucket, rowId),
@@ -16,11 +17,13 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from lakectl.engine import Engine, choose_engine
 from lakectl.errors import CommitConflictError, FormatError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.results import Listing, brief, iso_time
 from lakectl.ops.rewrite import (
+    arrow_unsupported,
     lowest_open_write_id,
     partition_values,
     rewrite_partitions,
@@ -63,6 +66,7 @@ class CompactOptions:
     delta_pct_threshold: float | None = None
     aborted_threshold: int | None = None
     target_file_size: str | None = None  # e.g. "128MB"; default: write.target-file-size
+    engine: str | None = None  # spark, arrow or auto; None: spark
 
 
 @dataclass
@@ -78,6 +82,9 @@ class CompactResult:
     obsolete: tuple[str, ...] = ()
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    engine: str = "spark"
+    engine_reason: str = ""
+    peak_memory_bytes: int | None = None  # the Arrow engine's peak resident memory
 
     def __repr__(self) -> str:
         return brief(self, "table", "kind", "dry_run", "log_seq")
@@ -110,6 +117,9 @@ class CompactResult:
             "obsolete": list(self.obsolete),
             "counts": self.counts,
             "seconds": round(self.seconds, 3),
+            "engine": self.engine,
+            "engine_reason": self.engine_reason,
+            "peak_memory_bytes": self.peak_memory_bytes,
         }
 
 
@@ -181,6 +191,13 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
     if options.dry_run or not chosen:
         result.seconds = time.time() - started
         return result
+    choice = choose_engine(
+        options.engine or ctx.config.engine or Engine.SPARK,
+        work_bytes=sum(d.size for p in chosen for d in p.inputs),
+        meta=state.metadata,
+        arrow_unsupported=arrow_unsupported(store, state.metadata, state, chosen),
+    )
+    result.engine, result.engine_reason = choice.engine.value, choice.reason
     run = compaction_runs.new_run(options.kind, [p.to_json() for p in chosen])
     with store.transaction(OPERATION, read=state, run=run) as txn:
         final = _run(ctx, txn, state, result, options, chosen, started)
@@ -216,8 +233,10 @@ def _run(
     ctx.progress(f"compacting {len(chosen)} partition(s)")
     target_size = target_file_size(meta, options.target_file_size)
     added, counts = rewrite_partitions(
-        ctx, store, meta, state, chosen, run_id, target_size=target_size
+        ctx, store, meta, state, chosen, run_id, target_size=target_size, engine=result.engine
     )
+    if "peak_memory_bytes" in counts:  # the run's, not the table's: not in the log
+        result.peak_memory_bytes = counts.pop("peak_memory_bytes")
     obsolete = sorted(d.relative for p in chosen for d in p.inputs if _shadowed(d, p, added))
     info = {
         "requested": options.kind,

@@ -204,7 +204,7 @@ def _choose_engine(
     from lakectl.engine import Engine, EngineChoice, choose_engine, parse_engine
 
     requested = parse_engine(request.engine or ctx.config.engine)
-    unsupported = unsupported_reason(meta, inserts=request.kind == "update")
+    unsupported = unsupported_reason(meta)
     work = sum(d.size for p in target.plans for d in (*p.data_dirs, *p.delete_deltas))
     work += sum(f.size for p in target.plans for f in p.originals)
     choice = choose_engine(requested, work_bytes=work, meta=meta, arrow_unsupported=unsupported)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +63,8 @@ class LoadOptions:
     schema: str | None = None
     force: bool = False
     """Load a source the log says was loaded already (same location and content)."""
+    engine: str | None = None
+    """``spark``, ``arrow`` or ``auto`` (:mod:`lakectl.engine`); ``None``: the configured one."""
 
     def __post_init__(self) -> None:
         # A mode given as its text is the enum from here on; an unknown one is refused by
@@ -91,6 +93,9 @@ class LoadResult:
     """``loaded``; ``skipped``: the log says this source was loaded already (by version
     ``loaded_by``), nothing was read; ``empty``: the source has no rows, nothing committed."""
     loaded_by: int | None = None
+    engine: str = "spark"
+    """The engine that ran the load (``spark`` or ``arrow``); ``engine_reason`` says why."""
+    engine_reason: str = ""
 
     def __repr__(self) -> str:
         return brief(self, "table", "version", "status", "counts")
@@ -145,6 +150,9 @@ class LoadResult:
         data["status"] = self.status
         if self.loaded_by is not None:
             data["loaded_by"] = self.loaded_by
+        if self.status == LOADED:
+            data["engine"] = self.engine
+            data["engine_reason"] = self.engine_reason
         return data
 
 
@@ -163,7 +171,8 @@ def parse_op_values(text: str) -> dict[str, str]:
     return mapping
 
 
-def _partition_key(meta: TableMetadata, values: tuple[Any, ...]) -> str:
+def partition_key(meta: TableMetadata, values: tuple[Any, ...]) -> str:
+    """The partition's path in the table (``col=value/...``) for its values as text."""
     return "/".join(
         f"{c}={escape_partition_value(None if v is None else str(v))}"
         for c, v in zip(meta.partition_by, values, strict=True)
@@ -187,6 +196,7 @@ def load_options(
     buckets: int = 0,
     schema: str | None = None,
     force: bool = False,
+    engine: str | None = None,
 ) -> LoadOptions:
     """The options of one load into ``store``; without ``mode``, :func:`resolve_mode` decides.
     ``primary_key``, ``partition_by``, ``buckets`` and ``schema`` apply when the load creates
@@ -206,6 +216,7 @@ def load_options(
         buckets=buckets,
         schema=schema,
         force=force,
+        engine=engine,
     )
 
 
@@ -302,7 +313,7 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
     if options.force:
         info["reloaded"] = True
     try:
-        return _load_source(ctx, store, state, options, fmt, info, started)
+        return _load_with_engine(ctx, store, state, options, fmt, info, started, source.size)
     except AlreadyLoadedError as exc:  # another run committed the same source meanwhile
         return _skipped(table, options, exc.version)
     except SourceParseError as exc:
@@ -310,6 +321,38 @@ def load(ctx: Context, table_ref: str | None, options: LoadOptions) -> LoadResul
         if located is None:
             raise
         raise located from exc
+
+
+def _load_with_engine(
+    ctx: Context,
+    store: TableStore,
+    state: TableState | None,
+    options: LoadOptions,
+    fmt: str,
+    info: dict[str, Any],
+    started: float,
+    source_bytes: int,
+) -> LoadResult:
+    """Load the source in the engine asked for (``options.engine``, else the configured one):
+    Spark, Arrow, or (``auto``) the one :func:`~lakectl.engine.choose_engine` picks."""
+    from dataclasses import replace
+
+    from lakectl.engine import Engine, EngineChoice, choose_engine, parse_engine
+
+    requested = parse_engine(options.engine or ctx.config.engine)
+
+    def in_spark(choice: EngineChoice) -> LoadResult:
+        result = _load_source(ctx, store, state, options, fmt, info, started)
+        return replace(result, engine=choice.engine.value, engine_reason=choice.reason)
+
+    if requested is Engine.SPARK:
+        return in_spark(choose_engine(requested, work_bytes=source_bytes, meta=None))
+    from lakectl.ops.load_arrow import load_source_arrow
+
+    return load_source_arrow(
+        ctx, store, state, options, requested, fmt=fmt, info=info, started=started,
+        source_bytes=source_bytes, in_spark=in_spark,
+    )  # fmt: skip
 
 
 def _key(source: SourceDigest) -> tuple[str, str]:
@@ -334,19 +377,13 @@ def _located(storage: Storage, path: str, shown: str) -> BadInputError | None:
     (Spark's message renders the record, not where it is), or ``None`` when none is found."""
     import csv
 
-    from lakectl.storage.source_files import first_malformed_csv_line
+    from lakectl.storage.source_files import first_malformed_csv_line, malformed_csv_error
 
     try:
         found = first_malformed_csv_line(storage, path, shown)
     except (UnicodeDecodeError, csv.Error, OSError):
         found = None
-    if found is None:
-        return None
-    return BadInputError(
-        f"malformed CSV: {found.describe()}; nothing was loaded",
-        hint="fix or remove that line (a field with a comma or a line break needs double "
-        "quotes), then load the file again",
-    )
+    return None if found is None else malformed_csv_error(found)
 
 
 def _load_source(
@@ -399,6 +436,11 @@ def load_dataframe(
     table is created from its columns when it does not exist yet."""
     import time
 
+    if options.engine == "arrow":
+        raise UsageError(
+            "engine='arrow' loads files, not a Spark DataFrame (its rows are in Spark)",
+            hint="load the DataFrame with engine='spark', or write it out and load the files",
+        )
     started = time.time()
     store = _prepare(ctx, table_ref, options)
     state = store.read_state() if store.has_log() else None
@@ -513,6 +555,7 @@ def load_frame(
     from pyspark.sql import functions as F
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.kernel.change_classify import load_counts
     from lakectl.spark import acid_write, change_classify
     from lakectl.spark.batch import BatchOptions, shape_batch
 
@@ -550,7 +593,7 @@ def load_frame(
             parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
             added = txn.added
             part_rows = stats.partitions
-            touched = {_partition_key(meta, r) for r in part_rows} if meta.partition_by else {""}
+            touched = {partition_key(meta, r) for r in part_rows} if meta.partition_by else {""}
             rows = stats.rows
             tasks = write_tasks(rows, len(part_rows), parallelism)
             if options.mode == LoadMode.APPEND:
@@ -589,13 +632,7 @@ def load_frame(
                 by_result = change_classify.checked_counts(
                     metrics, written, rows
                 ) or change_classify.count_results(classified)
-                counts = {
-                    "inserted": by_result["insert"],
-                    "updated": by_result["update"],
-                    "deleted": by_result["delete"],
-                    "ignored": by_result["ignored"],
-                    "superseded_in_batch": rows - sum(by_result.values()),
-                }
+                counts = load_counts(by_result, rows)
             phases["write"] = time.time() - started - sum(phases.values())
             if before_commit is not None:
                 before_commit()
@@ -681,7 +718,7 @@ def _existing_keys(
 ):
     """Keys, identities (and the order column) of the stored rows with a key of the batch.
 
-    With ``arrow_lookup`` (a :class:`~lakectl.spark.key_lookup.LookupSpec` and the batch's
+    With ``arrow_lookup`` (a :class:`~lakectl.arrow.key_lookup.LookupSpec` and the batch's
     keys as an Arrow array) the stored files are searched with pyarrow in Spark tasks
     (:mod:`lakectl.spark.key_lookup`); otherwise through Spark's row engine.
     """
@@ -730,29 +767,49 @@ def _existing_keys(
 def _evolution(
     state: TableState, raw: Any, op_column: str | None
 ) -> tuple[TableMetadata, dict[str, Any], list[str]] | None:
-    """``--evolve``: the metadata with the columns of ``raw`` the table lacks added (their types
-    from the batch), what the load's record says about the change, and the added names; None
-    when the batch has no new column."""
+    """``--evolve`` for a Spark DataFrame ``raw`` (:func:`evolution_of` its columns)."""
+    return evolution_of(state, spark_columns(raw), op_column)
+
+
+def spark_columns(raw: Any) -> list[tuple[str, str]]:
+    """The (name, Spark SQL type) of each column of the DataFrame ``raw``."""
+    return [(f.name, f.dataType.simpleString()) for f in raw.schema.fields]
+
+
+def evolution_of(
+    state: TableState, columns: Sequence[tuple[str, str]], op_column: str | None
+) -> tuple[TableMetadata, dict[str, Any], list[str]] | None:
+    """``--evolve``: the metadata with the batch's ``columns`` (name, type) the table lacks
+    added, what the load's record says about the change, and the added names; None when the
+    batch has no new column."""
     from lakectl.ops.alter import evolved_metadata
     from lakectl.table.evolution import SchemaChange
 
     schema = state.metadata.schema
     new = [
-        f
-        for f in raw.schema.fields
-        if f.name not in schema and not (op_column and f.name.lower() == op_column.lower())
+        (name, type_)
+        for name, type_ in columns
+        if name not in schema and not (op_column and name.lower() == op_column.lower())
     ]
     if not new:
         return None
-    texts = tuple(f"{f.name} {f.dataType.simpleString()}" for f in new)
+    texts = tuple(f"{name} {type_}" for name, type_ in new)
     meta, changed = evolved_metadata(state, SchemaChange(add_columns=texts))
-    return meta, {"evolved": changed}, [f.name for f in new]
+    return meta, {"evolved": changed}, [name for name, _ in new]
 
 
 def new_table_metadata(raw: Any, options: LoadOptions, op_column: str | None) -> TableMetadata:
+    """The metadata of the table a load of the DataFrame ``raw`` creates
+    (:func:`table_metadata_of` its columns)."""
+    return table_metadata_of(spark_columns(raw), options, op_column)
+
+
+def table_metadata_of(
+    columns: Sequence[tuple[str, str]], options: LoadOptions, op_column: str | None
+) -> TableMetadata:
     """The metadata of the table a load creates: ``options.schema`` (as ``create --schema``),
-    else the batch's columns (all but the op column), with the key, partitioning and buckets
-    ``create`` takes."""
+    else the batch's ``columns`` (name, type; all but the op column), with the key,
+    partitioning and buckets ``create`` takes."""
     layout = (
         tuple(split_columns(",".join(options.primary_key))),
         tuple(split_columns(",".join(options.partition_by))),
@@ -760,9 +817,9 @@ def new_table_metadata(raw: Any, options: LoadOptions, op_column: str | None) ->
     )
     if options.schema is not None:
         return build_metadata(parse_schema(options.schema), *layout)
-    columns = []
-    for field_ in raw.schema.fields:
-        if op_column and field_.name.lower() == op_column.lower():
-            continue
-        columns.append(Column(field_.name, normalize_type(field_.dataType.simpleString())))
-    return build_metadata(Schema(tuple(columns)), *layout)
+    kept = [
+        Column(name, normalize_type(type_))
+        for name, type_ in columns
+        if not (op_column and name.lower() == op_column.lower())
+    ]
+    return build_metadata(Schema(tuple(kept)), *layout)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import UsageError
 from lakectl.failpoints import failpoint, is_crash
@@ -32,10 +32,13 @@ from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import read_footer
 from lakectl.table.paths import STAGING_DIR, Shape, table_path
-from lakectl.table.properties import parse_size, property_value
+from lakectl.table.properties import parse_size, property_value, pyarrow_orc_codec
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
 from lakectl.table.validity import ValidWriteIds
+
+if TYPE_CHECKING:
+    from lakectl.arrow.bucket_compaction import BucketGroup
 
 # Hive's AcidUtils.MetaDataFile marker of a compactor-written directory.
 COMPACTOR_MARKER = json.dumps({"thisFileVersion": "0", "dataFormat": "compacted"})
@@ -114,6 +117,85 @@ def _dir_path(store: TableStore, rel: str) -> str:
     return table_path(store.storage, store.root, rel, Shape.DATA_DIR, source="the rewrite plan")
 
 
+def arrow_unsupported(
+    store: TableStore,
+    meta: TableMetadata,
+    state: TableState,
+    chosen: list[PartitionCompaction],
+    layouts: Mapping[str, ListBucketing] | None = None,
+) -> str | None:
+    """Why the Arrow engine cannot rewrite ``chosen`` as Spark does, as a phrase for
+    :func:`lakectl.engine.choose_engine`; None when it can."""
+    from lakectl.arrow.bucket_compaction import unsafe_type
+
+    unsafe = unsafe_type(meta.data_schema)
+    if unsafe is not None:
+        return (
+            f"{unsafe}; its compaction rewrites numbers, strings, booleans, dates, binary and "
+            "decimals"
+        )
+    majors = [p for p in chosen if p.kind == MAJOR]
+    split = kept_layouts(state.records, majors) if layouts is None else layouts
+    listed = [p.relative or "(table)" for p in majors if p.relative in split]
+    if listed:
+        return f"partition {listed[0]} keeps a list-bucketed base (split into directories)"
+    if any(groups is None for groups in _bucket_groups(store, meta, chosen)):
+        return "a data file to rewrite is not named bucket_N"
+    return None
+
+
+def _bucket_groups(
+    store: TableStore, meta: TableMetadata, chosen: list[PartitionCompaction]
+) -> tuple[list[BucketGroup] | None, list[BucketGroup] | None]:
+    """The files each (partition, bucket) of ``chosen`` rewrites: the major compactions', then
+    the minor ones' (None: a file is not named ``bucket_N``)."""
+    from lakectl.arrow.bucket_compaction import bucket_groups, minor_groups
+
+    majors = [p for p in chosen if p.kind == MAJOR]
+    minors = [p for p in chosen if p.kind != MAJOR]
+    out_dirs = {p.relative: p.output_base or "" for p in majors}
+    return bucket_groups(store.storage, store.root, _major_plans(meta, majors), out_dirs), (
+        minor_groups(
+            store.storage,
+            store.root,
+            _minor_plans(meta, minors),
+            {p.relative: p.output_delta or "" for p in minors},
+            {p.relative: p.output_delete_delta or "" for p in minors},
+        )
+    )
+
+
+def _major_plans(meta: TableMetadata, majors: list[PartitionCompaction]) -> list[PartitionReadPlan]:
+    return [
+        PartitionReadPlan(
+            p.relative, partition_values(meta, p.relative), p.base, p.deltas, p.delete_deltas, ()
+        )
+        for p in majors
+    ]
+
+
+def _minor_plans(meta: TableMetadata, chosen: list[PartitionCompaction]) -> list[PartitionReadPlan]:
+    """The minor compactions' inputs: deltas and delete deltas (no base)."""
+    return [
+        PartitionReadPlan(
+            p.relative, partition_values(meta, p.relative), None, p.deltas, p.delete_deltas, ()
+        )
+        for p in chosen
+        if p.kind != MAJOR and (p.deltas or p.delete_deltas)
+    ]
+
+
+def _validity(
+    meta: TableMetadata, state: TableState, chosen: list[PartitionCompaction]
+) -> tuple[ValidWriteIds, str | None]:
+    """The write ids a rewrite keeps (every committed one up to the highest compacted), and the
+    key column a live row must have set."""
+    top = max(p.max_write_id for p in chosen)
+    committed = state.committed_write_ids
+    valid = ValidWriteIds(top, frozenset(w for w in range(1, top + 1) if w not in committed))
+    return valid, next((k for k in meta.primary_key if k not in meta.partition_by), None)
+
+
 def rewrite_partitions(
     ctx: Context,
     store: TableStore,
@@ -124,21 +206,121 @@ def rewrite_partitions(
     layouts: Mapping[str, ListBucketing] | None = None,
     *,
     target_size: int = 128 << 20,
+    engine: str = "spark",
 ) -> tuple[set[str], dict[str, int]]:
     """Rewrite the chosen partitions; returns the directories written and row counts.
 
     A major compaction writes the new base split like the old one (list bucketing), or as
-    ``layouts`` (partition -> mapping) says when given (``lakectl list-bucket``)."""
+    ``layouts`` (partition -> mapping) says when given (``lakectl list-bucket``). ``engine``
+    ``"arrow"`` rewrites in this process, one (partition, bucket) at a time, without Spark
+    (:func:`arrow_unsupported` must have said it can)."""
+    added: set[str] = set()
+    counts: dict[str, int] = {"partitions": len(chosen)}
+    if engine == "arrow":
+        _rewrite_with_arrow(store, meta, state, chosen, added, counts)
+        _write_markers(store, added)
+    else:
+        staging = table_path(
+            store.storage,
+            store.root,
+            f"{STAGING_DIR}/compact-{run_id}",
+            Shape.STAGING,
+            source="a new compaction",
+        )
+        try:
+            _rewrite_with_spark(
+                ctx, store, meta, state, chosen, staging, layouts, target_size, added, counts
+            )
+            _write_markers(store, added)
+        except BaseException as exc:
+            if not is_crash(exc):  # a simulated crash leaves the staging a killed run leaves
+                store.storage.delete(staging, recursive=True)
+            raise
+        store.storage.delete(staging, recursive=True)
+    counts["dirs_in"] = sum(len(p.inputs) for p in chosen)
+    counts["dirs_out"] = len(added)
+    return added, counts
 
+
+def _write_markers(store: TableStore, added: set[str]) -> None:
+    """Each written directory's ``_orc_acid_version`` and compactor marker."""
+    failpoint("compact.before_markers")
+    for rel in added:
+        directory = _dir_path(store, rel)
+        store.storage.write_bytes(
+            store.storage.join(directory, ACID_VERSION_FILE), ACID_VERSION.encode()
+        )
+        store.storage.write_bytes(
+            store.storage.join(directory, COMPACTOR_METADATA_FILE),
+            COMPACTOR_MARKER.encode(),
+        )
+
+
+def _empty_bases(store: TableStore, majors: list[PartitionCompaction], added: set[str]) -> None:
+    """A partition whose rows were all deleted still gets its (empty) base."""
+    for p in majors:
+        rel = p.output_path(p.output_base or "")
+        if rel not in added:
+            store.storage.makedirs(_dir_path(store, rel))
+            added.add(rel)
+
+
+def _rewrite_with_arrow(
+    store: TableStore,
+    meta: TableMetadata,
+    state: TableState,
+    chosen: list[PartitionCompaction],
+    added: set[str],
+    counts: dict[str, int],
+) -> None:
+    """The Arrow engine: every (partition, bucket) in this process, one after the other."""
+    from lakectl.arrow.bucket_compaction import BucketCompactor, compact_groups
+
+    valid, key = _validity(meta, state, chosen)
+    compactor = BucketCompactor(
+        store.storage,
+        meta.data_schema,
+        valid,
+        key=key,
+        compression=pyarrow_orc_codec(meta.property("orc.compress") or "snappy"),
+    )
+    majors = [p for p in chosen if p.kind == MAJOR]
+    major_groups, minor_groups = _bucket_groups(store, meta, chosen)
+    cpu_ms = peak = 0
+    if majors:
+        merged = compact_groups(compactor, store.root, major_groups or [])
+        added |= merged.dirs
+        cpu_ms, peak = merged.task_cpu_ms, merged.peak_memory_bytes
+        _empty_bases(store, majors, added)
+        counts["rows_written"] = merged.rows
+    if minor_groups:
+        merged = compact_groups(compactor, store.root, minor_groups)
+        added |= merged.dirs
+        cpu_ms, peak = cpu_ms + merged.task_cpu_ms, merged.peak_memory_bytes
+    counts["merge_task_cpu_ms"] = cpu_ms
+    counts["peak_memory_bytes"] = peak
+
+
+def _rewrite_with_spark(
+    ctx: Context,
+    store: TableStore,
+    meta: TableMetadata,
+    state: TableState,
+    chosen: list[PartitionCompaction],
+    staging: str,
+    layouts: Mapping[str, ListBucketing] | None,
+    target_size: int,
+    added: set[str],
+    counts: dict[str, int],
+) -> None:
+    """The Spark engine: one task per (partition, bucket) where it applies, else Spark's
+    rewrite (shuffle and sort)."""
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.scan.target import with_written_schemas
     from lakectl.spark import acid_read, acid_write, bucket_rewrite, list_bucket
 
     spark = ctx.spark()
-    top = max(p.max_write_id for p in chosen)
-    committed = state.committed_write_ids
-    valid = ValidWriteIds(top, frozenset(w for w in range(1, top + 1) if w not in committed))
-    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    valid, key = _validity(meta, state, chosen)
     spec = acid_read.ReadSpec(
         store.storage,
         store.root,
@@ -147,140 +329,127 @@ def rewrite_partitions(
         valid,
         key,
     )
-    staging = table_path(
-        store.storage,
-        store.root,
-        f"{STAGING_DIR}/compact-{run_id}",
-        Shape.STAGING,
-        source="a new compaction",
-    )
     target = acid_write.WriteTarget(store.storage, store.root, staging, meta)
     event_cols = ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"]
     cols = [*event_cols, "row", *[f"`{c}`" for c in meta.partition_by]]
     bytes_in = sum(d.size for p in chosen for d in p.inputs)
     tasks = rewrite_tasks(ctx, bytes_in, target_size, len(chosen))
-    added: set[str] = set()
-    counts: dict[str, int] = {"partitions": len(chosen)}
-    try:
-        majors = [p for p in chosen if p.kind == MAJOR]
-        minors = [p for p in chosen if p.kind != MAJOR]
-        if majors:
-            plans = [
-                PartitionReadPlan(
-                    p.relative,
-                    partition_values(meta, p.relative),
-                    p.base,
-                    p.deltas,
-                    p.delete_deltas,
-                    (),
-                )
-                for p in majors
-            ]
-            plans = with_written_schemas(plans, state)
-            out_dirs = {p.relative: p.output_base or "" for p in majors}
-            split = kept_layouts(state.records, majors) if layouts is None else layouts
-            merged = None
-            if not any(p.relative in split for p in majors):
-                # Inputs are already in the output's order: one task per bucket, no shuffle.
-                ctx.progress("major: merging each bucket's files into the new base")
-                merged = bucket_rewrite.merge_major(
-                    spark,
-                    store.storage,
-                    store.root,
-                    plans,
+    compression = meta.property("orc.compress") or "snappy"
+    cpu_ms: int | None = None
+    majors = [p for p in chosen if p.kind == MAJOR]
+    minors = [p for p in chosen if p.kind != MAJOR]
+    if majors:
+        plans = with_written_schemas(_major_plans(meta, majors), state)
+        out_dirs = {p.relative: p.output_base or "" for p in majors}
+        split = kept_layouts(state.records, majors) if layouts is None else layouts
+        merged = None
+        if not any(p.relative in split for p in majors):
+            # Inputs are already in the output's order: one task per bucket, no shuffle.
+            ctx.progress("major: merging each bucket's files into the new base")
+            merged = bucket_rewrite.merge_major(
+                spark,
+                store.storage,
+                store.root,
+                plans,
+                out_dirs,
+                meta.data_schema,
+                valid,
+                key=key,
+                compression=compression,
+            )
+        live = acid_read.live_events(spark, plans, spec) if merged is None else None
+        if merged is not None:
+            added |= merged.dirs
+            cpu_ms = merged.task_cpu_ms
+        elif live is not None:
+            # One pass: rows are counted from the written files' footers afterwards.
+            live = live.select(*cols)
+            ctx.progress("major: writing the new base")
+            events, subdirs = list_bucket.split_events(
+                spark, live, meta, split, [p.relative for p in majors]
+            )
+            added |= set(
+                acid_write.write_compacted(
+                    events,
+                    target,
+                    tasks,
                     out_dirs,
-                    meta.data_schema,
-                    valid,
-                    key=key,
-                    compression=meta.property("orc.compress") or "snappy",
+                    bloom=True,
+                    staging_name="base",
+                    subdir_names=subdirs,
                 )
-            live = acid_read.live_events(spark, plans, spec) if merged is None else None
-            if merged is not None:
-                added |= merged.dirs
-                counts["merge_task_cpu_ms"] = merged.task_cpu_ms
-            elif live is not None:
-                # One pass: rows are counted from the written files' footers afterwards.
-                live = live.select(*cols)
-                ctx.progress("major: writing the new base")
-                events, subdirs = list_bucket.split_events(
-                    spark, live, meta, split, [p.relative for p in majors]
-                )
-                added |= set(
-                    acid_write.write_compacted(
-                        events,
-                        target,
-                        tasks,
-                        out_dirs,
-                        bloom=True,
-                        staging_name="base",
-                        subdir_names=subdirs,
-                    )
-                )
-            # A partition whose rows were all deleted still gets its (empty) base.
-            for p in majors:
-                rel = p.output_path(p.output_base or "")
-                if rel not in added:
-                    store.storage.makedirs(_dir_path(store, rel))
-                    added.add(rel)
-            counts["rows_written"] = (
-                merged.rows
-                if merged is not None
-                else rows_under(store, [p.output_path(p.output_base or "") for p in majors])
             )
-        if minors:
-            plans = [
-                PartitionReadPlan(
-                    p.relative, partition_values(meta, p.relative), None, p.deltas, (), ()
-                )
-                for p in minors
-                if p.deltas
-            ]
-            plans = with_written_schemas(plans, state)
-            inserts = acid_read.insert_events(spark, plans, spec) if plans else None
-            if inserts is not None:
-                ctx.progress("minor: merging deltas")
-                added |= set(
-                    acid_write.write_compacted(
-                        inserts.select(*cols),
-                        target,
-                        tasks,
-                        {p.relative: p.output_delta or "" for p in minors},
-                        bloom=True,
-                        staging_name="delta",
-                    )
-                )
-            delete_files = [f for p in minors for d in p.delete_deltas for f in d.files]
-            if delete_files:
-                ctx.progress("minor: merging delete deltas")
-                deletes = acid_read.delete_event_rows(spark, spec, delete_files).select(*cols)
-                added |= set(
-                    acid_write.write_compacted(
-                        deletes,
-                        target,
-                        tasks,
-                        {p.relative: p.output_delete_delta or "" for p in minors},
-                        bloom=False,
-                        staging_name="delete_delta",
-                    )
-                )
-        failpoint("compact.before_markers")
-        for rel in added:
-            directory = _dir_path(store, rel)
-            store.storage.write_bytes(
-                store.storage.join(directory, ACID_VERSION_FILE), ACID_VERSION.encode()
+        _empty_bases(store, majors, added)
+        counts["rows_written"] = (
+            merged.rows
+            if merged is not None
+            else rows_under(store, [p.output_path(p.output_base or "") for p in majors])
+        )
+    if minors:
+        plans = with_written_schemas(_minor_plans(meta, minors), state)
+        merged = None
+        if plans:
+            ctx.progress("minor: merging each bucket's deltas")
+            merged = bucket_rewrite.merge_minor(
+                spark,
+                store.storage,
+                store.root,
+                plans,
+                {p.relative: p.output_delta or "" for p in minors},
+                {p.relative: p.output_delete_delta or "" for p in minors},
+                meta.data_schema,
+                valid,
+                key=key,
+                compression=compression,
             )
-            store.storage.write_bytes(
-                store.storage.join(directory, COMPACTOR_METADATA_FILE),
-                COMPACTOR_MARKER.encode(),
+        if merged is not None:
+            added |= merged.dirs
+            cpu_ms = (cpu_ms or 0) + merged.task_cpu_ms
+        else:
+            _minor_with_spark(spark, spec, target, tasks, cols, plans, minors, added)
+    if cpu_ms is not None:
+        counts["merge_task_cpu_ms"] = cpu_ms
+
+
+def _minor_with_spark(
+    spark: Any,
+    spec: Any,
+    target: Any,
+    tasks: int,
+    cols: list[str],
+    plans: list[PartitionReadPlan],
+    minors: list[PartitionCompaction],
+    added: set[str],
+) -> None:
+    """A minor compaction through Spark's rewrite (shuffle and sort)."""
+    from lakectl.spark import acid_read, acid_write
+
+    plans = [p for p in plans if p.deltas]
+    inserts = acid_read.insert_events(spark, plans, spec) if plans else None
+    if inserts is not None:
+        added |= set(
+            acid_write.write_compacted(
+                inserts.select(*cols),
+                target,
+                tasks,
+                {p.relative: p.output_delta or "" for p in minors},
+                bloom=True,
+                staging_name="delta",
             )
-    except BaseException as exc:
-        if not is_crash(exc):  # a simulated crash leaves the staging a killed run leaves
-            store.storage.delete(staging, recursive=True)
-        raise
-    store.storage.delete(staging, recursive=True)
-    counts["dirs_in"] = sum(len(p.inputs) for p in chosen)
-    counts["dirs_out"] = len(added)
-    return added, counts
+        )
+    delete_files = [f for p in minors for d in p.delete_deltas for f in d.files]
+    if delete_files:
+        deletes = acid_read.delete_event_rows(spark, spec, delete_files).select(*cols)
+        added |= set(
+            acid_write.write_compacted(
+                deletes,
+                target,
+                tasks,
+                {p.relative: p.output_delete_delta or "" for p in minors},
+                bloom=False,
+                staging_name="delete_delta",
+            )
+        )
 
 
 def partition_values(meta: TableMetadata, relative: str) -> tuple[str | None, ...]:

@@ -482,8 +482,9 @@ def read_rows(
 ) -> DataFrame:
     """The snapshot's rows as a flat DataFrame: through lakectl's data source where it can
     serve the read (:mod:`native_read`), else by the live-row kernel in Spark tasks
-    (:mod:`kernel_read`), else (switched off, or a type Arrow cannot read) by Spark's ORC scan
-    and joins."""
+    (:mod:`kernel_read`), else (a timestamp column, a type Arrow cannot read, or the kernel
+    switched off: :func:`~lakectl.spark.kernel_read.join_reason`) by Spark's ORC scan and
+    joins."""
     return read_rows_and_path(spark, plans, spec, with_identity)[0]
 
 

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from lakectl.arrow.acid_writer import ORC_COMPRESSION_BLOCK, WrittenChanges
 from lakectl.failpoints import failpoint
+from lakectl.kernel.spark_hash import bucket_key_names
 from lakectl.spark.fsspec_orc import hadoop_url, write_events
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import (
@@ -166,7 +167,7 @@ def write_changes(
         data = {c.lower() for c in meta.data_schema.names}
         keys = [
             F.col(f"row.`{k}`") if k.lower() in data else F.col(f"`{k}`")
-            for k in meta.primary_key or meta.data_schema.names[:1]
+            for k in bucket_key_names(meta)
         ]
         new_bucket = F.pmod(F.hash(*keys), F.lit(meta.buckets))
     else:  # the writing task's number, known after the shuffle

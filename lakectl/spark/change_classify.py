@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Observation, Window
 from pyspark.sql import functions as F
 
+from lakectl.kernel.change_classify import OLD, RESULT_COL, RESULTS
 from lakectl.table.metadata import TableMetadata
 
 from . import acid_write
@@ -23,10 +24,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from lakectl.arrow.acid_writer import WrittenChanges
-
-RESULT_COL = "__lakectl_result"
-RESULTS = ("insert", "update", "delete", "ignored")
-OLD = "__old_"
 
 
 def has_repeated_keys(batch: DataFrame, meta: TableMetadata) -> bool:

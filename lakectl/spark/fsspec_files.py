@@ -36,6 +36,7 @@ from pyspark.sql.datasource import (
 )
 
 from lakectl.errors import BadInputError, FormatError, StorageError, UsageError
+from lakectl.kernel.orc_dates import batch_from_orc, batch_to_orc
 from lakectl.storage.fs import Storage
 from lakectl.table.json_input import SizeLimit, field_int, read_json_object
 
@@ -244,7 +245,7 @@ def _arrow_batches(storage: Storage, path: str, fmt: str) -> Iterator[pa.RecordB
         else:
             reader = orc.ORCFile(pa.BufferReader(storage.fs.cat_file(path)))
             for stripe in range(reader.nstripes):
-                yield reader.read_stripe(stripe)
+                yield batch_from_orc(reader.read_stripe(stripe))
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"{storage.url(path)} does not exist") from exc
 
@@ -319,7 +320,8 @@ class _FilesWriter(DataSourceArrowWriter):
                         if self.fmt == "parquet"
                         else orc.ORCWriter(handle, compression="snappy")
                     )
-                writer.write(pa.Table.from_batches([batch]))
+                orc_ready = batch if self.fmt == "parquet" else batch_to_orc(batch)
+                writer.write(pa.Table.from_batches([orc_ready]))
                 rows += batch.num_rows
         finally:
             if writer is not None:

@@ -37,6 +37,7 @@ from pyspark.sql.datasource import (
 
 from lakectl.arrow.acid_writer import unsliced
 from lakectl.arrow.events import orc_source
+from lakectl.kernel.orc_dates import batch_to_orc
 from lakectl.kernel.schema_map import conform_batch
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import escape_partition_value, unescape_partition_value
@@ -257,7 +258,8 @@ class _EventWriter(DataSourceArrowWriter):
                         )
                         written.append(path)
                         current = key
-                    writer.write(pa.Table.from_batches([unsliced(rows.select(_EVENT_COLUMNS))]))
+                    events = batch_to_orc(unsliced(rows.select(_EVENT_COLUMNS)))
+                    writer.write(pa.Table.from_batches([events]))
             if writer is not None:
                 writer.close()
                 handle.close()

@@ -8,7 +8,8 @@ partition and reads them with the Arrow engine's partition reader
 (:mod:`lakectl.arrow.partition_reader`): pyarrow's ORC reader through the table's fsspec
 filesystem, the live-row rule and schema mapping of :mod:`lakectl.kernel`, Arrow batches out
 (``mapInArrow``). No join, no shuffle, no delete event leaves its task: the rule is the one every
-Python reader applies, not a second one written in Spark's terms.
+Python reader applies, not a second one written in Spark's terms. Spark's joins
+(:mod:`lakectl.spark.acid_read`) read only what the kernel does not (:func:`join_reason`).
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-# ``true`` sends reads the data source cannot serve through the kernel in Spark tasks instead of
-# Spark's joins: ``lakectl --conf spark.lakectl.read.kernel=true ...`` (not yet the default).
+# Where reads the data source cannot serve go: ``auto`` (the default) through the kernel in
+# Spark tasks, except for tables with timestamp columns (:func:`join_reason`); ``true`` through
+# the kernel for those too; ``false`` through Spark's ORC scan and joins
+# (``lakectl --conf spark.lakectl.read.kernel=false ...``).
 ENABLED_CONF = "spark.lakectl.read.kernel"
 _MAX_TASKS = 1000
 _TASK_BYTES = 64 << 20  # of data files per task, about (a partition's buckets are split up)
@@ -45,16 +48,10 @@ def kernel_rows(
     with_identity: bool = False,
 ) -> DataFrame | None:
     """The snapshot's rows as :func:`lakectl.spark.acid_read.read_rows` returns them, read by
-    the kernel in Spark tasks; None unless it is switched on (:data:`ENABLED_CONF`), or when a
-    column type has no Arrow reading, for the caller's joins."""
-    if (spark.conf.get(ENABLED_CONF, "false") or "false").lower() != "true":
-        return None
-    from lakectl.arrow.types import arrow_schema
-
-    try:
-        arrow_schema(spec.data_schema)
-        arrow_schema(spec.partition_schema)
-    except FormatError:
+    the kernel in Spark tasks; None where it does not run (:func:`join_reason`), for the
+    caller's joins."""
+    mode = (spark.conf.get(ENABLED_CONF, "auto") or "auto").lower()
+    if join_reason(spec, forced=mode == "true") is not None or mode == "false":
         return None
     units = _units([p for p in plans if not p.is_empty], _slots(spark))
     if not units:
@@ -93,6 +90,26 @@ def kernel_identities(
         spec.storage, spec.data_schema, spec.partition_schema, spec.valid, spec.not_null_column
     )
     return _run(spark, _IdentityTask(merge, chosen, struct, deletes, first_write_id))
+
+
+def join_reason(spec: ReadSpec, forced: bool = False) -> str | None:
+    """Why a read of ``spec`` the data source cannot serve goes through Spark's joins instead
+    of the kernel (None: it does not). A column type with no Arrow reading; by default
+    (unless ``forced``), a timestamp column: pyarrow's ORC reader holds timestamps as
+    nanoseconds since 1970 and fails on a file holding one before 1677-09-22 or after
+    2262-04-11 (such as an end date 9999-12-31), which Spark's ORC reader reads."""
+    from lakectl.arrow.types import arrow_schema
+
+    try:
+        arrow_schema(spec.data_schema)
+        arrow_schema(spec.partition_schema)
+    except FormatError as exc:
+        return f"a column type the kernel cannot read ({exc})"
+    columns = [*spec.data_schema.columns, *spec.partition_schema.columns]
+    timed = [c.name for c in columns if "timestamp" in c.type.lower()]
+    if timed and not forced:
+        return f"timestamp column {timed[0]!r}"
+    return None
 
 
 def _run(spark: SparkSession, task: _KernelTask) -> DataFrame:
@@ -215,4 +232,4 @@ class _IdentityTask(_KernelTask):
         )
 
 
-__all__ = ["ENABLED_CONF", "kernel_identities", "kernel_rows"]
+__all__ = ["ENABLED_CONF", "join_reason", "kernel_identities", "kernel_rows"]

@@ -10,22 +10,20 @@ has a filesystem for the source's scheme, else through fsspec
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import (
-    BadInputError,
     LakectlError,
     SourceNotFoundError,
-    SourceParseError,
     UsageError,
 )
 from lakectl.storage.fs import storage_for
+from lakectl.storage.source_files import FORMATS
+from lakectl.table.batch_checks import empty_batch_error, parse_error
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-FORMATS = ("csv", "json", "parquet", "orc", "avro")
 _EXTENSIONS = {
     ".csv": "csv",
     ".tsv": "csv",
@@ -90,11 +88,9 @@ def read_source(
     except Exception as exc:
         from lakectl.spark.batch import first_line
 
-        raise SourceParseError(f"{source}: cannot be parsed: {first_line(exc)}") from exc
+        raise parse_error(source, first_line(exc)) from exc
     if not df.columns:
-        raise BadInputError(
-            f"{source}: the batch is empty (no columns, no rows); nothing was loaded"
-        )
+        raise empty_batch_error(source, columns=False)
     return df
 
 
@@ -132,67 +128,12 @@ def _read_spark_source(spark: SparkSession, url: str, fmt: str, infer: bool) -> 
 
 
 def _read_avro(spark: SparkSession, storage, path: str) -> DataFrame:
-    import fastavro
     import pyarrow as pa
 
-    files = [path]
-    if storage.isdir(path):
-        entries = storage.list_entries(path, links=True)
-        files = [e["path"] for e in entries if e["name"].endswith(".avro")]
-    records: list[dict] = []
-    schema: dict | None = None
-    for file in files:
-        try:
-            with storage.fs.open(file, "rb") as handle:
-                reader = fastavro.reader(handle)
-                written = reader.writer_schema
-                if not isinstance(written, dict) or written.get("type") != "record":
-                    raise BadInputError(
-                        f"{storage.url(file)}: the Avro schema's top level must be a record "
-                        "(one column per field)"
-                    )
-                schema = schema or written
-                records.extend(cast(Iterator[dict], reader))  # records: checked above
-        except (ValueError, EOFError, fastavro.read.SchemaResolutionError) as exc:  # type: ignore[attr-defined]
-            raise BadInputError(f"{storage.url(file)}: not a readable Avro file: {exc}") from exc
-    if schema is None:
-        raise BadInputError(f"{storage.url(path)}: no Avro files found")
-    fields = schema.get("fields", [])
-    ddl = ", ".join(f"`{f['name']}` {_avro_type(f['type'])}" for f in fields)
-    names = [f["name"] for f in fields]
-    table = pa.Table.from_pylist([{n: r.get(n) for n in names} for r in records])
-    if table.num_columns == 0:
-        return spark.createDataFrame([], ddl)
-    return (
-        spark.createDataFrame(table.to_pandas(), ddl) if records else spark.createDataFrame([], ddl)
-    )
+    from lakectl.storage.avro_files import read_avro
 
-
-def _avro_type(avro: object) -> str:
-    if isinstance(avro, list):
-        non_null = [t for t in avro if t != "null"]
-        return _avro_type(non_null[0]) if len(non_null) == 1 else "string"
-    if isinstance(avro, dict):
-        logical = avro.get("logicalType")
-        if logical == "date":
-            return "date"
-        if logical in ("timestamp-millis", "timestamp-micros"):
-            return "timestamp"
-        if logical == "decimal":
-            return f"decimal({avro.get('precision', 10)},{avro.get('scale', 0)})"
-        return _avro_type(avro.get("type"))
-    mapping = {
-        "int": "int",
-        "long": "bigint",
-        "float": "float",
-        "double": "double",
-        "boolean": "boolean",
-        "string": "string",
-        "bytes": "binary",
-        "enum": "string",
-    }
-    if isinstance(avro, str) and avro in mapping:
-        return mapping[avro]
-    raise BadInputError(
-        f"Avro type {avro!r} is not supported (flat records of primitive types only)"
-    )
+    avro = read_avro(storage, path)
+    table = pa.Table.from_pylist(avro.records)
+    if table.num_columns == 0 or not avro.records:
+        return spark.createDataFrame([], avro.ddl)
+    return spark.createDataFrame(table.to_pandas(), avro.ddl)

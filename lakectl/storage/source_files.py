@@ -16,8 +16,11 @@ import hashlib
 import posixpath
 from dataclasses import dataclass
 
+from lakectl.errors import BadInputError
 from lakectl.storage.fs import Storage
 
+FORMATS = ("csv", "json", "parquet", "orc", "avro")
+"""The formats a load reads."""
 TEXT_FORMATS = ("csv", "json")
 
 
@@ -106,6 +109,15 @@ class MalformedLine:
             f"{self.file}, line {self.line}: {self.fields} field(s) where the header has "
             f"{self.expected}"
         )
+
+
+def malformed_csv_error(found: MalformedLine) -> BadInputError:
+    """The error for a CSV source with the record ``found`` of the wrong width."""
+    return BadInputError(
+        f"malformed CSV: {found.describe()}; nothing was loaded",
+        hint="fix or remove that line (a field with a comma or a line break needs double "
+        "quotes), then load the file again",
+    )
 
 
 def first_malformed_csv_line(storage: Storage, path: str, shown: str) -> MalformedLine | None:

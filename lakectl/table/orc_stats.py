@@ -160,8 +160,13 @@ def _zigzag_field(wire: int, value: int, raw: bytes) -> int | None:
     return _zigzag(value) if wire == 0 else None
 
 
+# Days since 1970-01-01 of 1582-10-15: ORC files count earlier days in the hybrid Julian
+# calendar (lakectl.kernel.orc_dates), so a bound before it is left unknown, not compared.
+_GREGORIAN_START = -141427
+
+
 def _date_field(wire: int, value: int, raw: bytes) -> date | None:
-    if wire != 0:
+    if wire != 0 or _zigzag(value) < _GREGORIAN_START:
         return None
     try:
         return _EPOCH + timedelta(days=_zigzag(value))

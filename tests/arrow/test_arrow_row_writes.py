@@ -54,9 +54,13 @@ STEPS: list[tuple[Any, ...]] = [
 ]
 
 
-def _build(path: Path, *, partitioned: bool) -> None:
+def _build(path: Path, *, partitioned: bool, buckets: int = 0) -> None:
     lakectl.create_table(
-        str(path), schema=SCHEMA, primary_key="id", partition_by="day" if partitioned else None
+        str(path),
+        schema=SCHEMA,
+        primary_key="id",
+        partition_by="day" if partitioned else None,
+        buckets=buckets,
     )
     append_rows(path, FIRST)
     append_rows(path, SECOND)
@@ -67,6 +71,7 @@ def built(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("arrow_dml")
     _build(root / "parted", partitioned=True)
     _build(root / "plain", partitioned=False)
+    _build(root / "bucketed", partitioned=True, buckets=3)
     return root
 
 
@@ -136,7 +141,7 @@ def run_step(table: lakectl.Table, step: tuple[Any, ...], engine: str) -> Any:
     return table.update_rows(text, where, engine=engine)
 
 
-@pytest.mark.parametrize("layout", ["parted", "plain"])
+@pytest.mark.parametrize("layout", ["parted", "plain", "bucketed"])
 def test_every_version_reads_as_duckdb_computes_it(built, tmp_path, layout) -> None:
     path = tmp_path / layout
     shutil.copytree(built / layout, path)
@@ -259,20 +264,6 @@ def test_auto_picks_arrow_for_a_small_table_and_says_why(built, tmp_path) -> Non
     assert run.json["engine_reason"].startswith("auto: ") and "at most" in run.json["engine_reason"]
     run = run_lakectl("restore", path, "--version", "2", "--engine", "auto", "--json")
     assert (run.code, run.json["engine"], run.json["counts"]["reinserted"]) == (0, "arrow", 7)
-
-
-def test_an_update_of_a_bucketed_table_is_refused_by_name(tmp_path) -> None:
-    path = tmp_path / "b"
-    lakectl.create_table(str(path), schema=SCHEMA, primary_key="id", buckets=2)
-    run = run_lakectl("update", path, "--set", "qty = 1", "--engine", "arrow")
-    assert run.code == 2
-    assert "the Arrow engine cannot run this: a bucketed table" in run.err
-    assert "--engine spark" in run.err
-    run = run_lakectl("restore", path, "--version", "0", "--engine", "arrow")
-    assert run.code == 2 and "a bucketed table" in run.err
-    # A delete needs no bucketing hash: the Arrow engine takes it (nothing to delete here).
-    run = run_lakectl("delete", path, "--where", "qty = 1", "--engine", "arrow", "--json")
-    assert (run.code, run.json["engine"], run.json["version"]) == (0, "arrow", None)
 
 
 @pytest.mark.parametrize("writer", ["delete", "update", "restore"])

@@ -1,13 +1,14 @@
 """One random table, three back ends: reads with a random ``--where`` and the table's random
 Type 7 statements (installed with ``apply_updates``, effective at random valid times) give the
-same rows through Spark with lakectl's data source, Spark's join path (the data source turned
-off with ``spark.lakectl.read.native=false``, the fallback for reads it cannot serve) and the
-Arrow engine, or fail the same way.
+same rows through Spark with lakectl's data source, Spark running the live-row kernel in its
+tasks (the data source turned off with ``spark.lakectl.read.native=false``: the fallback for
+reads it cannot serve) and the Arrow engine, or fail the same way.
 
 The table has every column type the data source decodes, NaN, infinities and -0.0, strings such
 as '02' and ' 2', three loads (a delta and delete deltas) and a partition per boolean value.
-It has no timestamp column: the data source reads none, so a timestamp column would send every
-read down the join path; timestamps take part as values (``CAST(day AS timestamp)``, literals).
+It has no timestamp column: neither the data source nor (by default) the kernel reads one, so a
+timestamp column would send every read down the join path; timestamps take part as values
+(``CAST(day AS timestamp)``, literals).
 
 The seed is fixed; ``LAKECTL_FUZZ_READS`` raises the budget of reads (``make fuzz``).
 """
@@ -42,6 +43,7 @@ NAMES = [c.split()[0] for c in DDL.split(", ")]
 SCHEMA = parse_schema(DDL)
 AS_OF = [None, 0, 150, 300, -1]  # valid times (ms) that make different statements effective
 DATA_SOURCE_SCAN = "lakectl ACID merge-on-read"  # the data source's node in Spark's plan
+KERNEL_SCAN = "MapInArrow"  # the kernel's node in Spark's plan
 # What the Arrow engine refuses although Spark evaluates it: empty, and any refusal fails the
 # test. Generated statements it would refuse are left out of the table's statements; a read it
 # refuses compares the two Spark paths only.
@@ -182,14 +184,17 @@ def _failure(exc: BaseException) -> tuple[str, str]:
 
 
 def _spark_read(spark: Any, table: Any, native: bool, **read: Any) -> Any:
-    """The rows (a Counter) Spark reads with the data source on or off, or how it failed;
-    asserts that the read took the path asked for."""
+    """The rows (a Counter) Spark reads with the data source on or off (then by the kernel in
+    its tasks), or how it failed; asserts that the read took the path asked for."""
     spark.conf.set(ENABLED_CONF, "true" if native else "false")
     try:
         frame = table.scan(**read).to_spark()
         plan = frame._jdf.queryExecution().executedPlan().toString()
         # A condition Spark folds to false reads nothing: an empty local scan.
-        assert (DATA_SOURCE_SCAN in plan) == native or "LocalTableScan <empty>" in plan, plan
+        assert (DATA_SOURCE_SCAN if native else KERNEL_SCAN) in plan or (
+            "LocalTableScan <empty>" in plan
+        ), plan
+        assert native or DATA_SOURCE_SCAN not in plan, plan
         return Counter(tuple(_plain(r[n]) for n in NAMES) for r in frame.collect())
     except AssertionError:
         raise
@@ -232,9 +237,9 @@ def test_three_back_ends_agree_on_random_reads(spark, table) -> None:  # type: i
     @given(st.randoms(use_true_random=False), st.sampled_from(AS_OF))
     def check(rng: random.Random, as_of: int | None) -> None:
         where = _Statements(rng).predicate(rng.choice([1, 2]))
-        data_source, join, arrow = _three(spark, table, where=where, as_of=as_of)
+        data_source, kernel, arrow = _three(spark, table, where=where, as_of=as_of)
         context = f"where {where!r}, as_of {as_of}"
-        assert data_source == join, context
+        assert data_source == kernel, context
         if _known_refusal(arrow):
             counts["arrow refuses (known)"] += 1
             return
@@ -248,8 +253,8 @@ def test_three_back_ends_agree_on_random_reads(spark, table) -> None:  # type: i
 def test_the_table_reads_the_same_without_a_where(spark, table) -> None:  # type: ignore[no-untyped-def]
     """The statements applied (all, and at each time) and the raw rows, through all three."""
     for as_of in AS_OF:
-        data_source, join, arrow = _three(spark, table, as_of=as_of)
-        assert data_source == join, as_of
+        data_source, kernel, arrow = _three(spark, table, as_of=as_of)
+        assert data_source == kernel, as_of
         if not _known_refusal(arrow):
             assert data_source == arrow, as_of
     raw = _arrow_read(table, raw=True)

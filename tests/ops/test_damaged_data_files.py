@@ -2,8 +2,8 @@
 read it with a damaged-table error (exit 76) naming the file, never "no rows", and the failed
 command changes nothing (the table's files hash the same).
 
-Covered: ``snapshot`` through lakectl's Spark data source (the default) and through Spark's
-ORC scan and joins (the data source turned off), ``snapshot --engine arrow``, the change feed
+Covered: ``snapshot`` through lakectl's Spark data source (the default) and through the
+live-row kernel in Spark tasks (the data source turned off), ``snapshot --engine arrow``, the change feed
 on both engines, a load that looks up keys (pyarrow inside Spark tasks), and compactions: the
 bucket merge (pyarrow inside Spark tasks) and the Spark rewrite (the bucket merge turned off).
 """
@@ -59,7 +59,7 @@ DAMAGES: dict[str, Callable[[bytes], bytes]] = {
 # (arguments after the table, Spark settings for the run)
 COMMANDS: dict[str, tuple[list[str], dict[str, str]]] = {
     "snapshot": (["snapshot"], {}),
-    "snapshot-join-path": (["snapshot"], {DATA_SOURCE: "false"}),
+    "snapshot-kernel": (["snapshot"], {DATA_SOURCE: "false"}),
     "snapshot-arrow": (["snapshot", "--engine", "arrow"], {}),
     "changes": (["changes", "--from-version", "0"], {}),
     "changes-arrow": (["changes", "--from-version", "0", "--engine", "arrow"], {}),

@@ -55,9 +55,13 @@ def random_steps(rng: random.Random, count: int) -> list[tuple[Any, ...]]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("dml_engines")
-    for name, partition_by in (("parted", "day"), ("plain", None)):
+    for name, partition_by, buckets in (("parted", "day", 0), ("bucketed", None, 3)):
         lakectl.create_table(
-            str(root / name), schema=SCHEMA, primary_key="id", partition_by=partition_by
+            str(root / name),
+            schema=SCHEMA,
+            primary_key="id",
+            partition_by=partition_by,
+            buckets=buckets,
         )
         append_rows(root / name, FIRST)
         append_rows(root / name, SECOND)
@@ -116,7 +120,7 @@ ACROSS_A_SCHEMA_CHANGE = [("alter", "note string default 'n'", "qty bigint"), ("
 
 @pytest.mark.parametrize(
     ("layout", "seed", "count", "then"),
-    [("parted", 22, 4, []), ("plain", 16, 3, ACROSS_A_SCHEMA_CHANGE)],
+    [("parted", 22, 4, []), ("bucketed", 16, 3, ACROSS_A_SCHEMA_CHANGE)],
 )
 def test_random_steps_leave_the_same_table_in_both_engines(
     spark, built, tmp_path, layout, seed, count, then

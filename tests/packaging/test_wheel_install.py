@@ -177,7 +177,7 @@ def test_load_and_snapshot_read_through_the_data_source(
     finally:
         spark.conf.unset(ENABLED_CONF)
     assert joined.code == 0, joined.err
-    assert joined.json["read_path"] == "join"
+    assert joined.json["read_path"] == "kernel"
     key = "sell_id"
     assert sorted(snapshot["rows"], key=lambda r: r[key]) == sorted(
         joined.json["rows"], key=lambda r: r[key]

@@ -1,5 +1,6 @@
 """lakectl's Spark data source (jvm/, lakectl.spark.native_read): deletes applied inside each
-task. Checked against a plain Python oracle of the same changes and against the join path of
+task. Checked against a plain Python oracle of the same changes, against the live-row kernel in
+Spark tasks (the path of reads the data source cannot serve) and against the join path of
 acid_read (Spark's ORC scan), which is tested against DuckDB; the plans show which path ran."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from lakectl.ops.context import Context
 from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
 from lakectl.planning.read_plan import plan_partition
 from lakectl.scan.target import ReadTarget, open_for_read
+from lakectl.spark.kernel_read import ENABLED_CONF as KERNEL
 from lakectl.spark.native_read import ENABLED_CONF, jar_path
 from lakectl.table.listing import list_table
 from lakectl.table.validity import ValidWriteIds
@@ -33,10 +35,11 @@ PARTITIONS = "region,yr,d"
 NOTES = ["plain", "ünïcode", "", None, "x=y/z", "50% off"]
 REGIONS = ["east", "n/a", "50% off", None]
 SCAN = "lakectl ACID merge-on-read"
+KERNEL_SCAN = "MapInArrow"
 
 
 def test_the_jar_is_built():
-    """make builds the data source; without it every read here would take the join path."""
+    """make builds the data source; without it every read here would take the kernel path."""
     assert jar_path() is not None
 
 
@@ -104,16 +107,20 @@ def _expected(live: dict[int, dict]) -> Counter:
     return Counter(tuple(row[n] for n in names) for row in live.values())
 
 
-def _read(spark, target: ReadTarget, native: bool, with_identity: bool = False):
-    """The snapshot's rows (a Counter) and whether the data source read them."""
+def _read(spark, target: ReadTarget, native: bool, with_identity: bool = False, kernel=True):
+    """The snapshot's rows (a Counter) and whether the data source read them (else the kernel
+    in Spark tasks, or with ``kernel`` false Spark's joins)."""
     ctx = Context(config=Config())
     spark.conf.set(ENABLED_CONF, "true" if native else "false")
+    spark.conf.set(KERNEL, "auto" if kernel else "false")
     try:
         frame = snapshot_frame(ctx, target, SnapshotRequest(), with_identity=with_identity)
         plan = frame._jdf.queryExecution().executedPlan().toString()
         rows = Counter(tuple(r) for r in frame.collect())
     finally:
         spark.conf.unset(ENABLED_CONF)
+        spark.conf.unset(KERNEL)
+    assert native or (KERNEL_SCAN in plan) == kernel or "LocalTableScan <empty>" in plan, plan
     return rows, SCAN in plan
 
 
@@ -143,18 +150,18 @@ def history(tmp_path_factory, spark, lakectl_cli):
     return table, states
 
 
-def test_every_version_equals_the_oracle_and_the_join_path(spark, history):
+def test_every_version_equals_the_oracle_and_the_kernel_path(spark, history):
     table, states = history
     for version, expected in enumerate(states, start=1):
         native, used = _read(spark, _target(table, version), native=True)
         assert used, f"version {version}: the data source did not serve the read"
-        joined, used_join = _read(spark, _target(table, version), native=False)
-        assert not used_join
-        assert joined == native, f"version {version}"
+        by_kernel, used_source = _read(spark, _target(table, version), native=False)
+        assert not used_source
+        assert by_kernel == native, f"version {version}"
         assert native == expected, f"version {version}"
 
 
-def test_identity_columns_equal_the_join_paths(spark, history):
+def test_identity_columns_equal_the_kernel_paths(spark, history):
     table, _ = history
     native, used = _read(spark, _target(table), native=True, with_identity=True)
     joined, _ = _read(spark, _target(table), native=False, with_identity=True)
@@ -223,8 +230,9 @@ def test_types_it_does_not_decode_take_the_join_path(spark, tmp_path, lakectl_cl
 
 
 def test_turned_off_by_conf(spark, history):
+    """The data source off, and the kernel too: Spark's joins read the same rows."""
     table, states = history
-    rows, used = _read(spark, _target(table), native=False)
+    rows, used = _read(spark, _target(table), native=False, kernel=False)
     assert not used and rows == states[-1]
 
 

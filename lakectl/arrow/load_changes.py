@@ -1,0 +1,198 @@
+"""A load's batch turned into the Arrow engine's changes, partition by partition, without a JVM.
+
+An append writes every row of the batch as a new row. An upsert or cdc load reduces the batch to
+the latest change per key, finds the stored live rows of those keys in the partitions the batch
+touches (their key, partition, identity and order value: :mod:`lakectl.arrow.key_lookup`, the
+lookup Spark's tasks run, or the Arrow engine's partition reader; the live-row rule is
+:mod:`lakectl.kernel.live_rows`'), labels each change
+(:mod:`lakectl.kernel.change_classify`, the rule Spark's path applies too) and gives, per
+partition, the new rows and the identities of the stored rows replaced or deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lakectl.arrow.key_lookup import LookupSpec, PartitionKeyLookup, lookup_spec
+from lakectl.arrow.partition_reader import MergeSpec, partition_batches
+from lakectl.arrow.types import arrow_schema, arrow_type
+from lakectl.kernel import change_classify as cc
+from lakectl.kernel.live_rows import IDENTITY, identity_fields
+from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.storage.fs import Storage
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.validity import ValidWriteIds
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from lakectl.arrow.acid_writer import PartitionChanges
+
+
+@dataclass(frozen=True)
+class BatchChanges:
+    """What a load writes: the changes per partition, and its counts (the commit record's)."""
+
+    partitions: list[PartitionChanges]
+    counts: dict[str, int]
+
+
+def append_changes(batch: pa.Table, meta: TableMetadata) -> BatchChanges:
+    """Every row of ``batch`` (the shaped batch: the table's columns and the load's own) as a
+    new row of its partition."""
+    inserts = _by_partition(batch, meta, meta.partition_by)
+    partitions = [_changes(meta, values, rows, None) for values, rows in inserts.items()]
+    return BatchChanges(partitions, {"inserted": batch.num_rows})
+
+
+def keyed_changes(
+    storage: Storage,
+    plans: Sequence[PartitionReadPlan],
+    valid: ValidWriteIds,
+    meta: TableMetadata,
+    batch: pa.Table,
+    *,
+    mode: str,
+    order_by: str | None,
+) -> BatchChanges:
+    """The changes of an upsert or cdc ``batch`` against the stored rows of ``plans`` (the
+    partitions the batch touches), with the counts by result."""
+    order = meta.schema[order_by].name if order_by else None
+    latest = cc.latest_per_key(batch, meta.primary_key, order is not None)
+    stored = stored_rows_for_keys(storage, plans, valid, meta, latest, order)
+    classified = cc.classify(
+        latest, stored, meta.primary_key, meta.partition_by, mode=mode, order_by=order
+    )
+    counts = cc.load_counts(cc.count_results(classified), batch.num_rows)
+    inserts = _by_partition(cc.new_rows(classified), meta, meta.partition_by)
+    deletes = _by_partition(
+        cc.replaced_rows(classified, meta.partition_by), meta, meta.partition_by
+    )
+    partitions = [
+        _changes(meta, values, inserts.get(values), deletes.get(values))
+        for values in sorted({*inserts, *deletes}, key=_sort_key)
+    ]
+    return BatchChanges(partitions, counts)
+
+
+def stored_rows_for_keys(
+    storage: Storage,
+    plans: Sequence[PartitionReadPlan],
+    valid: ValidWriteIds,
+    meta: TableMetadata,
+    batch: pa.Table,
+    order_by: str | None,
+) -> pa.Table:
+    """The live stored rows of ``plans`` whose key is one of ``batch``'s: the columns of
+    :func:`~lakectl.kernel.change_classify.stored_columns`, typed as the table's.
+
+    A single-column key that is not a partition column is looked up as Spark's tasks look it
+    up (:mod:`lakectl.arrow.key_lookup`: the key and order columns of each partition's files,
+    probed against the batch's keys); any other key by reading the partitions' live rows
+    (their key and order columns, stripe by stripe) and keeping those of the batch's keys.
+    """
+    import pyarrow as pa
+
+    names = cc.stored_columns(meta.primary_key, meta.partition_by, order_by)
+    types = {f.name: f.type for f in (*arrow_schema(meta.schema), *identity_fields())}
+    schema = pa.schema([pa.field(c, types[c]) for c in names])
+    spec = lookup_spec(meta.data_schema, meta.primary_key, order_by)
+    if spec is not None:
+        found = _looked_up(storage, plans, valid, meta, batch, spec)
+    else:
+        found = _scanned(storage, plans, valid, meta, batch, order_by)
+    if not found:
+        return schema.empty_table()
+    return pa.concat_tables([t.select(names).cast(schema) for t in found])
+
+
+def _looked_up(
+    storage: Storage,
+    plans: Sequence[PartitionReadPlan],
+    valid: ValidWriteIds,
+    meta: TableMetadata,
+    batch: pa.Table,
+    spec: LookupSpec,
+) -> list[pa.Table]:
+    """The stored rows of the batch's keys by :class:`~lakectl.arrow.key_lookup.
+    PartitionKeyLookup` (partition values come as text: cast later)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    types = [arrow_type(c.type) for c in spec.columns.columns]
+    keys = pc.unique(batch.column(spec.key).combine_chunks()).cast(types[0])
+    lookup = PartitionKeyLookup(storage, spec, types, list(meta.partition_by), keys, valid)
+    return [pa.Table.from_batches([b]) for b in lookup.matches(plans)]
+
+
+def _scanned(
+    storage: Storage,
+    plans: Sequence[PartitionReadPlan],
+    valid: ValidWriteIds,
+    meta: TableMetadata,
+    batch: pa.Table,
+    order_by: str | None,
+) -> list[pa.Table]:
+    """The stored rows of the batch's keys, from the partitions' live rows (the Arrow
+    engine's partition reader): for a composite key, or one that is a partition column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    data_names = {c.lower() for c in meta.data_schema.names}
+    wanted = [c for c in (*meta.primary_key, order_by or "") if c and c.lower() in data_names]
+    key_not_null = next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    spec = MergeSpec(
+        storage,
+        meta.data_schema,
+        meta.schema.select(list(meta.partition_by)),
+        valid,
+        key_not_null,
+        columns=tuple(wanted) or (meta.data_schema.names[0],),
+    )
+    # Rows are kept by the values of one data key column in the batch; the join on the whole
+    # key (kernel.change_classify.classify) does the rest.
+    probe = pc.unique(batch.column(key_not_null).combine_chunks()) if key_not_null else None
+    found: list[pa.Table] = []
+    for plan in plans:
+        if plan.is_empty:
+            continue
+        for part in partition_batches(spec, plan, with_identity=True):
+            if key_not_null is not None and probe is not None:
+                part = part.filter(pc.is_in(part.column(key_not_null), value_set=probe))
+            if part.num_rows:
+                found.append(pa.Table.from_batches([part]))
+    return found
+
+
+def _by_partition(
+    rows: pa.Table, meta: TableMetadata, partition_by: Sequence[str]
+) -> dict[tuple[Any, ...], pa.Table]:
+    """``rows`` split by their partition columns' values (Python values of the table's types)."""
+    out: dict[tuple[Any, ...], pa.Table] = {}
+    for part in cc.partition_runs(rows, partition_by):
+        values = tuple(part.column(c)[0].as_py() for c in partition_by)
+        out[values] = part
+    return out
+
+
+def _sort_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple((v is None, "" if v is None else v) for v in values)
+
+
+def _changes(
+    meta: TableMetadata,
+    values: tuple[Any, ...],
+    inserts: pa.Table | None,
+    deletes: pa.Table | None,
+) -> PartitionChanges:
+    from lakectl.arrow.acid_writer import PartitionChanges
+
+    data = arrow_schema(meta.data_schema)
+    new = inserts.select(data.names).cast(data) if inserts is not None else None
+    gone = deletes.select(list(IDENTITY)) if deletes is not None else None
+    return PartitionChanges(values, new, gone)
+
+
+__all__ = ["BatchChanges", "append_changes", "keyed_changes", "stored_rows_for_keys"]

@@ -1,0 +1,216 @@
+"""``lakectl load`` in the Arrow engine: the batch read, checked, classified and written with
+pyarrow in this process, without starting a JVM.
+
+The same transaction as Spark's path (:func:`lakectl.ops.load.load_frame`): the same checks
+before a write id is allocated, the same failpoints, the same commit record (counts, partitions,
+the source and its hash, ``--evolve``'s schema change in the load's own commit), and files in the
+same Hive 3 ACID layout (:mod:`lakectl.arrow.acid_writer`). The batch's changes are labelled by
+the rule Spark's path applies (:mod:`lakectl.kernel.change_classify`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lakectl.engine import Engine, EngineChoice, choose_engine
+from lakectl.failpoints import failpoint
+from lakectl.ops.context import Context
+from lakectl.ops.load import (
+    LoadOptions,
+    LoadResult,
+    check_batch_options,
+    evolution_of,
+    parse_op_values,
+    partition_key,
+    table_metadata_of,
+)
+from lakectl.scan.target import plan_lakectl
+from lakectl.table.layout import delta_dir_name
+from lakectl.table.log import ALWAYS, LoadMode, TableState
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.store import TableStore
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def load_source_arrow(
+    ctx: Context,
+    store: TableStore,
+    state: TableState | None,
+    options: LoadOptions,
+    requested: Engine,
+    *,
+    fmt: str,
+    info: dict[str, Any],
+    started: float,
+    source_bytes: int,
+    in_spark: Callable[[EngineChoice], LoadResult],
+) -> LoadResult:
+    """Load ``options.source`` with the Arrow engine (``requested`` arrow or auto); ``auto``
+    hands a job over the size limit, or one the Arrow engine cannot do, to ``in_spark``."""
+    from lakectl.arrow.source import read_source_arrow
+
+    meta = state.metadata if state is not None else None
+    unsupported = _unsupported(meta, options)
+    if unsupported is not None or requested is Engine.AUTO:
+        # Before the source is read: a job Arrow cannot do, or a batch that alone is too big.
+        early = choose_engine(
+            requested, work_bytes=source_bytes, meta=meta, arrow_unsupported=unsupported
+        )
+        if not early.arrow:
+            return in_spark(early)
+    ctx.progress(f"reading {options.source}")
+    infer = state is None and options.schema is None
+    raw = read_source_arrow(
+        options.source, fmt, infer=infer, storage_options=ctx.config.storage_options
+    )
+    return load_table_arrow(
+        ctx,
+        store,
+        state,
+        raw,
+        options,
+        requested,
+        fmt=fmt,
+        info=info,
+        started=started,
+        source_bytes=source_bytes,
+        in_spark=in_spark,
+    )
+
+
+def _unsupported(meta: TableMetadata | None, options: LoadOptions) -> str | None:
+    """Why the Arrow engine cannot run this load (:func:`~lakectl.arrow.acid_writer.
+    unsupported_reason`), or None; ``meta`` None: a table the load creates, not known yet
+    beyond its bucket count."""
+    from lakectl.arrow.acid_writer import unsupported_reason
+
+    if meta is not None:
+        return unsupported_reason(meta)
+    return "a bucketed table (new rows need Spark's bucketing hash)" if options.buckets else None
+
+
+def load_table_arrow(
+    ctx: Context,
+    store: TableStore,
+    state: TableState | None,
+    raw: pa.Table,
+    options: LoadOptions,
+    requested: Engine = Engine.ARROW,
+    *,
+    fmt: str,
+    info: dict[str, Any] | None = None,
+    started: float | None = None,
+    source_bytes: int | None = None,
+    in_spark: Callable[[EngineChoice], LoadResult],
+) -> LoadResult:
+    """Load the parsed batch ``raw`` (an Arrow table) as one transaction, as
+    :func:`lakectl.ops.load.load_frame` loads a DataFrame. ``state`` is the table's log as read
+    before ``raw`` was read, or ``None`` to create the table from ``raw``'s columns; a load
+    ``auto`` gives to Spark (or the Arrow engine cannot run) goes to ``in_spark``."""
+    from lakectl.arrow.acid_writer import write_changes
+    from lakectl.arrow.batch import BatchOptions, shape_batch_arrow
+    from lakectl.arrow.load_changes import append_changes, keyed_changes
+    from lakectl.arrow.source import spark_type_of
+
+    started = time.time() if started is None else started
+    op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
+    op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
+    columns = [(f.name, spark_type_of(f.type)) for f in raw.schema]
+    meta = state.metadata if state is not None else table_metadata_of(columns, options, op_column)
+    evolution = None
+    if options.evolve and state is not None:
+        evolution = evolution_of(state, columns, op_column)
+        meta = evolution[0] if evolution is not None else meta
+    check_batch_options(meta, options)
+    batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
+    batch, stats = shape_batch_arrow(raw, meta, batch_opts, options.source)
+    del raw
+    touched = {partition_key(meta, r) for r in stats.partitions} if meta.partition_by else {""}
+    read_with = None
+    if state is not None:
+        read_with = state if evolution is None else state.with_next_metadata(meta)
+    keyed = options.mode != LoadMode.APPEND
+    plans = None  # the touched partitions' files: what an upsert reads, what auto weighs
+    if read_with is not None and (keyed or requested is Engine.AUTO):
+        plans = plan_lakectl(store, read_with, touched if meta.partition_by else None)
+    stored_bytes = (
+        sum(f.size for p in plans[1] for d in p.data_dirs for f in d.files) if plans else 0
+    )
+    batch_bytes = source_bytes if source_bytes is not None else batch.nbytes
+    choice = choose_engine(
+        requested,
+        work_bytes=batch_bytes + stored_bytes,
+        meta=meta if state is not None else None,
+        arrow_unsupported=_unsupported(meta, options),
+    )
+    if not choice.arrow:
+        return in_spark(choice)
+    phases: dict[str, float] = {"validate": time.time() - started}
+    created = False
+    if state is None:
+        store.create(meta, {"source": options.source})
+        state = store.read_state()
+        created = True
+    rows = stats.rows
+    with store.transaction(options.mode.operation, read=state) as txn:
+        write_id = txn.version
+        if not keyed:
+            changes = append_changes(batch, meta)
+        else:
+            ctx.progress(f"looking up {rows:,} keys")
+            valid, partition_plans = (
+                (plans[0], plans[1]) if plans else (state.valid_write_ids(), [])
+            )
+            changes = keyed_changes(
+                store.storage,
+                partition_plans,
+                valid,
+                meta,
+                batch,
+                mode=options.mode.value,
+                order_by=options.order_by,
+            )
+        del batch
+        phases["lookup"] = time.time() - started - sum(phases.values())
+        failpoint("load.before_write")
+        ctx.progress(f"writing {rows:,} changes" if keyed else f"writing {rows:,} rows")
+        written = write_changes(
+            store.storage,
+            store.root,
+            meta,
+            write_id,
+            changes.partitions,
+            delta_dir=delta_dir_name(write_id),
+            delete_dir=delta_dir_name(write_id, delete=True),
+        )
+        txn.added += written.directories
+        phases["write"] = time.time() - started - sum(phases.values())
+        ctx.progress("committing")
+        record_info = info if info is not None else {"source": options.source, "format": fmt}
+        txn.commit(
+            effective_at=ALWAYS if options.effective_at is None else options.effective_at,
+            partitions=touched,
+            counts=changes.counts,
+            metadata=evolution[0] if evolution is not None else None,
+            info={**record_info, **(evolution[1] if evolution is not None else {})},
+        )
+    return LoadResult(
+        table=store.name or store.url,
+        write_id=write_id,
+        mode=options.mode,
+        counts=changes.counts,
+        added=tuple(sorted(txn.added)),
+        created_table=created,
+        seconds=time.time() - started,
+        phases=phases,
+        evolved=tuple(evolution[2]) if evolution is not None else (),
+        engine=choice.engine.value,
+        engine_reason=choice.reason,
+    )
+
+
+__all__ = ["load_source_arrow", "load_table_arrow"]

@@ -1,0 +1,133 @@
+"""The classification of a load's changes (lakectl.kernel.change_classify), case by case: the
+latest change per key, and insert / update / delete / ignored against the stored rows."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from lakectl.kernel import change_classify as cc
+
+POS, OP, ORDER = cc.POSITION_COL, cc.ACTION_COL, cc.ORDER_COL
+
+
+def _batch(rows: list[tuple[int, str, int | None, str]]) -> pa.Table:
+    """(key, action, order value, payload) per change, in source order."""
+    return pa.table(
+        {
+            "id": pa.array([r[0] for r in rows], pa.int64()),
+            "v": pa.array([r[3] for r in rows], pa.string()),
+            "ts": pa.array([r[2] for r in rows], pa.int64()),
+            POS: pa.array(range(len(rows)), pa.int64()),
+            OP: pa.array([r[1] for r in rows], pa.string()),
+            ORDER: pa.array([r[2] for r in rows], pa.int64()),
+        }
+    )
+
+
+def _stored(rows: list[tuple[int, int | None, int]]) -> pa.Table:
+    """(key, order value, rowId) per stored live row."""
+    return pa.table(
+        {
+            "id": pa.array([r[0] for r in rows], pa.int64()),
+            "originalTransaction": pa.array([1] * len(rows), pa.int64()),
+            "bucket": pa.array([536870912] * len(rows), pa.int32()),
+            "rowId": pa.array([r[2] for r in rows], pa.int64()),
+            "ts": pa.array([r[1] for r in rows], pa.int64()),
+        }
+    )
+
+
+def test_the_latest_change_per_key_is_the_greatest_order_value_a_null_one_first_then_position():
+    batch = _batch(
+        [
+            (1, "insert", 5, "a"),
+            (1, "update", 7, "b"),  # greatest order
+            (1, "update", 7, "c"),  # same order, later position: wins
+            (1, "update", 6, "d"),
+            (2, "update", 9, "e"),
+            (2, "update", None, "f"),  # a null order value counts as the latest
+            (3, "insert", 1, "g"),
+        ]
+    )
+    latest = cc.latest_per_key(batch, ["id"], has_order=True)
+    assert latest.column("v").to_pylist() == ["c", "f", "g"]
+    by_position = cc.latest_per_key(batch, ["id"], has_order=False)
+    assert by_position.column("v").to_pylist() == ["d", "f", "g"]
+    assert cc.has_repeated_keys(batch, ["id"])
+    assert not cc.has_repeated_keys(latest, ["id"])
+
+
+def test_cdc_changes_are_labelled_against_the_stored_rows_by_order_value():
+    batch = _batch(
+        [
+            (1, "update", 10, "newer"),  # stored ts 5: update
+            (2, "update", 3, "late"),  # stored ts 5: ignored
+            (3, "update", 5, "tie"),  # stored ts 5: not newer, ignored
+            (4, "delete", 9, ""),  # stored: deleted
+            (5, "delete", 9, ""),  # never stored: ignored
+            (6, "insert", 1, "new"),  # insert
+            (7, "update", None, "null order"),  # stored ts 5: ignored
+            (8, "update", 1, "stored null"),  # stored ts null: update
+            (6, "update", 0, "older twin"),  # superseded in the batch
+        ]
+    )
+    stored = _stored([(1, 5, 10), (2, 5, 20), (3, 5, 30), (4, 5, 40), (7, 5, 70), (8, None, 80)])
+    latest = cc.latest_per_key(batch, ["id"], has_order=True)
+    classified = cc.classify(latest, stored, ["id"], [], mode="cdc", order_by="ts")
+    results = dict(
+        zip(
+            classified.column("id").to_pylist(),
+            classified.column(cc.RESULT_COL).to_pylist(),
+            strict=True,
+        )
+    )
+    assert results == {
+        1: "update",
+        2: "ignored",
+        3: "ignored",
+        4: "delete",
+        5: "ignored",
+        6: "insert",
+        7: "ignored",
+        8: "update",
+    }
+    counts = cc.load_counts(cc.count_results(classified), batch.num_rows)
+    assert counts == {
+        "inserted": 1,
+        "updated": 2,
+        "deleted": 1,
+        "ignored": 4,
+        "superseded_in_batch": 1,
+    }
+    assert sorted(cc.new_rows(classified).column("id").to_pylist()) == [1, 6, 8]
+    replaced = cc.replaced_rows(classified, [])
+    assert replaced.column_names == ["originalTransaction", "bucket", "rowId"]
+    assert sorted(replaced.column("rowId").to_pylist()) == [10, 40, 80]
+
+
+def test_upsert_without_an_order_replaces_every_stored_key_and_deletes_are_not_special():
+    batch = _batch([(1, "delete", None, "x"), (2, "insert", None, "y")])
+    latest = cc.latest_per_key(batch, ["id"], has_order=False)
+    classified = cc.classify(latest, _stored([(1, 9, 1)]), ["id"], [], mode="upsert", order_by=None)
+    assert classified.column(cc.RESULT_COL).to_pylist() == ["update", "insert"]
+
+
+def test_a_key_moved_to_another_partition_deletes_in_the_old_one_and_inserts_in_the_new():
+    batch = _batch([(1, "update", 2, "moved")]).append_column("day", pa.array(["d2"]))
+    stored = _stored([(1, 1, 5)]).append_column("day", pa.array(["d1"]))
+    latest = cc.latest_per_key(batch, ["id"], has_order=True)
+    classified = cc.classify(latest, stored, ["id"], ["day"], mode="cdc", order_by="ts")
+    assert cc.new_rows(classified).column("day").to_pylist() == ["d2"]
+    replaced = cc.replaced_rows(classified, ["day"])
+    assert replaced.to_pylist() == [
+        {"day": "d1", "originalTransaction": 1, "bucket": 536870912, "rowId": 5}
+    ]
+
+
+def test_partition_runs_split_by_values_keeping_row_order_and_null_as_its_own_partition():
+    table = pa.table({"p": ["b", None, "a", "b", None], "x": [1, 2, 3, 4, 5]})
+    runs = [
+        (t.column("p")[0].as_py(), t.column("x").to_pylist())
+        for t in cc.partition_runs(table, ["p"])
+    ]
+    assert runs == [("a", [3]), ("b", [1, 4]), (None, [2, 5])]

@@ -1,0 +1,137 @@
+"""The Arrow engine's loads against Spark's: one random CDC history (late, tied, repeated and
+out-of-order changes, deletes of absent keys, escaped partition values) loaded into two tables,
+one by each engine. Every version reads the same rows (and DuckDB's oracle's), the log records
+are the same but for their times, the directories are the same with the same number of events,
+and Hive 2.3's own reader reads the Arrow engine's table as lakectl does."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow.orc as orc
+
+import lakectl
+from lakectl.arrow.acid_writer import partition_dir
+from tests.support.cdc_oracle import CdcOracle
+from tests.support.cli import run_lakectl
+from tests.support.hive23_reader import hive_txn_list, read_partition
+from tests.support.random_cdc import CDC_ARGS, COLUMNS, SCHEMA, make_batch, oracle_rows, write_csv
+
+TEXT_SCHEMA = SCHEMA.replace("change_ts timestamp", "change_ts string")
+TEXT_COLUMNS = {**COLUMNS, "change_ts": "VARCHAR"}
+
+
+def _state(path: Path) -> Any:
+    return lakectl.open_table(str(path)).context.table(str(path)).read_state()
+
+
+def _rows(path: Path, version: int) -> list[tuple]:
+    data = lakectl.open_table(str(path)).scan(version=version, engine="arrow").to_arrow()
+    return sorted((tuple(r.values()) for r in data.to_pylist()), key=repr)
+
+
+def _events_per_directory(path: Path) -> dict[str, int]:
+    return {
+        d.relative_to(path).as_posix(): sum(orc.ORCFile(str(f)).nrows for f in d.glob("bucket_*"))
+        for d in path.rglob("*delta_*")
+        if d.is_dir()
+    }
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [
+        {k: v for k, v in r.to_json().items() if k != "committed_at"} for r in _state(path).records
+    ]
+
+
+def _hive_value(value: Any) -> Any:
+    return float(value) if isinstance(value, Decimal) else value
+
+
+def test_arrow_and_spark_loads_of_one_random_history_agree(spark, tmp_path):
+    rng = random.Random(3)
+    tables = {engine: tmp_path / engine for engine in ("arrow", "spark")}
+    for path in tables.values():
+        made = run_lakectl(
+            "create", path, "--schema", TEXT_SCHEMA, "--primary-key", "id",
+            "--partition-by", "region",
+        )  # fmt: skip
+        assert made.code == 0, made.err
+    oracle = CdcOracle(TEXT_COLUMNS, key=("id",), order_by="change_ts", op_column="op_code")
+    expected = []
+    for batch_no in (1, 2, 3):
+        rows = make_batch(rng, batch_no, key_space=60)[:90]
+        batch = write_csv(tmp_path / f"b{batch_no}.csv", rows)
+        counts = oracle.apply_csv(str(batch), "cdc")
+        expected.append(oracle_rows(oracle))
+        for engine, path in tables.items():
+            result = run_lakectl("load", path, batch, *CDC_ARGS, "--engine", engine, "--json")
+            assert result.code == 0, result.err
+            assert result.json["engine"] == engine
+            assert result.json["counts"] == counts, (engine, batch_no)
+    for version in (1, 2, 3):
+        assert _rows(tables["arrow"], version) == _rows(tables["spark"], version), version
+        assert len(_rows(tables["arrow"], version)) == len(expected[version - 1])
+    assert _records(tables["arrow"]) == _records(tables["spark"])
+    assert _events_per_directory(tables["arrow"]) == _events_per_directory(tables["spark"])
+
+    # Hive 2.3's reader, partition by partition, reads the Arrow engine's files as lakectl.
+    path = tables["arrow"]
+    table = lakectl.open_table(str(path))
+    meta = _state(path).metadata
+    columns = [(c.name, c.type) for c in meta.data_schema.columns]
+    lakectl_rows: dict[str, list[tuple]] = defaultdict(list)
+    for row in table.scan(engine="arrow").to_arrow().to_pylist():
+        key = partition_dir(meta, (row["region"],))
+        lakectl_rows[key].append(tuple(_hive_value(row[n]) for n, _ in columns))
+    txn_list = hive_txn_list(spark, _state(path).valid_write_ids())
+    partitions = sorted(p.name for p in path.glob("region=*"))
+    assert set(lakectl_rows) <= set(partitions)
+    for part in partitions:
+        got = read_partition(spark, f"file://{path / part}", columns, txn_list)
+        assert got == sorted(lakectl_rows.get(part, []), key=repr), part
+
+
+def test_auto_runs_spark_for_a_load_over_the_tables_limit_and_arrow_under_it(spark, tmp_path):
+    table = tmp_path / "t"
+    made = run_lakectl("create", table, "--schema", "id bigint, qty int", "--primary-key", "id")
+    assert made.code == 0, made.err
+    assert run_lakectl("set", table, "engine.auto.max-bytes=1KB").code == 0
+    small = tmp_path / "small.csv"
+    small.write_text("id,qty\n1,1\n")
+    big = tmp_path / "big.csv"
+    big.write_text("id,qty\n" + "".join(f"{i},{i}\n" for i in range(2, 400)))
+    under = run_lakectl("load", table, small, "--engine", "auto", "--json")
+    assert under.code == 0, under.err
+    assert under.json["engine"] == "arrow", under.json
+    over = run_lakectl("load", table, big, "--engine", "auto", "--json")
+    assert over.code == 0, over.err
+    assert over.json["engine"] == "spark" and "more than" in over.json["engine_reason"]
+    assert over.json["counts"]["inserted"] == 398
+
+
+def test_an_arrow_load_raced_by_a_spark_load_in_its_partition_commits_nothing(spark, tmp_path):
+    from tests.support.load_race import racing_arrow_load
+
+    table = tmp_path / "t"
+    made = run_lakectl(
+        "create", table, "--schema", "id bigint, qty int, day string", "--primary-key", "id",
+        "--partition-by", "day",
+    )  # fmt: skip
+    assert made.code == 0, made.err
+    mine, theirs = tmp_path / "mine.csv", tmp_path / "theirs.csv"
+    mine.write_text("id,qty,day\n1,10,d1\n")
+    theirs.write_text("id,qty,day\n1,20,d1\n")
+
+    def spark_writer() -> None:
+        loaded = run_lakectl("load", table, theirs, "--engine", "spark", "--json")
+        assert loaded.code == 0 and loaded.json["engine"] == "spark", loaded.err
+
+    code, out = racing_arrow_load(tmp_path, [str(table), str(mine)], spark_writer)
+    assert code == 75 and out["error"]["type"] == "conflict", out
+    rows = lakectl.open_table(str(table)).scan(engine="arrow").to_arrow().to_pylist()
+    assert [(r["id"], r["qty"]) for r in rows] == [(1, 20)]
