@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.event_reader import EventRead, FlatEvents
 from lakectl.arrow.originals import original_stripes
@@ -31,6 +31,7 @@ from lakectl.kernel.schema_map import conformed
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
 from lakectl.table.listing import FileEntry
+from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
@@ -224,12 +225,23 @@ def _kept_batches(
 
 def _partition_constants(spec: MergeSpec, plan: PartitionReadPlan) -> list[pa.Scalar]:
     """The partition's values as scalars of the partition columns' types."""
+    return _typed_values(spec.partition_schema, plan)
+
+
+def _typed_values(partition_schema: Schema, plan: PartitionReadPlan) -> list[pa.Scalar]:
     import pyarrow as pa
 
     out = []
-    for field, value in zip(arrow_schema(spec.partition_schema), plan.values, strict=True):
+    for field, value in zip(arrow_schema(partition_schema), plan.values, strict=True):
         out.append(pa.scalar(value, pa.string()).cast(field.type))
     return out
+
+
+def partition_values(meta: TableMetadata, plan: PartitionReadPlan) -> tuple[Any, ...]:
+    """The partition's values as Python values of the partition columns' types (``()`` for an
+    unpartitioned table)."""
+    partition_schema = meta.schema.select(list(meta.partition_by))
+    return tuple(value.as_py() for value in _typed_values(partition_schema, plan))
 
 
 def _deleted_rows(spec: MergeSpec, plan: PartitionReadPlan) -> DeleteSet:
@@ -334,6 +346,7 @@ __all__ = [
     "event_identities",
     "partition_batches",
     "partition_rows",
+    "partition_values",
     "range_events",
     "with_partition_values",
 ]
