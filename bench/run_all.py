@@ -279,7 +279,7 @@ def ratios(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 LABELS = {
-    "generate_parquet": "generate base + batches (Spark -> Parquet)",
+    "generate_parquet": "generate base + batches (numpy + pyarrow -> Parquet)",
     "lakectl_base_append": "lakectl: create + base load (append)",
     "session_start_fresh_process": "lakectl: session start, fresh process (1)",
     "lakectl_load_cold_cli": "lakectl: `lakectl load` cold JVM, whole command (2)",
