@@ -58,6 +58,18 @@ def _timed(frame_of: Any, runs: int) -> list[float]:
     return times
 
 
+def _arrow_timed(table: Any, runs: int) -> list[float]:
+    """The same rows read by the same kernel in this process (``to_arrow``, no Spark task):
+    what the kernel itself costs, next to what running it in Spark's tasks adds."""
+    table.scan(engine="arrow").to_arrow()
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        table.scan(engine="arrow").to_arrow()
+        times.append(time.perf_counter() - started)
+    return times
+
+
 def run(spark: Any, data_dir: str, rows: int, runs: int = RUNS) -> dict[str, Any]:
     """Build the table under ``data_dir``, read it warm both ways; timings and the ratio."""
     import lakectl
@@ -95,6 +107,7 @@ def run(spark: Any, data_dir: str, rows: int, runs: int = RUNS) -> dict[str, Any
             load_before = os.getloadavg()[0]
             source = _timed(lambda: read("true"), runs)
             kernel = _timed(lambda: read("false"), runs)
+            arrow = _arrow_timed(table, runs)
             load_after = os.getloadavg()[0]
         finally:
             if kernel_before is None:
@@ -110,6 +123,7 @@ def run(spark: Any, data_dir: str, rows: int, runs: int = RUNS) -> dict[str, Any
         "kernel_s": round(kernel_s, 3),
         "data_source_runs_s": [round(t, 3) for t in source],
         "kernel_runs_s": [round(t, 3) for t in kernel],
+        "arrow_s": round(statistics.median(arrow), 3),
         "loadavg_1m": [round(load_before, 2), round(load_after, 2)],
         "ratio": round(ratio, 2),
         "ratios": [
@@ -135,6 +149,7 @@ def render(result: dict[str, Any]) -> list[str]:
         f"{result['data_source_s']:>8.2f} s",
         f"  kernel in Spark tasks, warm (median of {len(result['kernel_runs_s'])})  "
         f"{result['kernel_s']:>8.2f} s   load {load[0]:.1f}->{load[1]:.1f}",
+        f"  reference: to_arrow of the same rows, in this process  {result['arrow_s']:>8.2f} s",
     ]
 
 
