@@ -207,15 +207,21 @@ def _kept_batches(
     n: int,
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of ``arrays`` (``n`` rows; those where ``keep``) and the partition
-    ``constants``, at most :data:`CHUNK_ROWS` rows filtered at a time."""
-    import pyarrow as pa
+    ``constants``, at most :data:`CHUNK_ROWS` rows filtered at a time.
 
+    The filtered copies are what a reader keeps (``to_arrow`` keeps every one), so they are
+    allocated with the C library's allocator: pyarrow's default (mimalloc) took 4x as long to
+    hand out memory that stays allocated (measured on the 10M-row read bench)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    pool = pa.system_memory_pool()
     for start in range(0, n, CHUNK_ROWS):
         chunk = [a.slice(start, CHUNK_ROWS) for a in arrays]
         rows = min(CHUNK_ROWS, n - start)
         if keep is not None:
             mask = keep.slice(start, CHUNK_ROWS)
-            chunk = [a.filter(mask) for a in chunk]
+            chunk = [pc.filter(a, mask, memory_pool=pool) for a in chunk]
             rows = mask.true_count
         if not rows:
             continue
