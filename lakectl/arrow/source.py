@@ -532,6 +532,8 @@ def _spark_typed(table: pa.Table, utc: set[str], shown: str) -> pa.Table:
         kind = field.type
         if pa.types.is_dictionary(kind):
             column, kind = column.cast(kind.value_type), kind.value_type
+        if pa.types.is_null(kind):  # an all-NULL column written without a type: NULL as any type
+            column, kind = pa.nulls(len(column), pa.string()), pa.string()
         target = _spark_arrow_type(kind, field.name in utc)
         if target is None:
             raise UsageError(
