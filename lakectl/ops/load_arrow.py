@@ -20,11 +20,8 @@ from lakectl.ops.context import Context
 from lakectl.ops.load import (
     LoadOptions,
     LoadResult,
-    check_batch_options,
-    evolution_of,
-    parse_op_values,
+    batch_target,
     partition_key,
-    table_metadata_of,
 )
 from lakectl.scan.target import plan_lakectl
 from lakectl.table.layout import delta_dir_name
@@ -112,21 +109,13 @@ def load_table_arrow(
     before ``raw`` was read, or ``None`` to create the table from ``raw``'s columns; a load
     ``auto`` gives to Spark (or the Arrow engine cannot run) goes to ``in_spark``."""
     from lakectl.arrow.acid_writer import write_changes
-    from lakectl.arrow.batch import BatchOptions, shape_batch_arrow
+    from lakectl.arrow.batch import shape_batch_arrow
     from lakectl.arrow.load_changes import append_changes, keyed_changes
     from lakectl.arrow.source import spark_type_of
 
     started = time.time() if started is None else started
-    op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
-    op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
     columns = [(f.name, spark_type_of(f.type)) for f in raw.schema]
-    meta = state.metadata if state is not None else table_metadata_of(columns, options, op_column)
-    evolution = None
-    if options.evolve and state is not None:
-        evolution = evolution_of(state, columns, op_column)
-        meta = evolution[0] if evolution is not None else meta
-    check_batch_options(meta, options)
-    batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
+    meta, evolution, batch_opts = batch_target(state, columns, options)
     batch, stats = shape_batch_arrow(raw, meta, batch_opts, options.source)
     del raw
     touched = {partition_key(meta, r) for r in stats.partitions} if meta.partition_by else {""}
