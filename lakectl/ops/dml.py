@@ -261,11 +261,10 @@ def _apply_arrow(
     result: DmlResult,
 ) -> None:
     """Find the changes partition by partition in Arrow (:mod:`lakectl.arrow.row_changes`) and
-    commit them, written by :func:`lakectl.arrow.acid_writer.write_changes`."""
-    from lakectl.arrow.acid_writer import write_changes
+    commit them, written by :func:`lakectl.arrow.acid_writer.write_transaction_changes`."""
+    from lakectl.arrow.acid_writer import write_transaction_changes
     from lakectl.arrow.partition_reader import partition_values
     from lakectl.arrow.row_changes import grouped_changes, table_changes, target_merge_spec
-    from lakectl.table.layout import delta_dir_name
 
     meta = target.metadata
     ctx.progress("finding the rows the statement changes")
@@ -279,16 +278,7 @@ def _apply_arrow(
 
     def write(txn: WriteTransaction) -> None:
         ctx.progress(f"writing {result.deleted + result.updated:,} change(s)")
-        written = write_changes(
-            store.storage,
-            store.root,
-            meta,
-            txn.version,
-            grouped_changes(meta, found),
-            delta_dir=delta_dir_name(txn.version),
-            delete_dir=delta_dir_name(txn.version, delete=True),
-        )
-        txn.added += written.directories
+        write_transaction_changes(txn, meta, grouped_changes(meta, found))
 
     _commit(ctx, store, state, target, result, write)
 

@@ -24,7 +24,6 @@ from lakectl.ops.load import (
     partition_key,
 )
 from lakectl.scan.target import plan_lakectl
-from lakectl.table.layout import delta_dir_name
 from lakectl.table.log import ALWAYS, LoadMode, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import TableStore
@@ -108,7 +107,7 @@ def load_table_arrow(
     :func:`lakectl.ops.load.load_frame` loads a DataFrame. ``state`` is the table's log as read
     before ``raw`` was read, or ``None`` to create the table from ``raw``'s columns; a load
     ``auto`` gives to Spark (or the Arrow engine cannot run) goes to ``in_spark``."""
-    from lakectl.arrow.acid_writer import write_changes
+    from lakectl.arrow.acid_writer import write_transaction_changes
     from lakectl.arrow.batch import shape_batch_arrow
     from lakectl.arrow.load_changes import append_changes, keyed_changes
     from lakectl.arrow.source import spark_type_of
@@ -167,16 +166,7 @@ def load_table_arrow(
         phases["lookup"] = time.time() - started - sum(phases.values())
         failpoint("load.before_write")
         ctx.progress(f"writing {rows:,} changes" if keyed else f"writing {rows:,} rows")
-        written = write_changes(
-            store.storage,
-            store.root,
-            meta,
-            write_id,
-            changes.partitions,
-            delta_dir=delta_dir_name(write_id),
-            delete_dir=delta_dir_name(write_id, delete=True),
-        )
-        txn.added += written.directories
+        write_transaction_changes(txn, meta, changes.partitions)
         phases["write"] = time.time() - started - sum(phases.values())
         ctx.progress("committing")
         record_info = info if info is not None else {"source": options.source, "format": fmt}

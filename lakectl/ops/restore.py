@@ -245,9 +245,8 @@ def _restore_arrow(
     reactivate: list[list[Any]],
 ) -> None:
     """Find the difference partition by partition in Arrow (:mod:`lakectl.arrow.restore_diff`)
-    and commit it, written by :func:`lakectl.arrow.acid_writer.write_changes`."""
-    from lakectl.arrow.acid_writer import write_changes
-    from lakectl.table.layout import delta_dir_name
+    and commit it, written by :func:`lakectl.arrow.acid_writer.write_transaction_changes`."""
+    from lakectl.arrow.acid_writer import write_transaction_changes
 
     if scope.fallback is None:
         diffs, read = _arrow_changes_since(store, full, then, scope.since)
@@ -260,16 +259,7 @@ def _restore_arrow(
 
     def write(txn: WriteTransaction) -> None:
         ctx.progress(f"writing {result.deleted + 2 * result.reinserted:,} change(s)")
-        written = write_changes(
-            store.storage,
-            store.root,
-            meta,
-            txn.version,
-            (d.changes(meta) for d in diffs),
-            delta_dir=delta_dir_name(txn.version),
-            delete_dir=delta_dir_name(txn.version, delete=True),
-        )
-        txn.added += written.directories
+        write_transaction_changes(txn, meta, (d.changes(meta) for d in diffs))
 
     _finish(ctx, store, full, result, retire, reactivate, write)
 
