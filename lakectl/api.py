@@ -638,6 +638,7 @@ class Table:
         compact: bool = True,
         max_batches: int | None = None,
         stop_after: float | None = None,
+        engine: str | None = None,
         on_event: Callable[[str], None] | None = None,
         on_tick: Callable[[StreamStatus], None] | None = None,
     ) -> StreamResult:
@@ -658,6 +659,10 @@ class Table:
             compact: compact between micro-batches.
             max_batches: stop after this many micro-batches.
             stop_after: stop after this many seconds.
+            engine: ``"spark"``, ``"arrow"`` (no JVM: the landing directory listed every
+                trigger, micro-batches loaded and compacted in this process) or ``"auto"`` (as
+                arrow, a micro-batch over ``engine.auto.max-bytes`` loaded by Spark); default:
+                the configured engine.
             on_event: receives one line per event.
             on_tick: receives the status about every trigger.
             mode, format, op_column, op_values, order_by, primary_key, partition_by, evolve:
@@ -682,6 +687,7 @@ class Table:
                 op_values=_op_values(op_values),
                 order_by=order_by,
                 evolve=evolve,
+                engine=engine,
             ),
             trigger_seconds=parse_trigger(trigger),
             on_bad_file=on_bad_file,
