@@ -700,12 +700,17 @@ class Table:
         return self._wrote(result)
 
     @_write
-    def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:
+    def materialize(
+        self, until: TimeLike, timezone: str | None = None, *, engine: str | None = None
+    ) -> MaterializeResult:
         """Fold the active statements effective by ``until`` into the data and retire them.
 
         Args:
             until: the statements effective by this time are folded in.
             timezone: the zone of a time without an offset (default UTC).
+            engine: ``"spark"``, ``"arrow"`` (in this process, no JVM) or ``"auto"`` (Arrow
+                when the table's files are at most ``engine.auto.max-bytes`` and the Arrow
+                engine can apply the statements); default: the configured engine.
 
         Returns:
             A :class:`lakectl.MaterializeResult`.
@@ -715,7 +720,7 @@ class Table:
         until_ms = to_millis(until, "until", timezone)
         if until_ms is None:
             raise UsageError("until=: a time is needed, e.g. until='2024-06-01'")
-        return self._wrote(materialize(self._ctx, self._ref, until_ms))
+        return self._wrote(materialize(self._ctx, self._ref, until_ms, engine))
 
     @_write
     def compact(
