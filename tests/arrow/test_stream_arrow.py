@@ -122,3 +122,18 @@ def test_arrow_stream_moves_bad_files_aside_and_loads_the_rest(tmp_path, lakectl
     assert [r.info["stream"]["files"] for r in records] == [["a.csv", "c.csv", "d.csv"]]
     assert sorted(records[0].info["stream"]["skipped"]) == ["b.csv", "e.csv"]
     assert table_rows(lakectl_cli, table) == oracle_rows(land, [["a.csv", "c.csv"]])
+
+
+def test_auto_stream_loads_small_micro_batches_in_arrow(tmp_path, lakectl_cli):
+    table, land = tmp_path / "t", tmp_path / "land"
+    land.mkdir()
+    create_table(lakectl_cli, table)
+    drop(land, "a.csv", ChangeFeed(seed=8).file(10))
+
+    result = _stream(
+        lakectl_cli, table, land, "--max-batches", "1", "--no-compact", "--engine", "auto"
+    )
+
+    assert result["engine"] == "auto"  # the last --engine given wins
+    assert result["status"]["engines"] == {"arrow": 1}
+    assert stream_batches(table) == [["a.csv"]]
