@@ -279,19 +279,42 @@ def _cold_reads(table: str, seqs: dict[str, int]) -> tuple[lb.Timing, lb.Timing]
 
 
 def build_table(
-    spark, root: str, rows: int, fraction: float, dates: int, timings: list[lb.Timing] | None = None
+    spark,
+    root: str,
+    rows: int,
+    fraction: float,
+    dates: int,
+    timings: list[lb.Timing] | None = None,
+    cache: str | None = None,
 ) -> tuple[Any, str, datagen.Dataset]:
     """The bench table under ``root``: a base load of ``rows`` rows and :data:`DELTAS` CDC
-    batches of ``fraction`` of it; its context, location and dataset (timed into ``timings``)."""
+    batches of ``fraction`` of it; its context, location and dataset (timed into ``timings``).
+
+    With ``cache`` (a directory), the data and the built table are kept there, keyed by these
+    parameters, and a later call copies the table from it instead of loading it again (the
+    steps' timings are then those of the copy)."""
     plan = [(f"d{n:02d}", max(1, round(rows * fraction))) for n in range(1, DELTAS + 1)]
+    table = os.path.join(root, "warehouse", "sales")
+    ctx = lb.lakectl_context(os.path.join(root, "warehouse"))
+    kept = None
+    data = os.path.join(root, "data")
+    if cache is not None:
+        kept = os.path.join(cache, f"sales_n{rows}_f{fraction}_d{dates}_x{DELTAS}")
+        data = os.path.join(kept, "data")
+        if os.path.exists(os.path.join(kept, "built.json")):
+            lb.log(f"table: {rows:,} rows + {DELTAS} batches, copied from {kept}")
+            copy, _ = lb.timed(
+                "copy_cached_table", lambda: _copy_table(os.path.join(kept, "sales"), table)
+            )
+            dataset = datagen.generate(spark, data, rows, dates, plan)
+            if timings is not None:
+                timings.append(copy)
+            return ctx, table, dataset
     lb.log(f"table: {rows:,} rows, {DELTAS} batches of {plan[0][1]:,}")
     gen, dataset = lb.timed(
-        "generate_parquet",
-        lambda: datagen.generate(spark, os.path.join(root, "data"), rows, dates, plan),
+        "generate_parquet", lambda: datagen.generate(spark, data, rows, dates, plan)
     )
     steps = [gen]
-    ctx = lb.lakectl_context(os.path.join(root, "warehouse"))
-    table = os.path.join(root, "warehouse", "sales")
     steps.append(lb.lakectl_create_and_load_base(ctx, table, dataset))
     steps[-1].step = "compact_base_load"
 
@@ -300,9 +323,19 @@ def build_table(
             lb.lakectl_load_warm(ctx, table, dataset.batch(name), f"load_{name}")
 
     steps.append(lb.timed("compact_cdc_loads", loads)[0])
+    if kept is not None:
+        _copy_table(table, os.path.join(kept, "sales"))
+        with open(os.path.join(kept, "built.json"), "w") as handle:
+            handle.write(json.dumps({s.step: round(s.seconds, 1) for s in steps}) + "\n")
     if timings is not None:
         timings += steps
     return ctx, table, dataset
+
+
+def _copy_table(source: str, target: str) -> None:
+    """Copy a table directory (a lakectl table holds no absolute paths)."""
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(source, target)
 
 
 def run(spark, data_dir: str, rows: int, fraction: float, dates: int, keep: bool) -> dict[str, Any]:

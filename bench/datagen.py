@@ -1,4 +1,5 @@
-"""Generated sales data in the sample ``sales`` table's schema, written as Parquet with Spark.
+"""Generated sales data in the sample ``sales`` table's schema, written as Parquet with
+numpy and pyarrow (no JVM: 10 million rows take seconds).
 
 The base table has ``rows`` rows with keys ``0 .. rows-1``. Every column of a base row is a
 deterministic function of its key (hashes, no random state), so a CDC batch can reproduce a
@@ -14,14 +15,17 @@ before it. Inserted keys count up from ``rows``, again disjoint per batch. Chang
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-import math
 import os
+import shutil
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 SCHEMA = (
     "sell_id bigint, acct_id bigint, change_ts string, create_ts string, payment_type_id string, "
@@ -29,6 +33,11 @@ SCHEMA = (
     "create_date string"
 )
 COLUMNS = [c.strip().split()[0] for c in SCHEMA.split(",")]
+_TYPES = {"bigint": pa.int64(), "string": pa.string(), "double": pa.float64(), "int": pa.int32()}
+ARROW_SCHEMA = pa.schema(
+    [(c.strip().split()[0], _TYPES[c.strip().split()[1]]) for c in SCHEMA.split(",")]
+)
+BASE_FILE_ROWS = 1_000_000  # rows per base Parquet file (one row group each)
 PRIMARY_KEY = "sell_id"
 PARTITION_BY = "create_date"
 START_DATE = "2024-01-01"
@@ -71,94 +80,95 @@ class Dataset:
         return self.rows + sum(b.inserts - b.deletes for b in chosen)
 
 
-def _unit(key: Column, salt: int) -> Column:
-    """A deterministic number in [0, 1) from the key and a salt."""
-    from pyspark.sql import functions as F
-
-    return F.pmod(F.xxhash64(key, F.lit(salt)), F.lit(1_000_003)).cast("double") / 1_000_003.0
-
-
-def _pick(options: list[str], u: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    arr = F.array(*[F.lit(o) for o in options])
-    return F.element_at(arr, (F.floor(u * len(options)) + 1).cast("int"))
+def _unit(keys: np.ndarray, salt: int) -> np.ndarray:
+    """A deterministic number in [0, 1) per key and salt (a splitmix64 finalizer)."""
+    with np.errstate(over="ignore"):
+        z = keys.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(salt) * np.uint64(
+            0xBF58476D1CE4E5B9
+        )
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return (z >> np.uint64(11)).astype(np.float64) / float(1 << 53)
 
 
-def _store(u: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    expr = None
-    for bound, store in STORE_SHARES:
-        cond = u < F.lit(bound)
-        value = F.lit(f"S{store:03d}")
-        expr = F.when(cond, value) if expr is None else expr.when(cond, value)
-    first_rest = len(STORE_SHARES) + 1
-    rest_u = (u - F.lit(STORE_SHARES[-1][0])) / F.lit(1 - STORE_SHARES[-1][0])
-    rest = F.floor(rest_u * (STORES - len(STORE_SHARES))).cast("int") + first_rest
-    assert expr is not None
-    return expr.otherwise(F.format_string("S%03d", rest))
+def _pick(options: list[str], u: np.ndarray) -> pa.Array:
+    return pa.array(options).take(pa.array((u * len(options)).astype(np.int32)))
 
 
-def _time_of_day(u: Column) -> Column:
-    from pyspark.sql import functions as F
+def _store(u: np.ndarray) -> pa.Array:
+    """Skewed store ids: :data:`STORE_SHARES`, then the other stores evenly."""
+    names = [f"S{n:03d}" for n in range(1, STORES + 1)]
+    low = STORE_SHARES[-1][0]
+    rest = len(STORE_SHARES) + 1 + np.floor((u - low) / (1 - low) * (STORES - len(STORE_SHARES)))
+    index = np.where(u < low, 0, rest)
+    for bound, store in reversed(STORE_SHARES):
+        index = np.where(u < bound, store, index)
+    return pa.array(names).take(pa.array(index.astype(np.int32) - 1))
 
-    secs = F.floor(u * 86_400).cast("int")
-    return F.format_string(
-        "%02d:%02d:%02d", (secs / 3600).cast("int"), ((secs % 3600) / 60).cast("int"), secs % 60
-    )
+
+_EPOCH_DAY = (dt.date.fromisoformat(START_DATE) - dt.date(1970, 1, 1)).days
 
 
-def _identity_columns(key: Column, dates: int) -> dict[str, Column]:
+def _day_text(day: np.ndarray) -> pa.Array:
+    """``yyyy-MM-dd`` of ``START_DATE`` + ``day`` (days)."""
+    dates = pa.array(day.astype(np.int32) + _EPOCH_DAY, type=pa.date32())
+    return pc.strftime(dates.cast(pa.timestamp("s")), format="%Y-%m-%d")
+
+
+def _timestamp_text(day: np.ndarray, u: np.ndarray) -> pa.Array:
+    """``yyyy-MM-dd HH:mm:ss``: day ``day`` after ``START_DATE``, the time of day from ``u``."""
+    seconds = (day.astype(np.int64) + _EPOCH_DAY) * 86_400 + np.floor(u * 86_400).astype(np.int64)
+    return pc.strftime(pa.array(seconds, type=pa.timestamp("s")), format="%Y-%m-%d %H:%M:%S")
+
+
+def _same(text: str, n: int) -> pa.Array:
+    return pa.array([text]).take(pa.array(np.zeros(n, dtype=np.int32)))
+
+
+def _identity(keys: np.ndarray, dates: int) -> dict[str, Any]:
     """Columns a stored row keeps for life: account, store, creation time and date."""
-    from pyspark.sql import functions as F
-
-    day = F.floor(_unit(key, 1) * dates).cast("int")
-    create_date = F.date_format(F.date_add(F.lit(START_DATE).cast("date"), day), "yyyy-MM-dd")
+    day = np.floor(_unit(keys, 1) * dates)
     return {
-        "acct_id": F.floor(_unit(key, 2) * 200_000).cast("bigint"),
-        "create_ts": F.concat_ws(" ", create_date, _time_of_day(_unit(key, 3))),
-        "store_id": _store(_unit(key, 4)),
-        "create_date": create_date,
+        "day": day,
+        "acct_id": pa.array(np.floor(_unit(keys, 2) * 200_000).astype(np.int64)),
+        "create_ts": _timestamp_text(day, _unit(keys, 3)),
+        "store_id": _store(_unit(keys, 4)),
+        "create_date": _day_text(day),
     }
 
 
-def _row(key: Column, ident: dict[str, Column], number: int, op: Column | str) -> list[Column]:
+def _rows(keys: np.ndarray, ident: dict[str, Any], number: int, ops: pa.Array) -> pa.Table:
     """All columns in schema order; ``number`` 0 = the base, N = CDC batch N."""
-    from pyspark.sql import functions as F
-
     if number == 0:
         change_ts = ident["create_ts"]
     else:  # newer than anything stored: the base ends before March 2024
-        change_ts = F.format_string(
-            "2024-06-%02d %s", F.lit(number), _time_of_day(_unit(key, 10 + number))
-        )
+        june = (dt.date(2024, 6, number) - dt.date.fromisoformat(START_DATE)).days
+        change_ts = _timestamp_text(np.full(len(keys), june), _unit(keys, 10 + number))
     salt = 100 * (number + 1)
     cols = {
-        "sell_id": key.cast("bigint"),
+        "sell_id": pa.array(keys.astype(np.int64)),
         "acct_id": ident["acct_id"],
         "change_ts": change_ts,
         "create_ts": ident["create_ts"],
-        "payment_type_id": _pick(PAYMENT_TYPES, _unit(key, salt + 1)),
-        "status_id": _pick(STATUSES, _unit(key, salt + 2)),
-        "total_amt": F.round(_unit(key, salt + 3) * 500 + 1, 2),
-        "batch": F.lit(number).cast("int"),
-        "op_code": F.lit(op) if isinstance(op, str) else op,
+        "payment_type_id": _pick(PAYMENT_TYPES, _unit(keys, salt + 1)),
+        "status_id": _pick(STATUSES, _unit(keys, salt + 2)),
+        "total_amt": pa.array(np.round(_unit(keys, salt + 3) * 500 + 1, 2)),
+        "batch": pa.array(np.full(len(keys), number, dtype=np.int32)),
+        "op_code": ops,
         "store_id": ident["store_id"],
         "create_date": ident["create_date"],
     }
-    return [cols[c].alias(c) for c in COLUMNS]
+    return pa.table([cols[c] for c in COLUMNS], schema=ARROW_SCHEMA)
 
 
-def base_frame(spark: SparkSession, rows: int, dates: int) -> DataFrame:
-    from pyspark.sql import functions as F
+def base_rows(start: int, stop: int, dates: int) -> pa.Table:
+    """Base rows with keys ``start .. stop-1``."""
+    keys = np.arange(start, stop, dtype=np.int64)
+    return _rows(keys, _identity(keys, dates), 0, _same("I", len(keys)))
 
-    key = F.col("id")
-    return spark.range(rows).select(*_row(key, _identity_columns(key, dates), 0, "I"))
 
-
-def batch_frame(
-    spark: SparkSession,
+def batch_rows(
     rows: int,
     dates: int,
     number: int,
@@ -167,28 +177,20 @@ def batch_frame(
     updates: int,
     deletes: int,
     inserts: int,
-) -> DataFrame:
+) -> pa.Table:
     """One CDC batch: ``updates`` + ``deletes`` existing keys, then ``inserts`` new keys."""
-    from pyspark.sql import functions as F
-
-    i = F.col("id")
-    existing = spark.range(existing_offset, existing_offset + updates + deletes)
-    key = F.pmod(i * F.lit(PRIME), F.lit(rows)).cast("bigint")
-    op = F.when(i < F.lit(existing_offset + updates), F.lit("U")).otherwise(F.lit("D"))
-    changed = existing.select(*_row(key, _identity_columns(key, dates), number, op))
+    i = np.arange(existing_offset, existing_offset + updates + deletes, dtype=np.int64)
+    keys = i * PRIME % rows  # fits int64 for any table below 3.4 billion rows
+    ops = pa.array(np.where(i < existing_offset + updates, "U", "D"))
+    changed = _rows(keys, _identity(keys, dates), number, ops)
     # New sales land on the last three dates of the range.
-    new_key = F.col("id")
-    ident = _identity_columns(new_key, dates)
-    day = dates - 3 + F.floor(_unit(new_key, 5) * 3).cast("int")
-    new_date = F.date_format(
-        F.date_add(F.lit(START_DATE).cast("date"), F.greatest(day, F.lit(0))), "yyyy-MM-dd"
-    )
-    ident["create_date"] = new_date
-    ident["create_ts"] = F.concat_ws(" ", new_date, _time_of_day(_unit(new_key, 3)))
-    new = spark.range(rows + insert_offset, rows + insert_offset + inserts).select(
-        *_row(new_key, ident, number, "I")
-    )
-    return changed.unionByName(new)
+    new_keys = np.arange(rows + insert_offset, rows + insert_offset + inserts, dtype=np.int64)
+    ident = _identity(new_keys, dates)
+    day = np.maximum(dates - 3 + np.floor(_unit(new_keys, 5) * 3), 0)
+    ident["create_date"] = _day_text(day)
+    ident["create_ts"] = _timestamp_text(day, _unit(new_keys, 3))
+    new = _rows(new_keys, ident, number, _same("I", inserts))
+    return pa.concat_tables([changed, new])
 
 
 def split_batch(size: int, mix: tuple[float, float, float]) -> tuple[int, int, int]:
@@ -199,7 +201,7 @@ def split_batch(size: int, mix: tuple[float, float, float]) -> tuple[int, int, i
 
 
 def generate(
-    spark: SparkSession,
+    spark: Any,
     out_dir: str,
     rows: int,
     dates: int,
@@ -207,9 +209,10 @@ def generate(
     mix: tuple[float, float, float] = (0.6, 0.3, 0.1),
 ) -> Dataset:
     """Write the base and the named batches (in load order) under ``out_dir``; reuse a previous
-    generation with the same parameters."""
+    generation with the same parameters. ``spark`` is not used (kept for the callers)."""
+    del spark
     manifest = os.path.join(out_dir, "dataset.json")
-    params = {"rows": rows, "dates": dates, "batches": batch_sizes, "mix": list(mix), "v": 1}
+    params = {"rows": rows, "dates": dates, "batches": batch_sizes, "mix": list(mix), "v": 2}
     if os.path.exists(manifest):
         with open(manifest) as handle:
             saved = json.load(handle)
@@ -224,8 +227,13 @@ def generate(
             )
     os.makedirs(out_dir, exist_ok=True)
     base_path = os.path.join(out_dir, "base")
-    files = max(1, math.ceil(rows / 1_000_000))
-    base_frame(spark, rows, dates).repartition(files).write.mode("overwrite").parquet(base_path)
+    _write_parts(
+        base_path,
+        (
+            base_rows(s, min(s + BASE_FILE_ROWS, rows), dates)
+            for s in range(0, rows, BASE_FILE_ROWS)
+        ),
+    )
     specs = []
     existing_offset = insert_offset = 0
     for number, (name, size) in enumerate(batch_sizes, start=1):
@@ -233,10 +241,10 @@ def generate(
         if existing_offset + updates + deletes > rows:
             raise ValueError(f"batches need more existing keys than the {rows:,}-row base has")
         path = os.path.join(out_dir, f"batch_{number}_{name}")
-        frame = batch_frame(
-            spark, rows, dates, number, existing_offset, insert_offset, updates, deletes, inserts
+        batch = batch_rows(
+            rows, dates, number, existing_offset, insert_offset, updates, deletes, inserts
         )
-        frame.coalesce(1).write.mode("overwrite").parquet(path)
+        _write_parts(path, [batch])
         specs.append(BatchSpec(name, path, size, updates, inserts, deletes, number))
         existing_offset += updates + deletes
         insert_offset += inserts
@@ -244,3 +252,13 @@ def generate(
     with open(manifest, "w") as handle:
         json.dump({"params": params, "dataset": asdict(dataset)}, handle, indent=1)
     return dataset
+
+
+def _write_parts(path: str, parts: Any) -> None:
+    """A directory of Parquet files, one per table in ``parts`` (as Spark writes a dataset)."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    for n, part in enumerate(parts):
+        pq.write_table(
+            part, os.path.join(path, f"part-{n:05d}.parquet"), row_group_size=BASE_FILE_ROWS
+        )

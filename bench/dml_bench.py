@@ -13,17 +13,23 @@ same base written and the same batches MERGEd by delta-rs. Then, on both, in thi
 3. update another 1% (``sell_id % 100 = 11``), two columns: ``lakectl update --set ...
    --where`` next to ``DeltaTable.update(updates, predicate)``.
 
-Each lakectl step runs in this process's warm session (the command's work, not the JVM start);
-each delta-rs step opens the table, as a new ``DeltaTable`` would. Counts must agree between the
-engines, and after the three steps both tables must hold the same rows (count, sum of
-``total_amt``, rows per status). The ratios (lakectl / delta-rs) are reported; the issue sets
-no target for them.
+Each lakectl step runs twice, on two copies of the table: in this process's warm Spark session
+(``--engine spark``: the command's work, not the JVM start) and in the Arrow engine
+(``--engine arrow``, in this process, no JVM). The delete runs a third time on a third copy as a
+whole new ``lakectl delete --engine arrow`` process (the wall a cron job sees). Each delta-rs
+step opens the table, as a new ``DeltaTable`` would. Counts must agree between lakectl's engines
+and delta-rs, and after the three steps all three tables must hold the same rows (count, sum of
+``total_amt``, rows per status). The ratios are reported; the one with a target: the Arrow
+engine's delete at most :data:`ARROW_DELETE_TARGET` of delta-rs' delete at 10M rows.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+from dataclasses import replace
 from typing import Any
 
 from bench import compact_bench as cb
@@ -32,12 +38,18 @@ from bench import load_bench as lb
 DELETE_WHERE = "sell_id % 100 = 7"
 UPDATE_WHERE = "sell_id % 100 = 11"
 UPDATE_SET = {"status_id": "'CANCELLED'", "total_amt": "0.0"}
+ARROW_DELETE_TARGET = 0.3  # the Arrow engine's delete / delta-rs' delete, at 10M rows
+TARGET_ROWS = 10_000_000
 LABELS = {
-    "lakectl_restore": "lakectl: restore --version (10 loads back)",
+    "lakectl_restore": "lakectl: restore --version (10 loads back), Spark",
+    "lakectl_restore_arrow": "lakectl: same, --engine arrow",
     "delta_restore": "delta-rs: DeltaTable.restore(version)",
-    "lakectl_delete": f"lakectl: delete --where {DELETE_WHERE!r}",
+    "lakectl_delete": f"lakectl: delete --where {DELETE_WHERE!r}, Spark",
+    "lakectl_delete_arrow": "lakectl: same, --engine arrow",
+    "lakectl_delete_arrow_cli": "lakectl: same, `lakectl delete --engine arrow` new process",
     "delta_delete": "delta-rs: DeltaTable.delete(predicate)",
-    "lakectl_update": f"lakectl: update --set ... --where {UPDATE_WHERE!r}",
+    "lakectl_update": f"lakectl: update --set ... --where {UPDATE_WHERE!r}, Spark",
+    "lakectl_update_arrow": "lakectl: same, --engine arrow",
     "delta_update": "delta-rs: DeltaTable.update(updates, predicate)",
 }
 
@@ -61,10 +73,13 @@ def _base_version(ctx, table: str) -> int:
     return next(r.write_id for r in state.records if r.operation == "append")
 
 
-def _lakectl_restore(ctx, table: str, version: int) -> lb.Timing:
+def _lakectl_restore(ctx, table: str, version: int, engine: str = "spark") -> lb.Timing:
     from lakectl.ops.restore import restore
 
-    timing, result = cb._cpu_timed("lakectl_restore", lambda: restore(ctx, table, version=version))
+    step = "lakectl_restore" + ("_arrow" if engine == "arrow" else "")
+    timing, result = cb._cpu_timed(
+        step, lambda: restore(ctx, table, version=version, engine=engine)
+    )
     timing.detail.update(
         {
             "deleted": result.deleted,
@@ -83,6 +98,30 @@ def _lakectl_dml(ctx, table: str, step: str, request) -> lb.Timing:
     timing, result = cb._cpu_timed(step, lambda: run_dml(ctx, table, request))
     timing.detail.update({"deleted": result.deleted, "updated": result.updated})
     return timing
+
+
+def _lakectl_delete_cli(table: str) -> lb.Timing:
+    """``lakectl delete --engine arrow`` as a new process: the whole command's wall time."""
+    import json
+
+    command = [sys.executable, "-m", "lakectl", "delete", table, "--where", DELETE_WHERE]
+    command += ["--engine", "arrow", "--json"]
+    timing, done = lb.timed(
+        "lakectl_delete_arrow_cli",
+        lambda: subprocess.run(command, capture_output=True, text=True, check=False),
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"lakectl delete failed ({done.returncode}): {done.stderr[-2000:]}")
+    timing.detail["deleted"] = json.loads(done.stdout)["counts"]["deleted"]
+    return timing
+
+
+def _arrow_summary(table: str) -> dict[str, Any]:
+    """:func:`_lakectl_summary` read by the Arrow engine (no JVM)."""
+    import lakectl
+
+    data = lakectl.open_table(table).scan(columns=["total_amt", "status_id"]).to_arrow()
+    return _arrow_table_summary(data)
 
 
 def _lakectl_summary(ctx, table: str) -> dict[str, Any]:
@@ -110,10 +149,16 @@ def _delta_step(step: str, run) -> lb.Timing:
 
 
 def _delta_summary(path: str) -> dict[str, Any]:
-    import pyarrow.compute as pc
     from deltalake import DeltaTable
 
-    data = DeltaTable(path).to_pyarrow_table(columns=["total_amt", "status_id"])
+    return _arrow_table_summary(
+        DeltaTable(path).to_pyarrow_table(columns=["total_amt", "status_id"])
+    )
+
+
+def _arrow_table_summary(data: Any) -> dict[str, Any]:
+    import pyarrow.compute as pc
+
     statuses = {
         str(v["values"]): int(v["counts"]) for v in pc.value_counts(data["status_id"]).to_pylist()
     }
@@ -136,6 +181,8 @@ def run(spark, data_dir: str, rows: int, dates: int, keep: bool) -> dict[str, An
     root = os.path.join(data_dir, f"dml_n{rows}")
     timings: list[lb.Timing] = []
     ctx, table, dataset = cb.build_table(spark, root, rows, 0.01, dates, timings)
+    arrow, cold = table + "_arrow", table + "_cold"
+    shutil.copytree(table, arrow)
     delta = os.path.join(root, "delta", "sales")
     lb.log("dml bench: delta-rs writes the base and MERGEs the same batches")
     timings.append(lb.delta_write_base(delta, dataset))
@@ -144,17 +191,24 @@ def run(spark, data_dir: str, rows: int, dates: int, keep: bool) -> dict[str, An
     checks: dict[str, Any] = {}
 
     lb.log("dml bench: restore 10 loads back")
-    timings.append(_lakectl_restore(ctx, table, _base_version(ctx, table)))
+    base = _base_version(ctx, table)
+    timings.append(_lakectl_restore(ctx, table, base))
+    timings.append(_lakectl_restore(ctx, arrow, base, "arrow"))
     timings.append(_delta_step("delta_restore", lambda: DeltaTable(delta).restore(0)))
     checks["rows_after_restore"] = {
         "lakectl": cb._check(lb.lakectl_row_count(ctx, table), rows),
+        "lakectl_arrow": cb._check(_arrow_summary(arrow)["rows"], rows),
         "delta": cb._check(lb.delta_row_count(delta), rows),
     }
+    shutil.copytree(arrow, cold)
 
     lb.log(f"dml bench: delete where {DELETE_WHERE}")
+    delete = DmlRequest("delete", where=DELETE_WHERE)
+    timings.append(_lakectl_dml(ctx, table, "lakectl_delete", delete))
     timings.append(
-        _lakectl_dml(ctx, table, "lakectl_delete", DmlRequest("delete", where=DELETE_WHERE))
+        _lakectl_dml(ctx, arrow, "lakectl_delete_arrow", replace(delete, engine="arrow"))
     )
+    timings.append(_lakectl_delete_cli(cold))
     timings.append(
         _delta_step("delta_delete", lambda: DeltaTable(delta).delete(predicate=DELETE_WHERE))
     )
@@ -163,22 +217,29 @@ def run(spark, data_dir: str, rows: int, dates: int, keep: bool) -> dict[str, An
     request = DmlRequest("update", where=UPDATE_WHERE, assignments=assignments)
     timings.append(_lakectl_dml(ctx, table, "lakectl_update", request))
     timings.append(
+        _lakectl_dml(ctx, arrow, "lakectl_update_arrow", replace(request, engine="arrow"))
+    )
+    timings.append(
         _delta_step(
             "delta_update",
             lambda: DeltaTable(delta).update(updates=UPDATE_SET, predicate=UPDATE_WHERE),
         )
     )
     by_step = {t.step: t for t in timings}
-    checks["deleted"] = _agree(
-        by_step["lakectl_delete"].detail["deleted"],
-        by_step["delta_delete"].detail["metrics"].get("num_deleted_rows"),
-    )
-    checks["updated"] = _agree(
-        by_step["lakectl_update"].detail["updated"],
-        by_step["delta_update"].detail["metrics"].get("num_updated_rows"),
-    )
-    mine, theirs = _lakectl_summary(ctx, table), _delta_summary(delta)
-    checks["same_rows_at_end"] = "ok" if mine == theirs else f"MISMATCH: {mine} vs {theirs}"
+    deleted = by_step["delta_delete"].detail["metrics"].get("num_deleted_rows")
+    updated = by_step["delta_update"].detail["metrics"].get("num_updated_rows")
+    for suffix in ("", "_arrow", "_arrow_cli"):
+        checks[f"deleted{suffix}"] = _agree(
+            by_step[f"lakectl_delete{suffix}"].detail["deleted"], deleted
+        )
+    for suffix in ("", "_arrow"):
+        checks[f"updated{suffix}"] = _agree(
+            by_step[f"lakectl_update{suffix}"].detail["updated"], updated
+        )
+    theirs = _delta_summary(delta)
+    for name, mine in (("spark", _lakectl_summary(ctx, table)), ("arrow", _arrow_summary(arrow))):
+        same = mine == theirs
+        checks[f"same_rows_at_end_{name}"] = "ok" if same else f"MISMATCH: {mine} vs {theirs}"
     if not keep:
         shutil.rmtree(root, ignore_errors=True)
     return {
@@ -189,8 +250,34 @@ def run(spark, data_dir: str, rows: int, dates: int, keep: bool) -> dict[str, An
         "setup": [t.to_json() for t in timings if t.step not in LABELS],
         "checks": checks,
         "ratios": [
-            _ratio(what, by_step[f"lakectl_{what}"], by_step[f"delta_{what}"])
-            for what in ("delete", "update", "restore")
+            *(
+                _ratio(
+                    f"dml_{what}_vs_delta",
+                    f"lakectl {what} (Spark) / delta-rs {what}",
+                    by_step[f"lakectl_{what}"],
+                    by_step[f"delta_{what}"],
+                )
+                for what in ("delete", "update", "restore")
+            ),
+            *(
+                _ratio(
+                    f"dml_{what}_arrow_vs_delta",
+                    f"lakectl {what} --engine arrow / delta-rs {what} @ {rows:,}",
+                    by_step[f"lakectl_{what}_arrow"],
+                    by_step[f"delta_{what}"],
+                    ARROW_DELETE_TARGET if what == "delete" and rows >= TARGET_ROWS else None,
+                )
+                for what in ("delete", "update", "restore")
+            ),
+            *(
+                _ratio(
+                    f"dml_{what}_arrow_vs_spark",
+                    f"lakectl {what} --engine arrow / --engine spark (warm)",
+                    by_step[f"lakectl_{what}_arrow"],
+                    by_step[f"lakectl_{what}"],
+                )
+                for what in ("delete", "update", "restore")
+            ),
         ],
     }
 
@@ -199,14 +286,17 @@ def _agree(mine: int, theirs: int | None) -> str:
     return "ok" if mine == theirs else f"MISMATCH: lakectl {mine:,}, delta-rs {theirs}"
 
 
-def _ratio(what: str, mine: lb.Timing, theirs: lb.Timing) -> dict[str, Any]:
+def _ratio(
+    name: str, label: str, mine: lb.Timing, theirs: lb.Timing, target: float | None = None
+) -> dict[str, Any]:
+    """``mine`` / ``theirs``: checked against ``target`` when there is one, else reported."""
     value = mine.seconds / theirs.seconds if theirs.seconds > 0 else float("inf")
     return {
-        "name": f"dml_{what}_vs_delta",
-        "label": f"lakectl {what} / delta-rs {what}",
+        "name": name,
+        "label": label,
         "value": round(value, 3),
-        "target": "report",
-        "pass": None,  # no target: reported
+        "target": "report" if target is None else f"<= {target}",
+        "pass": None if target is None else value <= target,
     }
 
 

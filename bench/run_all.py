@@ -9,6 +9,8 @@
     python -m bench.run_all --only arrow         # only the JVM-free Arrow reader next to Spark
     python -m bench.run_all --only dml           # only delete/update/restore next to delta-rs
     python -m bench.run_all --only arrow-load    # only a cold CDC load, --engine arrow and spark
+    python -m bench.run_all --only kernel-read   # only Spark's read without the data source
+                                                 # (the live-row kernel in tasks) next to it
     python -m bench.run_all --only statement-reads  # only what installed statements add to a
                                                  # read of the sample table (0 to 2,000)
     python -m bench.run_all --only stream        # only `lakectl stream` latency + deltas
@@ -23,11 +25,13 @@ Settings (flag / environment variable):
   --quick / BENCH_QUICK=1          sizes 100000,500000
   --skip-cold / BENCH_SKIP_COLD=1  no cold-JVM subprocess load (the first batch loads warm)
   --snapshot-out / BENCH_SNAPSHOT_OUT=1  also time `snapshot --out DIR --format parquet` (slow)
-  --only / BENCH_ONLY              `load`, `compact`, `skew`, `updates`, `arrow`, `dml` or
-                                   `statement-reads`: only that part
+  --only / BENCH_ONLY              `load`, `compact`, `skew`, `updates`, `arrow`, `dml`,
+                                   `kernel-read` or `statement-reads`: only that part
                                    (default: all)
   --arrow-rows / BENCH_ARROW_ROWS  Arrow reader bench table size (10000000; quick: 500000)
   --dml-rows / BENCH_DML_ROWS      delete/update/restore bench table size (10000000; quick: 500000)
+  --kernel-rows / BENCH_KERNEL_ROWS  Spark fallback read bench table size (10000000;
+                                   quick: 200000)
   --compact-rows / BENCH_COMPACT_ROWS  compaction bench table size (10000000; quick: 500000)
   --skew-rows / BENCH_SKEW_ROWS    skew bench table size (4000000; quick: 400000)
   --updates-rows / BENCH_UPDATES_ROWS  Type 7 bench table size (10000000; quick: 200000);
@@ -51,11 +55,23 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import arrow_bench, arrow_load_bench, compact_bench, datagen, dml_bench, skew_bench
+from bench import (
+    arrow_bench,
+    arrow_load_bench,
+    compact_bench,
+    datagen,
+    dml_bench,
+    kernel_read_bench,
+    skew_bench,
+)
 from bench import load_bench as lb
 from bench import statement_reads_bench as srb
 from bench import updates_bench as ub
 
+ONLY_CHOICES = (
+    "load", "compact", "skew", "updates", "arrow", "arrow-load", "dml", "statement-reads", "stream",
+    "kernel-read",
+)  # fmt: skip
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 TARGETS = {
     "warm_vs_naive": 0.5,  # lakectl warm load <= half the naive rewrite
@@ -83,22 +99,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        choices=[
-            "load",
-            "compact",
-            "skew",
-            "updates",
-            "arrow",
-            "arrow-load",
-            "dml",
-            "statement-reads",
-            "stream",
-        ],
+        choices=[*ONLY_CHOICES],
         default=os.environ.get("BENCH_ONLY") or None,
     )
     parser.add_argument("--compact-rows", default=os.environ.get("BENCH_COMPACT_ROWS"))
     parser.add_argument("--skew-rows", default=os.environ.get("BENCH_SKEW_ROWS"))
     parser.add_argument("--arrow-rows", default=os.environ.get("BENCH_ARROW_ROWS"))
+    parser.add_argument("--kernel-rows", default=os.environ.get("BENCH_KERNEL_ROWS"))
     ub.add_arguments(parser)
     dml_bench.add_arguments(parser)
     args = parser.parse_args(argv)
@@ -108,6 +115,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.compact_rows = int(str(args.compact_rows or default_compact).replace("_", ""))
     default_arrow = 500_000 if args.quick else 10_000_000
     args.arrow_rows = int(str(args.arrow_rows or default_arrow).replace("_", ""))
+    default_kernel = 200_000 if args.quick else 10_000_000
+    args.kernel_rows = int(str(args.kernel_rows or default_kernel).replace("_", ""))
     default_skew = 400_000 if args.quick else 4_000_000
     args.skew_rows = int(str(args.skew_rows or default_skew).replace("_", ""))
     if args.sizes:
@@ -280,7 +289,7 @@ def ratios(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 LABELS = {
-    "generate_parquet": "generate base + batches (Spark -> Parquet)",
+    "generate_parquet": "generate base + batches (numpy + pyarrow -> Parquet)",
     "lakectl_base_append": "lakectl: create + base load (append)",
     "session_start_fresh_process": "lakectl: session start, fresh process (1)",
     "lakectl_load_cold_cli": "lakectl: `lakectl load` cold JVM, whole command (2)",
@@ -361,6 +370,8 @@ def render(report: dict[str, Any]) -> str:
         lines += ub.render(report["updates"])
     if report.get("arrow"):
         lines += arrow_bench.render(report["arrow"])
+    if report.get("kernel_read"):
+        lines += kernel_read_bench.render(report["kernel_read"])
     if report.get("dml"):
         lines += dml_bench.render(report["dml"])
     if report.get("statement_reads"):
@@ -435,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
     arrow = None
     if args.only in (None, "arrow"):
         arrow = arrow_bench.run(spark, args.data_dir, args.arrow_rows, args.dates, args.keep)
+    kernel = None
+    if args.only in (None, "kernel-read"):
+        kernel = kernel_read_bench.run(spark, args.data_dir, args.kernel_rows)
     dml = None
     if args.only in (None, "dml"):
         dml = dml_bench.run(spark, args.data_dir, args.dml_rows, args.dates, args.keep)
@@ -447,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         statement_reads = srb.run(args.data_dir, counts, 1 if args.quick else 3, keep=args.keep)
     report = _report(
         args, spark, started, load_start, session_timing, results, compaction, skew, updates,
-        arrow, dml, statement_reads, arrow_load,
+        arrow, dml, statement_reads, arrow_load, kernel,
     )  # fmt: skip
     _save(report, stamp, partial=False)
     text = render(report)
@@ -485,6 +499,7 @@ def _report(
     dml=None,
     statement_reads=None,
     arrow_load=None,
+    kernel=None,
 ) -> dict[str, Any]:
     return {
         "started": started,
@@ -501,6 +516,7 @@ def _report(
             "arrow_rows": args.arrow_rows,
             "updates_rows": args.updates_rows,
             "dml_rows": args.dml_rows,
+            "kernel_rows": args.kernel_rows,
             "spark_conf": {
                 k: v
                 for k, v in sorted(spark.sparkContext.getConf().getAll())
@@ -524,11 +540,13 @@ def _report(
         "dml": dml,
         "statement_reads": statement_reads,
         "arrow_load": arrow_load,
+        "kernel_read": kernel,
         "ratios": ratios(results)
         + (compaction["ratios"] if compaction else [])
         + (skew["ratios"] if skew else [])
         + (updates["ratios"] if updates else [])
         + (arrow["ratios"] if arrow else [])
+        + (kernel["ratios"] if kernel else [])
         + (dml["ratios"] if dml else [])
         + (arrow_load["ratios"] if arrow_load else []),
     }

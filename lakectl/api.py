@@ -767,19 +767,21 @@ class Table:
         return self._wrote(compact(self._ctx, self._ref, options), dry_run)
 
     @_write
-    def delete(self, where: str, *, dry_run: bool = False) -> DmlResult:
+    def delete(self, where: str, *, dry_run: bool = False, engine: str | None = None) -> DmlResult:
         """Delete the rows matching ``where`` now, as one transaction (``lakectl delete``).
 
         Args:
             where: which rows, SQL over the table's columns.
             dry_run: count them per partition; write nothing.
+            engine: ``"spark"``, ``"arrow"`` (no JVM) or ``"auto"`` (by the size of the
+                partitions read); default: the configured engine.
 
         Returns:
             A :class:`lakectl.DmlResult` (``deleted``, ``version``, per partition counts).
         """
         from lakectl.ops.dml import DmlRequest, run_dml
 
-        request = DmlRequest("delete", where=where, dry_run=dry_run)
+        request = DmlRequest("delete", where=where, dry_run=dry_run, engine=engine)
         return self._wrote(run_dml(self._ctx, self._ref, request), dry_run)
 
     @_write
@@ -789,6 +791,7 @@ class Table:
         where: str | None = None,
         *,
         dry_run: bool = False,
+        engine: str | None = None,
     ) -> DmlResult:
         """Change the rows matching ``where`` now, as one transaction (``lakectl update``).
         Unlike the Type 7 statements of :meth:`apply_updates`, this rewrites the rows.
@@ -797,6 +800,8 @@ class Table:
             assignments: ``"c = expr, ..."`` or a mapping column -> SQL expression text.
             where: which rows (default: all).
             dry_run: count them per partition; write nothing.
+            engine: ``"spark"``, ``"arrow"`` (no JVM) or ``"auto"``; default: the configured
+                engine.
 
         Returns:
             A :class:`lakectl.DmlResult` (``updated``, ``version``, per partition counts).
@@ -814,12 +819,19 @@ class Table:
                     raise UsageError(f"assignments[{column!r}]: one expression, got {value!r}")
                 parts.append(part)
             text = ", ".join(parts)
-        request = DmlRequest("update", where=where, assignments=text, dry_run=dry_run)
+        request = DmlRequest(
+            "update", where=where, assignments=text, dry_run=dry_run, engine=engine
+        )
         return self._wrote(run_dml(self._ctx, self._ref, request), dry_run)
 
     @_write
     def restore(
-        self, version: int | None = None, *, as_of: TimeLike | None = None, dry_run: bool = False
+        self,
+        version: int | None = None,
+        *,
+        as_of: TimeLike | None = None,
+        dry_run: bool = False,
+        engine: str | None = None,
     ) -> RestoreResult:
         """Make the table read as it did right after ``version`` (or at commit time ``as_of``),
         as one new commit; the versions in between stay reachable by time travel.
@@ -828,6 +840,8 @@ class Table:
             version: the version (write id) to restore.
             as_of: instead of ``version``: the newest version committed by this time.
             dry_run: count what would change; write nothing.
+            engine: ``"spark"``, ``"arrow"`` (no JVM) or ``"auto"``; default: the configured
+                engine.
 
         Returns:
             A :class:`lakectl.RestoreResult`.
@@ -835,7 +849,9 @@ class Table:
         from lakectl.ops.restore import restore
 
         at = to_millis(as_of, "as_of")
-        result = restore(self._ctx, self._ref, version=version, at=at, dry_run=dry_run)
+        result = restore(
+            self._ctx, self._ref, version=version, at=at, dry_run=dry_run, engine=engine
+        )
         return self._wrote(result, dry_run)
 
     @_write

@@ -169,6 +169,13 @@ class _Read(Generic[Req]):
     def _arrow_batches(self) -> tuple[pa.Schema, Iterable[pa.RecordBatch]]:
         raise NotImplementedError
 
+    def _arrow_table(self) -> pa.Table:
+        """Every row (at most ``limit``) as one table, read with the Arrow engine."""
+        import pyarrow as pa
+
+        schema, batches = self._arrow_batches()
+        return pa.Table.from_batches(list(_limited(batches, self._limit)), schema=schema)
+
     def _engine_for(self, default: Engine) -> Engine:
         return self._engine or default
 
@@ -214,12 +221,9 @@ class _Read(Generic[Req]):
             The rows, read with pyarrow (``engine="arrow"``, the default) or collected from
             Spark (``engine="spark"``).
         """
-        import pyarrow as pa
-
         if self._engine_for("arrow") == "spark":
             return _spark_to_arrow(self.to_spark())
-        schema, batches = self._arrow_batches()
-        return pa.Table.from_batches(list(_limited(batches, self._limit)), schema=schema)
+        return self._arrow_table()
 
     def to_pandas(self) -> pd.DataFrame:
         """The rows as a pandas DataFrame (:meth:`to_arrow`, converted).
@@ -307,6 +311,19 @@ class Scan(_Read[SnapshotRequest]):
 
         rows = arrow_rows(self._ctx, self._ref, replace(self._request, out=None))
         return rows.schema, rows.batches
+
+    def _arrow_table(self) -> pa.Table:
+        """Without a sort or a limit, partitions are read on one thread per CPU."""
+        import pyarrow as pa
+
+        from lakectl.ops.snapshot import arrow_rows
+
+        if self._limit or self._request.order_by:
+            return super()._arrow_table()
+        rows = arrow_rows(self._ctx, self._ref, replace(self._request, out=None))
+        if rows.order_by:  # the key order a request without order_by may still ask for
+            return pa.Table.from_batches(list(rows.batches), schema=rows.schema)
+        return rows.read.read_all()
 
     @python_errors
     def collect(self) -> SnapshotResult:

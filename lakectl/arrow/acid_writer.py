@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from lakectl.storage.fs import Storage
     from lakectl.table.metadata import TableMetadata
+    from lakectl.table.transaction import WriteTransaction
 
 # Bytes per compression block: ORC C++'s default, and pyarrow's; Spark's writer is told the same.
 # A reader allocates one block per column stream of a file: with ORC Java's 256 KiB, opening a
@@ -174,6 +175,27 @@ def write_changes(
                 deletes += events.num_rows
             directories.append(rel)
     return WrittenChanges(sorted(directories), inserts, deletes)
+
+
+def write_transaction_changes(
+    txn: WriteTransaction, meta: TableMetadata, changes: Iterable[PartitionChanges]
+) -> WrittenChanges:
+    """:func:`write_changes` for the transaction ``txn``: its write id, the directories named
+    after its version, and what it wrote recorded in ``txn.added`` (removed if it aborts)."""
+    from lakectl.table.layout import delta_dir_name
+
+    store = txn.store
+    written = write_changes(
+        store.storage,
+        store.root,
+        meta,
+        txn.version,
+        changes,
+        delta_dir=delta_dir_name(txn.version),
+        delete_dir=delta_dir_name(txn.version, delete=True),
+    )
+    txn.added += written.directories
+    return written
 
 
 def _join(partition: str, name: str) -> str:
@@ -397,4 +419,5 @@ __all__ = [
     "unsupported_reason",
     "write_changes",
     "write_event_file",
+    "write_transaction_changes",
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.event_reader import EventRead, FlatEvents
 from lakectl.arrow.originals import original_stripes
@@ -31,6 +31,7 @@ from lakectl.kernel.schema_map import conformed
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
 from lakectl.table.listing import FileEntry
+from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
@@ -206,15 +207,21 @@ def _kept_batches(
     n: int,
 ) -> Iterator[pa.RecordBatch]:
     """Record batches of ``arrays`` (``n`` rows; those where ``keep``) and the partition
-    ``constants``, at most :data:`CHUNK_ROWS` rows filtered at a time."""
-    import pyarrow as pa
+    ``constants``, at most :data:`CHUNK_ROWS` rows filtered at a time.
 
+    The filtered copies are what a reader keeps (``to_arrow`` keeps every one), so they are
+    allocated with the C library's allocator: pyarrow's default (mimalloc) took 4x as long to
+    hand out memory that stays allocated (measured on the 10M-row read bench)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    pool = pa.system_memory_pool()
     for start in range(0, n, CHUNK_ROWS):
         chunk = [a.slice(start, CHUNK_ROWS) for a in arrays]
         rows = min(CHUNK_ROWS, n - start)
         if keep is not None:
             mask = keep.slice(start, CHUNK_ROWS)
-            chunk = [a.filter(mask) for a in chunk]
+            chunk = [pc.filter(a, mask, memory_pool=pool) for a in chunk]
             rows = mask.true_count
         if not rows:
             continue
@@ -224,12 +231,23 @@ def _kept_batches(
 
 def _partition_constants(spec: MergeSpec, plan: PartitionReadPlan) -> list[pa.Scalar]:
     """The partition's values as scalars of the partition columns' types."""
+    return _typed_values(spec.partition_schema, plan)
+
+
+def _typed_values(partition_schema: Schema, plan: PartitionReadPlan) -> list[pa.Scalar]:
     import pyarrow as pa
 
     out = []
-    for field, value in zip(arrow_schema(spec.partition_schema), plan.values, strict=True):
+    for field, value in zip(arrow_schema(partition_schema), plan.values, strict=True):
         out.append(pa.scalar(value, pa.string()).cast(field.type))
     return out
+
+
+def partition_values(meta: TableMetadata, plan: PartitionReadPlan) -> tuple[Any, ...]:
+    """The partition's values as Python values of the partition columns' types (``()`` for an
+    unpartitioned table)."""
+    partition_schema = meta.schema.select(list(meta.partition_by))
+    return tuple(value.as_py() for value in _typed_values(partition_schema, plan))
 
 
 def _deleted_rows(spec: MergeSpec, plan: PartitionReadPlan) -> DeleteSet:
@@ -334,6 +352,7 @@ __all__ = [
     "event_identities",
     "partition_batches",
     "partition_rows",
+    "partition_values",
     "range_events",
     "with_partition_values",
 ]

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_BLANKS = "".join(chr(c) for c in range(33))  # what Java's String.trim removes
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 # Java's Double.parseDouble: surrounding characters up to U+0020 ignored, digits with an optional
 # point and exponent (or NaN, Infinity, a hexadecimal form), an optional type suffix.
@@ -152,7 +153,7 @@ def _text(storage: Storage, file: _File) -> str:
 def _lines(text: str) -> Iterator[tuple[int, str]]:
     """(line number, line) of the lines holding more than blanks (Spark skips the others)."""
     for number, line in enumerate(_LINE_BREAK.split(text), start=1):
-        if line.strip("".join(chr(c) for c in range(33))):
+        if line.strip(_BLANKS):
             yield number, line
 
 
@@ -264,16 +265,47 @@ def _inferred_csv(header: list[str], columns: list[list[str | None]], source: st
 
     arrays = {}
     for name, values in zip(header, columns, strict=True):
-        type_name: str | None = None
-        for value in values:
-            if value is not None:
-                type_name = _wider_csv(type_name, _csv_value_type(value, name, source))
-        type_name = type_name or "string"
         text = pa.array(values, pa.string())
+        type_name = _csv_column_type(text, name, source)
         if type_name == "double":  # Spark's CSV reader reads "Inf" and "-Inf" too
             text = pa.array([_csv_double_text(v) for v in values], pa.string())
         arrays[name] = spark_cast(text, "string", type_name, f"column {name!r}")
     return pa.table(arrays)
+
+
+# Plain texts typed without looking at each value: (pattern, the type of a text matching it,
+# the type its cast must give a value for it to have that type).
+_PLAIN_TEXTS = (
+    (r"^-?[0-9]{1,9}$", "int", None),
+    (r"^-?[0-9]{1,15}\.[0-9]{1,15}$", "double", None),
+    (r"^[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}$", "date", "date"),
+    (r"^[1-9][0-9]{3}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$", "timestamp", "timestamp"),
+)
+
+
+def _csv_column_type(text: pa.Array, column: str, source: str) -> str:
+    """The type Spark's CSV inference gives a column of ``text``: the plain forms above are
+    recognised for the whole column at once, every other distinct text one by one."""
+    import pyarrow.compute as pc
+
+    from lakectl.arrow.casts import spark_cast
+
+    type_name: str | None = None
+    rest = text.drop_null()
+    for pattern, found, check in _PLAIN_TEXTS:
+        if not len(rest):
+            break
+        plain = pc.match_substring_regex(rest, pattern)
+        if not pc.any(plain).as_py():
+            continue
+        matching = rest.filter(plain)
+        if check is not None and spark_cast(matching, "string", check, column).null_count:
+            continue  # an invalid date or time: typed one by one below
+        type_name = _wider_csv(type_name, found)
+        rest = rest.filter(pc.invert(plain))
+    for value in pc.unique(rest).to_pylist():
+        type_name = _wider_csv(type_name, _csv_value_type(value, column, source))
+    return type_name or "string"
 
 
 def _csv_double_text(value: str | None) -> str | None:
@@ -500,6 +532,8 @@ def _spark_typed(table: pa.Table, utc: set[str], shown: str) -> pa.Table:
         kind = field.type
         if pa.types.is_dictionary(kind):
             column, kind = column.cast(kind.value_type), kind.value_type
+        if pa.types.is_null(kind):  # an all-NULL column written without a type: NULL as any type
+            column, kind = pa.nulls(len(column), pa.string()), pa.string()
         target = _spark_arrow_type(kind, field.name in utc)
         if target is None:
             raise UsageError(

@@ -15,6 +15,7 @@ from lakectl.cli.common import (
     Settings,
     api_table,
     common_options,
+    engine_option,
     make_context,
     parse_time_option,
     render,
@@ -35,9 +36,15 @@ if TYPE_CHECKING:
     help="Restore the table as it was at TIME (the newest version committed by then).",
 )
 @click.option("--dry-run", is_flag=True, help="Count what would change; write nothing.")
+@engine_option
 @common_options
 def restore(
-    table: str, version: int | None, as_of: str | None, dry_run: bool, settings: Settings
+    table: str,
+    version: int | None,
+    as_of: str | None,
+    dry_run: bool,
+    engine: str | None,
+    settings: Settings,
 ) -> None:
     """Make the table read as it did at an earlier version, as one new commit.
 
@@ -54,7 +61,9 @@ def restore(
     result = run_operation(
         settings,
         make_context(settings),
-        lambda ctx: api_table(ctx, table).restore(version, as_of=at, dry_run=dry_run),
+        lambda ctx: api_table(ctx, table).restore(
+            version, as_of=at, dry_run=dry_run, engine=engine
+        ),
     )
     render(settings, result, _print_restore)
 

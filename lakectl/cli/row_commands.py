@@ -16,6 +16,7 @@ from lakectl.cli.common import (
     Settings,
     api_table,
     common_options,
+    engine_option,
     make_context,
     render,
     run_operation,
@@ -54,14 +55,15 @@ def _print_change(result: DmlResult) -> None:
     "--where", required=True, metavar="EXPR", help="Which rows to delete (SQL over the columns)."
 )
 @_DRY_RUN
+@engine_option
 @common_options
-def delete(table: str, where: str, dry_run: bool, settings: Settings) -> None:
+def delete(table: str, where: str, dry_run: bool, engine: str | None, settings: Settings) -> None:
     """Delete the rows matching --where, now, as one transaction.
 
     Writes delete events only (the stored files stay; time travel to earlier versions still
     shows the rows until `clean`). The condition is checked like a Type 7 statement: only the
     table's columns and the vetted functions. A condition on partition columns reads only the
-    partitions it can match.
+    partitions it can match; `--engine auto` weighs the size of those.
 
     \b
     Example:
@@ -71,7 +73,7 @@ def delete(table: str, where: str, dry_run: bool, settings: Settings) -> None:
     result = run_operation(
         settings,
         make_context(settings),
-        lambda ctx: api_table(ctx, table).delete(where, dry_run=dry_run),
+        lambda ctx: api_table(ctx, table).delete(where, dry_run=dry_run, engine=engine),
     )
     render(settings, result, _print_change)
 
@@ -87,9 +89,15 @@ def delete(table: str, where: str, dry_run: bool, settings: Settings) -> None:
 )
 @click.option("--where", metavar="EXPR", help="Which rows to change (default: every row).")
 @_DRY_RUN
+@engine_option
 @common_options
 def update(
-    table: str, assignments: str, where: str | None, dry_run: bool, settings: Settings
+    table: str,
+    assignments: str,
+    where: str | None,
+    dry_run: bool,
+    engine: str | None,
+    settings: Settings,
 ) -> None:
     """Change the rows matching --where, now, as one transaction.
 
@@ -103,6 +111,8 @@ def update(
     result = run_operation(
         settings,
         make_context(settings),
-        lambda ctx: api_table(ctx, table).update_rows(assignments, where, dry_run=dry_run),
+        lambda ctx: api_table(ctx, table).update_rows(
+            assignments, where, dry_run=dry_run, engine=engine
+        ),
     )
     render(settings, result, _print_change)

@@ -446,7 +446,9 @@ def text_to_date(text: str) -> int | None:
         return None
     year = sign * int(segments[0])
     month, day = (int(s) for s in [*segments[1:], "1", "1"][:2])
-    return _days(year, month, day)
+    days = _days(year, month, day)
+    # Spark's days are an int: a date past its range (a 7-digit year) is NULL
+    return days if days is not None and -(2**31) <= days < 2**31 else None
 
 
 # Java's ZoneId.SHORT_IDS, which Spark accepts as zones

@@ -215,9 +215,22 @@ def _numpy(column: Column) -> np.ndarray:
 
 
 def _members(values: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray | None:
-    """Which ``values`` are in ``sorted_ids`` (a boolean mask; None when none is)."""
+    """Which ``values`` are in ``sorted_ids`` (a boolean mask; None when none is).
+
+    A file's rowIds come in ascending order: then each id is looked up among the values (the
+    ids are fewer than the rows), else each value among the ids."""
     import numpy as np
 
+    if len(sorted_ids) < len(values) and bool(np.all(values[1:] > values[:-1])):
+        at = np.searchsorted(values, sorted_ids)
+        found = at < len(values)
+        at = at[found]
+        at = at[values[at] == sorted_ids[found]]
+        if not len(at):
+            return None
+        hits = np.zeros(len(values), dtype=bool)
+        hits[at] = True
+        return hits
     at = np.searchsorted(sorted_ids, values)
     at[at == len(sorted_ids)] = 0
     hits = sorted_ids[at] == values

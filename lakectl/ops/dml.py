@@ -14,6 +14,7 @@ conflicts with a concurrent data commit to a partition it read, as a merge load 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,8 +31,14 @@ from lakectl.updates.statements import Statement
 from lakectl.updates.validate import check_stored_statement
 
 if TYPE_CHECKING:
+    from lakectl.arrow.statements import CompiledStatement
+    from lakectl.engine import EngineChoice
     from lakectl.expr.tree import Node
+    from lakectl.table.log import TableState
+    from lakectl.table.metadata import TableMetadata
     from lakectl.table.schema import Schema
+    from lakectl.table.store import TableStore
+    from lakectl.table.transaction import WriteTransaction
 
 DmlKind = Literal["delete", "update"]
 SOURCE = "<command line>"
@@ -46,6 +53,7 @@ class DmlRequest:
     where: str | None = None
     assignments: str | None = None
     dry_run: bool = False
+    engine: str | None = None  # spark, arrow or auto; None: the configured engine
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,8 @@ class DmlResult:
     partitions_read: int = 0
     partitions_total: int = 0
     seconds: float = 0.0
+    engine: str = "spark"  # the engine that found and wrote the changes
+    engine_reason: str = ""
 
     def __repr__(self) -> str:
         return brief(self, "table", "kind", "version", "deleted", "updated", "dry_run")
@@ -102,6 +112,8 @@ class DmlResult:
             "counts": self.counts,
             "partitions": [p.to_dict() for p in self.partitions],
             "scan": self.scan,
+            "engine": self.engine,
+            "engine_reason": self.engine_reason,
             "seconds": round(self.seconds, 3),
         }
 
@@ -165,41 +177,136 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
     where = _bound_where(checked, meta.schema)
     target, scan = prune_target(ReadTarget(store, meta, state, valid, tuple(plans)), where)
     result.partitions_total, result.partitions_read = scan.partitions, scan.partitions_read
+    choice, compiled = _choose_engine(ctx, request, statement, meta, target)
+    result.engine, result.engine_reason = choice.engine.value, choice.reason
     if not target.plans:
-        result.seconds = time.time() - started
-        return result
+        pass
+    elif compiled is not None:
+        _apply_arrow(ctx, store, state, target, compiled, result)
+    else:
+        _apply_spark(ctx, store, state, target, statement, result)
+    result.seconds = time.time() - started
+    return result
 
+
+def _choose_engine(
+    ctx: Context,
+    request: DmlRequest,
+    statement: Statement,
+    meta: TableMetadata,
+    target: ReadTarget,
+) -> tuple[EngineChoice, CompiledStatement | None]:
+    """The engine that applies the statement (``choose_engine``: by the size of the partitions
+    it reads) and, for the Arrow engine, the statement compiled for it. Under ``auto`` a
+    statement the Arrow engine cannot evaluate as Spark does goes to Spark; asked for by name,
+    the Arrow engine refuses it, naming the construct."""
+    from lakectl.arrow.acid_writer import unsupported_reason
+    from lakectl.engine import Engine, EngineChoice, choose_engine, parse_engine
+
+    requested = parse_engine(request.engine or ctx.config.engine)
+    unsupported = unsupported_reason(meta)
+    work = sum(d.size for p in target.plans for d in (*p.data_dirs, *p.delete_deltas))
+    work += sum(f.size for p in target.plans for f in p.originals)
+    choice = choose_engine(requested, work_bytes=work, meta=meta, arrow_unsupported=unsupported)
+    if choice.engine is not Engine.ARROW:
+        return choice, None
+    from lakectl.arrow.statements import compile_statements
+
+    try:
+        return choice, compile_statements([statement], meta.schema)[0]
+    except UsageError as exc:
+        if requested is not Engine.AUTO:
+            raise
+        reason = f"the Arrow engine cannot evaluate the statement: {exc.message}"
+        return EngineChoice(Engine.SPARK, reason), None
+
+
+def _apply_spark(
+    ctx: Context,
+    store: TableStore,
+    state: TableState,
+    target: ReadTarget,
+    statement: Statement,
+    result: DmlResult,
+) -> None:
+    """Find the changes with Spark (:mod:`lakectl.spark.statement_fold`) and commit them."""
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.ops.rewrite import write_transaction_events
     from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
     from lakectl.spark import statement_fold
 
+    meta = target.metadata
     ctx.progress("finding the rows the statement changes")
     rows = snapshot_frame(ctx, target, SnapshotRequest(), with_identity=True)
     changes = statement_fold.fold_changes(rows, [statement], meta).persist()
     try:
         result.partitions = _per_partition(changes, meta.partition_by)
-        result.deleted = sum(p.deleted for p in result.partitions)
-        result.updated = sum(p.updated for p in result.partitions)
-        if request.dry_run or not result.partitions:
-            result.seconds = time.time() - started
-            return result
-        with store.transaction(request.kind, read=state) as txn:
+
+        def write(txn: WriteTransaction) -> None:
             events = statement_fold.changes_to_write(changes, meta)
             changed = result.deleted + result.updated
             write_transaction_events(ctx, txn, meta, events, changed, len(result.partitions))
-            ctx.progress("committing")
-            txn.commit(
-                effective_at=ALWAYS,
-                partitions={p.relative for p in target.plans},
-                counts={"deleted": result.deleted, "updated": result.updated},
-                info={"source": SOURCE, "statement": text},
-            )
-        result.version = txn.write_id
+
+        _commit(ctx, store, state, target, result, write)
     finally:
         changes.unpersist()
-    result.seconds = time.time() - started
-    return result
+
+
+def _apply_arrow(
+    ctx: Context,
+    store: TableStore,
+    state: TableState,
+    target: ReadTarget,
+    compiled: CompiledStatement,
+    result: DmlResult,
+) -> None:
+    """Find the changes partition by partition in Arrow (:mod:`lakectl.arrow.row_changes`) and
+    commit them, written by :func:`lakectl.arrow.acid_writer.write_transaction_changes`."""
+    from lakectl.arrow.acid_writer import write_transaction_changes
+    from lakectl.arrow.partition_reader import partition_values
+    from lakectl.arrow.row_changes import grouped_changes, table_changes, target_merge_spec
+
+    meta = target.metadata
+    ctx.progress("finding the rows the statement changes")
+    found = table_changes(target_merge_spec(target), target.plans, compiled)
+    per = []
+    for change in found:
+        values = [None if v is None else str(v) for v in partition_values(meta, change.plan)]
+        rel = partition_path(list(meta.partition_by), values)
+        per.append(PartitionChange(rel, change.deleted, change.updated))
+    result.partitions = sorted(per, key=lambda p: p.partition)
+
+    def write(txn: WriteTransaction) -> None:
+        ctx.progress(f"writing {result.deleted + result.updated:,} change(s)")
+        write_transaction_changes(txn, meta, grouped_changes(meta, found))
+
+    _commit(ctx, store, state, target, result, write)
+
+
+def _commit(
+    ctx: Context,
+    store: TableStore,
+    state: TableState,
+    target: ReadTarget,
+    result: DmlResult,
+    write: Callable[[WriteTransaction], None],
+) -> None:
+    """Count the changes found (``result.partitions``) and, unless this is a dry run or
+    nothing changes, write them (``write``) and commit them as one transaction."""
+    result.deleted = sum(p.deleted for p in result.partitions)
+    result.updated = sum(p.updated for p in result.partitions)
+    if result.dry_run or not result.partitions:
+        return
+    with store.transaction(result.kind, read=state) as txn:
+        write(txn)
+        ctx.progress("committing")
+        txn.commit(
+            effective_at=ALWAYS,
+            partitions={p.relative for p in target.plans},
+            counts={"deleted": result.deleted, "updated": result.updated},
+            info={"source": SOURCE, "statement": result.statement},
+        )
+    result.version = txn.write_id
 
 
 def _bound_where(checked: CheckedStatement, schema: Schema) -> Node | None:

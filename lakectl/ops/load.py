@@ -27,6 +27,7 @@ from lakectl.scan.target import plan_lakectl
 from lakectl.storage.fs import Storage, storage_for
 from lakectl.storage.inputs import require_input_files
 from lakectl.storage.source_files import SourceDigest
+from lakectl.table.batch_checks import BatchOptions
 from lakectl.table.layout import delta_dir_name, escape_partition_value
 from lakectl.table.log import ALWAYS, LoadMode, TableState
 from lakectl.table.metadata import TableMetadata
@@ -557,20 +558,12 @@ def load_frame(
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.kernel.change_classify import load_counts
     from lakectl.spark import acid_write, change_classify
-    from lakectl.spark.batch import BatchOptions, shape_batch
+    from lakectl.spark.batch import shape_batch
 
     started = time.time() if started is None else started
     spark = ctx.spark()
-    op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
-    op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
     created = False
-    meta = state.metadata if state is not None else new_table_metadata(raw, options, op_column)
-    evolution = None
-    if options.evolve and state is not None:
-        evolution = _evolution(state, raw, op_column)
-        meta = evolution[0] if evolution is not None else meta
-    check_batch_options(meta, options)
-    batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
+    meta, evolution, batch_opts = batch_target(state, spark_columns(raw), options)
     if cache_source:  # parse the source once: the checks and every later step read the cache
         raw = raw.persist()
     try:
@@ -764,16 +757,27 @@ def _existing_keys(
     return rows.select(*[F.col(f"`{c}`") for c in seen])
 
 
-def _evolution(
-    state: TableState, raw: Any, op_column: str | None
-) -> tuple[TableMetadata, dict[str, Any], list[str]] | None:
-    """``--evolve`` for a Spark DataFrame ``raw`` (:func:`evolution_of` its columns)."""
-    return evolution_of(state, spark_columns(raw), op_column)
-
-
 def spark_columns(raw: Any) -> list[tuple[str, str]]:
     """The (name, Spark SQL type) of each column of the DataFrame ``raw``."""
     return [(f.name, f.dataType.simpleString()) for f in raw.schema.fields]
+
+
+def batch_target(
+    state: TableState | None, columns: Sequence[tuple[str, str]], options: LoadOptions
+) -> tuple[TableMetadata, tuple[TableMetadata, dict[str, Any], list[str]] | None, BatchOptions]:
+    """What a batch of ``columns`` (name, Spark type) is loaded as, the same for both engines:
+    the table's metadata (a new table's from the batch; with ``--evolve`` the batch's new
+    columns added), the evolution (:func:`evolution_of`, or None) and the batch options (mode,
+    op column and values, order). Raises for options the table does not take."""
+    op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
+    op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
+    meta = state.metadata if state is not None else table_metadata_of(columns, options, op_column)
+    evolution = None
+    if options.evolve and state is not None:
+        evolution = evolution_of(state, columns, op_column)
+        meta = evolution[0] if evolution is not None else meta
+    check_batch_options(meta, options)
+    return meta, evolution, BatchOptions(options.mode, op_column, op_values, options.order_by)
 
 
 def evolution_of(
@@ -796,12 +800,6 @@ def evolution_of(
     texts = tuple(f"{name} {type_}" for name, type_ in new)
     meta, changed = evolved_metadata(state, SchemaChange(add_columns=texts))
     return meta, {"evolved": changed}, [name for name, _ in new]
-
-
-def new_table_metadata(raw: Any, options: LoadOptions, op_column: str | None) -> TableMetadata:
-    """The metadata of the table a load of the DataFrame ``raw`` creates
-    (:func:`table_metadata_of` its columns)."""
-    return table_metadata_of(spark_columns(raw), options, op_column)
 
 
 def table_metadata_of(

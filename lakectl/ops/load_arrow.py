@@ -20,14 +20,10 @@ from lakectl.ops.context import Context
 from lakectl.ops.load import (
     LoadOptions,
     LoadResult,
-    check_batch_options,
-    evolution_of,
-    parse_op_values,
+    batch_target,
     partition_key,
-    table_metadata_of,
 )
 from lakectl.scan.target import plan_lakectl
-from lakectl.table.layout import delta_dir_name
 from lakectl.table.log import ALWAYS, LoadMode, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import TableStore
@@ -113,22 +109,14 @@ def load_table_arrow(
     before ``raw`` was read, or ``None`` to create the table from ``raw``'s columns; a load
     ``auto`` gives to Spark (or the Arrow engine cannot run) goes to ``in_spark``.
     ``before_commit`` runs just before the commit and may raise to abort it."""
-    from lakectl.arrow.acid_writer import write_changes
-    from lakectl.arrow.batch import BatchOptions, shape_batch_arrow
+    from lakectl.arrow.acid_writer import write_transaction_changes
+    from lakectl.arrow.batch import shape_batch_arrow
     from lakectl.arrow.load_changes import append_changes, keyed_changes
     from lakectl.arrow.source import spark_type_of
 
     started = time.time() if started is None else started
-    op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
-    op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
     columns = [(f.name, spark_type_of(f.type)) for f in raw.schema]
-    meta = state.metadata if state is not None else table_metadata_of(columns, options, op_column)
-    evolution = None
-    if options.evolve and state is not None:
-        evolution = evolution_of(state, columns, op_column)
-        meta = evolution[0] if evolution is not None else meta
-    check_batch_options(meta, options)
-    batch_opts = BatchOptions(options.mode, op_column, op_values, options.order_by)
+    meta, evolution, batch_opts = batch_target(state, columns, options)
     batch, stats = shape_batch_arrow(raw, meta, batch_opts, options.source)
     del raw
     touched = {partition_key(meta, r) for r in stats.partitions} if meta.partition_by else {""}
@@ -180,16 +168,7 @@ def load_table_arrow(
         phases["lookup"] = time.time() - started - sum(phases.values())
         failpoint("load.before_write")
         ctx.progress(f"writing {rows:,} changes" if keyed else f"writing {rows:,} rows")
-        written = write_changes(
-            store.storage,
-            store.root,
-            meta,
-            write_id,
-            changes.partitions,
-            delta_dir=delta_dir_name(write_id),
-            delete_dir=delta_dir_name(write_id, delete=True),
-        )
-        txn.added += written.directories
+        write_transaction_changes(txn, meta, changes.partitions)
         phases["write"] = time.time() - started - sum(phases.values())
         ctx.progress("committing")
         if before_commit is not None:

@@ -12,7 +12,6 @@ from typing import Any
 from lakectl.errors import UsageError
 from lakectl.ops.updates import MATERIALIZE_OPERATION
 from lakectl.scan.target import ReadTarget
-from lakectl.table.layout import delta_dir_name
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import TableStore
@@ -46,7 +45,7 @@ def fold_and_commit_arrow(
     """Fold ``statements`` into the live rows of ``target`` (``state`` as read) and commit the
     changes with ``info`` as one transaction; returns its write id, counts and new
     directories."""
-    from lakectl.arrow.acid_writer import write_changes
+    from lakectl.arrow.acid_writer import write_transaction_changes
     from lakectl.arrow.partition_reader import MergeSpec
     from lakectl.arrow.statement_fold import fold_statements
     from lakectl.arrow.statements import compile_statements
@@ -70,15 +69,6 @@ def fold_and_commit_arrow(
     with store.transaction(MATERIALIZE_OPERATION, read=state) as txn:
         write_id = txn.version
         if folded.updated or folded.deleted:
-            written = write_changes(
-                store.storage,
-                store.root,
-                meta,
-                write_id,
-                folded.partitions(),
-                delta_dir=delta_dir_name(write_id),
-                delete_dir=delta_dir_name(write_id, delete=True),
-            )
-            txn.added += written.directories
+            write_transaction_changes(txn, meta, folded.partitions())
         txn.commit(effective_at=effective_at, counts=counts, info=info)
     return write_id, counts, tuple(sorted(txn.added))

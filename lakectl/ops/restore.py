@@ -25,9 +25,9 @@ now and then instead. It conflicts with every concurrent data commit.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
@@ -38,7 +38,13 @@ from lakectl.scan.statements import installed_statements, statement_keys
 from lakectl.scan.target import ReadTarget, choose_state, plan_lakectl, with_written_schemas
 from lakectl.table.listing import DirListing
 from lakectl.table.log import ALWAYS, COMPACT_OPS, Operation, TableState
+from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import TableStore
+
+if TYPE_CHECKING:
+    from lakectl.arrow.restore_diff import PartitionDiff
+    from lakectl.engine import EngineChoice
+    from lakectl.table.transaction import WriteTransaction
 
 _KIND = "__lakectl_restore"
 # A row added and deleted since the restored version: it gets a delete event of the restore's
@@ -65,6 +71,8 @@ class RestoreResult:
     bytes_read: int = 0  # the size of their files
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    engine: str = "spark"  # the engine that found and wrote the difference
+    engine_reason: str = ""
 
     def __repr__(self) -> str:
         return brief(
@@ -100,6 +108,8 @@ class RestoreResult:
             "statements": self.statements,
             "read": self.read,
             "notes": list(self.notes),
+            "engine": self.engine,
+            "engine_reason": self.engine_reason,
             "seconds": round(self.seconds, 3),
         }
 
@@ -125,8 +135,10 @@ def restore(
     version: int | None = None,
     at: int | None = None,
     dry_run: bool = False,
+    engine: str | None = None,
 ) -> RestoreResult:
-    """Make the table read as it did right after ``version`` (or at commit time ``at``)."""
+    """Make the table read as it did right after ``version`` (or at commit time ``at``), with
+    ``engine`` (spark, arrow or auto; default: the configured one)."""
     started = time.time()
     store = ctx.table(table_ref)
     store.require_log()
@@ -138,35 +150,139 @@ def restore(
     _check_reactivated(full, then, reactivate)
     result.statements_retired, result.statements_reactivated = len(retire), len(reactivate)
 
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-
     scope = change_scope(full, then)
+    choice = _choose_engine(ctx, engine, store, full, then, scope)
+    result.engine, result.engine_reason = choice.engine.value, choice.reason
     if scope.fallback is None:
         ctx.progress(f"reading the changes since version {target_version}")
-        found = _changes_since(ctx, store, full, then, scope.since)
         result.method = "changes"
     else:
         ctx.progress(f"comparing the table now with version {target_version}")
-        found = _row_changes(ctx, store, full, then)
         result.notes.append(f"compared the whole table: {scope.fallback}")
+    if choice.arrow:
+        _restore_arrow(ctx, store, full, then, scope, result, retire, reactivate)
+    else:
+        _restore_spark(ctx, store, full, then, scope, result, retire, reactivate)
+    result.seconds = time.time() - started
+    return result
+
+
+def _choose_engine(
+    ctx: Context,
+    engine: str | None,
+    store: TableStore,
+    now: TableState,
+    then: TableState,
+    scope: ChangeScope,
+) -> EngineChoice:
+    """The engine that finds and writes the difference (``choose_engine``; the work is the
+    size of the partitions the restore reads, as they are now)."""
+    from lakectl.arrow.acid_writer import unsupported_reason
+    from lakectl.engine import Engine, choose_engine, parse_engine
+
+    meta = now.metadata
+    unsupported = unsupported_reason(meta)
+    if unsupported is None and tuple(then.metadata.partition_by) != tuple(meta.partition_by):
+        unsupported = "a restore across a change of the partition columns"
+    requested = parse_engine(engine or ctx.config.engine)
+    work = 0
+    if requested is Engine.AUTO:  # only auto weighs the work (a listing of the table)
+        plans = _target(store, now).plans
+        if scope.fallback is None:
+            touched = {
+                p.relative
+                for p in (_since_only(p, scope.since) for p in plans)
+                if p.data_dirs or p.delete_deltas
+            }
+            plans = tuple(p for p in plans if p.relative in touched)
+        work = _Read.of(plans).bytes
+    return choose_engine(requested, work_bytes=work, meta=meta, arrow_unsupported=unsupported)
+
+
+def _restore_spark(
+    ctx: Context,
+    store: TableStore,
+    full: TableState,
+    then: TableState,
+    scope: ChangeScope,
+    result: RestoreResult,
+    retire: list[list[Any]],
+    reactivate: list[list[Any]],
+) -> None:
+    """Find the difference with Spark and commit it."""
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+
+    if scope.fallback is None:
+        found = _changes_since(ctx, store, full, then, scope.since)
+    else:
+        found = _row_changes(ctx, store, full, then)
     result.directories_read, result.bytes_read = found.read.directories, found.read.bytes
     changes = found.frame.persist()
     try:
         counts = {r[0]: r[1] for r in changes.groupBy(_KIND).count().collect()}
         result.deleted, result.reinserted = counts.get("delete", 0), counts.get("insert", 0)
-        nothing = not (result.deleted or result.reinserted or retire or reactivate)
-        if not dry_run and not nothing:
-            counts = {"deleted": result.deleted, "reinserted": result.reinserted}
-            result.version = _commit(
-                ctx, store, full, target_version, changes, counts, retire, reactivate
-            )
-            write_updates_file(
-                store, [i.statement for i in installed_statements(store.read_state())]
-            )
+
+        def write(txn: WriteTransaction) -> None:
+            events = _spark_events(changes, full.metadata)
+            rows = result.deleted + 2 * result.reinserted
+            from lakectl.ops.rewrite import write_transaction_events
+
+            write_transaction_events(ctx, txn, full.metadata, events, rows)
+
+        _finish(ctx, store, full, result, retire, reactivate, write)
     finally:
         changes.unpersist()
-    result.seconds = time.time() - started
-    return result
+
+
+def _restore_arrow(
+    ctx: Context,
+    store: TableStore,
+    full: TableState,
+    then: TableState,
+    scope: ChangeScope,
+    result: RestoreResult,
+    retire: list[list[Any]],
+    reactivate: list[list[Any]],
+) -> None:
+    """Find the difference partition by partition in Arrow (:mod:`lakectl.arrow.restore_diff`)
+    and commit it, written by :func:`lakectl.arrow.acid_writer.write_transaction_changes`."""
+    from lakectl.arrow.acid_writer import write_transaction_changes
+
+    if scope.fallback is None:
+        diffs, read = _arrow_changes_since(store, full, then, scope.since)
+    else:
+        diffs, read = _arrow_row_changes(store, full, then)
+    result.directories_read, result.bytes_read = read.directories, read.bytes
+    result.deleted = sum(d.deleted.num_rows for d in diffs)
+    result.reinserted = sum(d.reinserted.num_rows for d in diffs)
+    meta = full.metadata
+
+    def write(txn: WriteTransaction) -> None:
+        ctx.progress(f"writing {result.deleted + 2 * result.reinserted:,} change(s)")
+        write_transaction_changes(txn, meta, (d.changes(meta) for d in diffs))
+
+    _finish(ctx, store, full, result, retire, reactivate, write)
+
+
+def _finish(
+    ctx: Context,
+    store: TableStore,
+    full: TableState,
+    result: RestoreResult,
+    retire: list[list[Any]],
+    reactivate: list[list[Any]],
+    write: Callable[[WriteTransaction], None],
+) -> None:
+    """Commit the restore (unless this is a dry run or nothing differs) and write the
+    statements file of the statements active after it."""
+    nothing = not (result.deleted or result.reinserted or retire or reactivate)
+    if result.dry_run or nothing:
+        return
+    counts = {"deleted": result.deleted, "reinserted": result.reinserted}
+    result.version = _commit(
+        ctx, store, full, result.restored_version, counts, retire, reactivate, write
+    )
+    write_updates_file(store, [i.statement for i in installed_statements(store.read_state())])
 
 
 def _statement_changes(
@@ -392,39 +508,40 @@ def _holding(plan: PartitionReadPlan, write_ids: set[int]) -> PartitionReadPlan:
     return replace(plan, base=base, deltas=tuple(d for d in plan.deltas if holds(d)))
 
 
+def _spark_events(changes: Any, meta: TableMetadata) -> Any:
+    """The events of the Spark path's changes: a delete event for every row (see
+    :func:`_commit`), its values as a new row for a row written again."""
+    from pyspark.sql import functions as F
+
+    from lakectl.spark import acid_write
+
+    return acid_write.change_events(
+        changes,
+        meta,
+        insert=F.col(_KIND) == "insert",
+        delete=F.lit(True),
+        old=lambda c: F.col(f"`{c}`"),
+    )
+
+
 def _commit(
     ctx: Context,
     store: TableStore,
     full: TableState,
     target_version: int,
-    changes: Any,
     counts: dict[str, int],
     retire: list[list[Any]],
     reactivate: list[list[Any]],
+    write: Callable[[WriteTransaction], None],
 ) -> int:
-    from pyspark.sql import functions as F
-
-    from lakectl.ops.rewrite import write_transaction_events
-    from lakectl.spark import acid_write
-
-    meta = full.metadata
+    # A row written again also gets a delete event for its original identity, and a row
+    # added and deleted since one of its own (_deleted_since). Both repeat a deletion (a
+    # no-op), but a read that leaves the deleting commit out (``--raw`` leaves out a
+    # ``materialize``) would otherwise see the original beside its copy, or a row added
+    # after the restored version.
     with store.transaction(Operation.RESTORE, read=full) as txn:
-        kind = F.col(_KIND)
-        # A row written again also gets a delete event for its original identity, and a row
-        # added and deleted since one of its own (_deleted_since). Both repeat a deletion (a
-        # no-op), but a read that leaves the deleting commit out (``--raw`` leaves out a
-        # ``materialize``) would otherwise see the original beside its copy, or a row added
-        # after the restored version.
-        events = acid_write.change_events(
-            changes,
-            meta,
-            insert=kind == "insert",
-            delete=F.lit(True),
-            old=lambda c: F.col(f"`{c}`"),
-        )
-        rows = counts["deleted"] + 2 * counts["reinserted"]
-        if rows:
-            write_transaction_events(ctx, txn, meta, events, rows)
+        if counts["deleted"] + 2 * counts["reinserted"]:
+            write(txn)
         ctx.progress("committing")
         txn.commit(
             effective_at=ALWAYS,
@@ -436,3 +553,76 @@ def _commit(
             },
         )
     return txn.version
+
+
+def _arrow_changes_since(
+    store: TableStore, now: TableState, then: TableState, since: frozenset[str]
+) -> tuple[list[PartitionDiff], _Read]:
+    """:func:`_changes_since` in Arrow, partition by partition: the same plans read, the same
+    rows found."""
+    import pyarrow.compute as pc
+
+    from lakectl.arrow.partition_reader import partition_values
+    from lakectl.arrow.restore_diff import event_ids, since_changes
+    from lakectl.arrow.row_changes import target_merge_spec
+
+    meta = now.metadata
+    current = _target(store, now)
+    changed = [_since_only(p, since) for p in current.plans]
+    written = {p.relative: p for p in changed if p.data_dirs}
+    deleting = {p.relative: replace(p, base=None, deltas=()) for p in changed if p.delete_deltas}
+    read = _Read.of(written.values()) + _Read.of(deleting.values())
+    now_spec = target_merge_spec(current)
+    events = {rel: event_ids(now_spec, p, deletes=True) for rel, p in deleting.items()}
+    holding: dict[str, PartitionReadPlan] = {}
+    earlier = _target(store, then, set(deleting)) if deleting else None
+    if earlier is not None and earlier.plans:
+        named = {
+            int(w) for t in events.values() for w in pc.unique(t["originalTransaction"]).to_pylist()
+        }
+        holding = {p.relative: h for p in earlier.plans if (h := _holding(p, named)).data_dirs}
+        read += _Read.of(holding.values())
+    then_spec = target_merge_spec(earlier) if earlier is not None else now_spec
+    first_new = then.max_write_id + 1
+    diffs = []
+    for rel in sorted({*written, *deleting}):
+        plan = written.get(rel) or deleting[rel]
+        gone = events.get(rel)
+        diff = since_changes(
+            partition_values(meta, plan),
+            (now_spec, written.get(rel)),
+            (then_spec, holding.get(rel) if gone is not None else None),
+            gone if gone is not None else event_ids(now_spec, None, deletes=True),
+            first_new,
+        )
+        diffs.append(diff)
+    return diffs, read
+
+
+def _arrow_row_changes(
+    store: TableStore, now: TableState, then: TableState
+) -> tuple[list[PartitionDiff], _Read]:
+    """:func:`_row_changes` in Arrow: each partition compared whole, now and then."""
+    from lakectl.arrow.partition_reader import partition_values
+    from lakectl.arrow.restore_diff import compared
+    from lakectl.arrow.row_changes import target_merge_spec
+
+    meta = now.metadata
+    current_target, earlier_target = _target(store, now), _target(store, then, columns_of=now)
+    read = _Read.of(current_target.plans) + _Read.of(earlier_target.plans)
+    now_spec, then_spec = target_merge_spec(current_target), target_merge_spec(earlier_target)
+    nows = {p.relative: p for p in current_target.plans}
+    thens = {p.relative: p for p in earlier_target.plans}
+    first_new = then.max_write_id + 1
+    diffs = []
+    for rel in sorted({*nows, *thens}):
+        plan = nows.get(rel) or thens[rel]
+        diffs.append(
+            compared(
+                partition_values(meta, plan),
+                (now_spec, nows.get(rel)),
+                (then_spec, thens.get(rel)),
+                first_new,
+            )
+        )
+    return diffs, read

@@ -73,3 +73,11 @@ def test_table_and_stream_agree(table, columns):
     assert sorted(streamed.column("id").to_pylist()) == sorted(whole.column("id").to_pylist())
     stores = pc.value_counts(whole.column("store")).to_pylist()
     assert sum(s["counts"] for s in stores) == len(want)
+
+
+def test_to_arrow_keeps_the_stream_order_and_the_limit(table):
+    t = lakectl.open_table(str(table))
+    whole = t.scan().to_arrow()
+    assert whole.equals(t.scan().to_batches().read_all())
+    assert whole.num_rows == len(_expected_ids())
+    assert t.scan(limit=5).to_arrow().column("id").to_pylist() == [0, 1, 2, 3, 4]

@@ -343,7 +343,7 @@ PLAIN_TEXT = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(texts=st.lists(st.none() | PLAIN_TEXT, min_size=1, max_size=8))
 def test_text_casts_give_the_expression_layers_value_for_every_text(texts):
     """Casts of text take Arrow's kernels for plain texts: the values stay Spark's."""
@@ -361,3 +361,14 @@ def test_text_casts_give_the_expression_layers_value_for_every_text(texts):
         assert convert is not None
         expected = [None if t is None else convert(t) for t in texts]
         assert got.to_pylist() == expected, target
+
+
+def test_an_all_null_parquet_column_written_without_a_type_loads_as_nulls(tmp_path):
+    """pyarrow writes a column of only None as Parquet's null type; Spark reads it as NULLs of
+    any column type, and so does the Arrow engine."""
+    path = tmp_path / "nulls.parquet"
+    pq.write_table(pa.table({"id": [1, 2], "v": [None, None]}), path)
+    raw = read_source_arrow(str(path), "parquet", infer=False)
+    shaped, stats = shape_batch_arrow(raw, _meta("id bigint, v int"), UPSERT, str(path))
+    assert shaped.column("v").to_pylist() == [None, None]
+    assert shaped.schema.field("v").type == pa.int32() and stats.rows == 2

@@ -70,6 +70,20 @@ def test_text_that_is_no_timestamp_is_null(text):
     assert spark_values.text_to_timestamp(text) is None
 
 
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("5881580-07-11", 2**31 - 1),
+        ("5881580-07-12", None),  # past the int range of Spark's days
+        ("6000000", None),
+        ("-5877641-06-23", -(2**31)),
+        ("-5877641-06-22", None),
+    ],
+)
+def test_dates_past_sparks_range_of_days_are_null(text, days):
+    assert spark_values.text_to_date(text) == days
+
+
 def test_timestamps_become_seconds():
     to = {t: spark_values.cast_function("timestamp", t) for t in ("bigint", "int", "double")}
     before_1970 = -500000  # 1969-12-31 23:59:59.5

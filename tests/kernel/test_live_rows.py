@@ -98,3 +98,17 @@ def test_older_files_map_by_position_widen_and_fill_defaults():
     assert got.column("row").to_pylist() == [{"id": 1, "label": "a", "added": 7}, None]
     assert got.column("part").to_pylist() == ["x", "x"]
     assert (row_source(0, 2), row_source(1, 2), row_source(2, 2)) == (0, 1, None)
+
+
+def test_the_delete_set_finds_ids_in_ascending_and_unordered_rows():
+    deleted = DeleteSet([(pa.array([4] * 3), pa.array([0] * 3, pa.int32()), pa.array([2, 5, 9]))])
+    txn, bucket = pa.array([4] * 8), pa.array([0] * 8, pa.int32())
+    ascending = pa.array([0, 1, 2, 3, 5, 6, 7, 8])  # more rows than ids, 9 past the last
+    assert deleted.deleted(txn, bucket, ascending).tolist() == [
+        False, False, True, False, True, False, False, False,
+    ]  # fmt: skip
+    unordered = pa.array([9, 1, 2, 3, 4, 6, 7, 5])
+    assert deleted.deleted(txn, bucket, unordered).tolist() == [
+        True, False, True, False, False, False, False, True,
+    ]  # fmt: skip
+    assert deleted.deleted(txn, bucket, pa.array([0, 1, 3, 4, 6, 7, 8, 10])) is None

@@ -137,19 +137,18 @@ def test_the_engine_is_chosen_as_asked_and_auto_takes_arrow_for_a_small_load(tmp
     assert auto.json["engine"] == "arrow" and auto.json["engine_reason"].startswith("auto")
     bucketed = tmp_path / "bucketed"
     made = run_lakectl(
-        "create",
-        bucketed,
-        "--schema",
-        "id bigint, qty int",
-        "--primary-key",
-        "id",
-        "--buckets",
-        "2",
-    )
+        "create", bucketed, "--schema", "id bigint, qty int", "--primary-key", "id",
+        "--buckets", "2",
+    )  # fmt: skip
     assert made.code == 0, made.err
-    refused = run_lakectl("load", bucketed, batch, *ARROW, "--json")
+    loaded = run_lakectl("load", bucketed, batch, *ARROW, "--json")
+    assert loaded.code == 0 and loaded.json["engine"] == "arrow", loaded.out
+    stamped = tmp_path / "stamped"
+    made = run_lakectl("create", stamped, "--schema", "id bigint, qty int, at timestamp")
+    assert made.code == 0, made.err
+    refused = run_lakectl("load", stamped, batch, *ARROW, "--json")
     assert refused.code == 2, refused.out
-    assert "bucketed" in refused.json["error"]["message"]
+    assert "column at of type timestamp" in refused.json["error"]["message"]
     assert "--engine spark" in refused.json["error"]["hint"]
 
 

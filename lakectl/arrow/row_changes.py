@@ -1,0 +1,207 @@
+"""``delete`` and ``update`` in Arrow: which stored rows one statement deletes or changes, per
+partition, as the changes :func:`lakectl.arrow.acid_writer.write_changes` writes.
+
+A partition's live rows are read with their ACID identity by the Arrow engine's partition
+reader (:mod:`lakectl.arrow.partition_reader`, the live-row kernel's rule); the statement is
+compiled as a Type 7 statement is (:mod:`lakectl.arrow.statements`: Spark's semantics, casts
+into the column's type, overflow errors) and applied to the rows its condition is true for.
+As in :mod:`lakectl.spark.statement_fold`, a deleted row gives a delete event for its identity,
+and an updated row a delete event plus its new values as a new row; a row the update leaves as
+it was (every column equal, NULL equal to NULL, NaN to NaN) is not rewritten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from lakectl.arrow.partition_reader import MergeSpec, partition_rows, partition_values
+from lakectl.arrow.statements import CompiledStatement, apply_compiled
+from lakectl.arrow.types import arrow_schema
+from lakectl.errors import overflow_error
+from lakectl.kernel.live_rows import IDENTITY, identity_fields
+from lakectl.planning.read_plan import PartitionReadPlan
+from lakectl.table.metadata import TableMetadata
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from lakectl.arrow.acid_writer import PartitionChanges
+    from lakectl.scan.target import ReadTarget
+
+
+def target_merge_spec(target: ReadTarget) -> MergeSpec:
+    """The partition reader's description of a resolved table state: storage, schemas, valid
+    write ids and the key column (as Spark's reader gets them)."""
+    meta = target.metadata
+    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    return MergeSpec(
+        target.store.storage,
+        meta.data_schema,
+        meta.schema.select(list(meta.partition_by)),
+        target.valid,
+        key,
+    )
+
+
+@dataclass(frozen=True)
+class StatementChanges:
+    """What one statement does to one partition it read: the rows it deletes and updates, the
+    identities of the stored rows to delete, and the new rows (the table's columns, the
+    partition columns included), None when it updates none."""
+
+    plan: PartitionReadPlan
+    deleted: int
+    updated: int
+    deletes: pa.Table
+    inserts: pa.Table | None
+
+
+def table_changes(
+    spec: MergeSpec,
+    plans: Sequence[PartitionReadPlan],
+    statement: CompiledStatement,
+    workers: int | None = None,
+) -> list[StatementChanges]:
+    """:func:`statement_changes` of every partition of ``plans`` that it changes, partitions
+    read by ``workers`` threads at once (default: one per CPU; pyarrow decodes and filters
+    without holding the GIL). A DELETE reads only the columns its condition reads."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+
+    if statement.delete:
+        reads = statement.reads
+        spec = replace(spec, columns=tuple(n for n in spec.data_schema.names if n.lower() in reads))
+    plans = [p for p in plans if not p.is_empty]
+    workers = min(len(plans), workers or os.cpu_count() or 1)
+    if workers <= 1:
+        found = [statement_changes(spec, plan, statement) for plan in plans]
+    else:
+        with ThreadPoolExecutor(workers, thread_name_prefix="lakectl-arrow") as pool:
+            found = list(pool.map(lambda plan: statement_changes(spec, plan, statement), plans))
+    return [c for c in found if c.deleted or c.updated]
+
+
+def statement_changes(
+    spec: MergeSpec, plan: PartitionReadPlan, statement: CompiledStatement
+) -> StatementChanges:
+    """What ``statement`` (a DELETE or an UPDATE) does to the live rows of ``plan``."""
+    import pyarrow as pa
+
+    rows = partition_rows(spec, plan, with_identity=True)
+    try:
+        matched = rows.filter(statement.matches) if rows.num_rows else rows
+        if statement.delete or not matched.num_rows:
+            deletes = matched.select(list(IDENTITY))
+            return StatementChanges(plan, deletes.num_rows, 0, deletes, None)
+        new = apply_compiled(matched, [statement])
+    except pa.ArrowInvalid as exc:
+        if "overflow" in str(exc):  # the checked integer kernels (lakectl.expr)
+            raise overflow_error() from exc
+        raise
+    names = spec.output_schema().names
+    changed = _changed(new.select(names), matched.select(names))
+    deletes = matched.select(list(IDENTITY)).filter(changed)
+    inserts = new.select(names).filter(changed)
+    return StatementChanges(plan, 0, inserts.num_rows, deletes, inserts)
+
+
+def _changed(new: pa.Table, old: pa.Table) -> pa.Array:
+    """Rows where any column of ``new`` differs from ``old`` (NULL equals NULL, NaN NaN, as
+    Spark's ``<=>`` compares)."""
+    import numpy as np
+    import pyarrow as pa
+
+    differs = np.zeros(new.num_rows, dtype=bool)
+    for a, b in zip(new.columns, old.columns, strict=True):
+        differs |= ~_same(a.combine_chunks(), b.combine_chunks())
+    return pa.array(differs)
+
+
+def _same(a: pa.Array, b: pa.Array) -> Any:
+    """Which values of ``a`` and ``b`` are equal, null-safely, as a numpy mask."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_nested(a.type):
+        return np.array([x == y for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True)])
+    same = pc.or_kleene(pc.fill_null(pc.equal(a, b), False), pc.and_(a.is_null(), b.is_null()))
+    if pa.types.is_floating(a.type):
+        same = pc.or_(same, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
+    return np.asarray(same.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def grouped_changes(
+    meta: TableMetadata, found: Iterable[StatementChanges]
+) -> Iterator[PartitionChanges]:
+    """The changes to write, one :class:`~lakectl.arrow.acid_writer.PartitionChanges` per
+    partition: delete events where the rows were read, new rows in the partition their values
+    name (an update of a partition column moves its rows). Partitions in path order."""
+    from lakectl.arrow.acid_writer import PartitionChanges
+
+    deletes: dict[tuple[Any, ...], list[pa.Table]] = {}
+    inserts: dict[tuple[Any, ...], list[pa.Table]] = {}
+    data = arrow_schema(meta.data_schema)
+    for change in found:
+        if change.deletes.num_rows:
+            deletes.setdefault(partition_values(meta, change.plan), []).append(change.deletes)
+        if change.inserts is not None and change.inserts.num_rows:
+            for values, rows in _by_partition(meta, change.plan, change.inserts):
+                inserts.setdefault(values, []).append(rows.select(data.names).cast(data))
+    for values in sorted({*deletes, *inserts}, key=_sort_key):
+        yield PartitionChanges(
+            values,
+            inserts=_concat(inserts.get(values), data),
+            deletes=_concat(deletes.get(values), _identity_schema()),
+        )
+
+
+def _by_partition(
+    meta: TableMetadata, plan: PartitionReadPlan, rows: pa.Table
+) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
+    """``rows`` split by the partition their partition columns name."""
+    import pyarrow as pa
+
+    parts = list(meta.partition_by)
+    if not parts:
+        yield (), rows
+        return
+    columns = [rows.column(p).to_pylist() for p in parts]
+    keys = list(zip(*columns, strict=True))
+    if len(set(keys)) == 1:
+        yield keys[0], rows
+        return
+    positions: dict[tuple[Any, ...], list[int]] = {}
+    for i, key in enumerate(keys):
+        positions.setdefault(key, []).append(i)
+    for key, at in positions.items():
+        yield key, rows.take(pa.array(at, pa.int64()))
+
+
+def _sort_key(values: tuple[Any, ...]) -> tuple[tuple[bool, str], ...]:
+    return tuple((v is None, "" if v is None else str(v)) for v in values)
+
+
+def _identity_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema(identity_fields())
+
+
+def _concat(tables: Sequence[pa.Table] | None, schema: pa.Schema) -> pa.Table | None:
+    import pyarrow as pa
+
+    if not tables:
+        return None
+    return pa.concat_tables([t.cast(schema) for t in tables]).combine_chunks()
+
+
+__all__ = [
+    "StatementChanges",
+    "grouped_changes",
+    "statement_changes",
+    "table_changes",
+    "target_merge_spec",
+]
