@@ -638,6 +638,7 @@ class Table:
         compact: bool = True,
         max_batches: int | None = None,
         stop_after: float | None = None,
+        engine: str | None = None,
         on_event: Callable[[str], None] | None = None,
         on_tick: Callable[[StreamStatus], None] | None = None,
     ) -> StreamResult:
@@ -658,6 +659,10 @@ class Table:
             compact: compact between micro-batches.
             max_batches: stop after this many micro-batches.
             stop_after: stop after this many seconds.
+            engine: ``"spark"``, ``"arrow"`` (no JVM: the landing directory listed every
+                trigger, micro-batches loaded and compacted in this process) or ``"auto"`` (as
+                arrow, a micro-batch over ``engine.auto.max-bytes`` loaded by Spark); default:
+                the configured engine.
             on_event: receives one line per event.
             on_tick: receives the status about every trigger.
             mode, format, op_column, op_values, order_by, primary_key, partition_by, evolve:
@@ -682,6 +687,7 @@ class Table:
                 op_values=_op_values(op_values),
                 order_by=order_by,
                 evolve=evolve,
+                engine=engine,
             ),
             trigger_seconds=parse_trigger(trigger),
             on_bad_file=on_bad_file,
@@ -694,12 +700,17 @@ class Table:
         return self._wrote(result)
 
     @_write
-    def materialize(self, until: TimeLike, timezone: str | None = None) -> MaterializeResult:
+    def materialize(
+        self, until: TimeLike, timezone: str | None = None, *, engine: str | None = None
+    ) -> MaterializeResult:
         """Fold the active statements effective by ``until`` into the data and retire them.
 
         Args:
             until: the statements effective by this time are folded in.
             timezone: the zone of a time without an offset (default UTC).
+            engine: ``"spark"``, ``"arrow"`` (in this process, no JVM) or ``"auto"`` (Arrow
+                when the table's files are at most ``engine.auto.max-bytes`` and the Arrow
+                engine can apply the statements); default: the configured engine.
 
         Returns:
             A :class:`lakectl.MaterializeResult`.
@@ -709,7 +720,7 @@ class Table:
         until_ms = to_millis(until, "until", timezone)
         if until_ms is None:
             raise UsageError("until=: a time is needed, e.g. until='2024-06-01'")
-        return self._wrote(materialize(self._ctx, self._ref, until_ms))
+        return self._wrote(materialize(self._ctx, self._ref, until_ms, engine))
 
     @_write
     def compact(

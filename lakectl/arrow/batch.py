@@ -81,7 +81,7 @@ def _typed_column(
 
     name = matched.name_of(column.name)
     if name is None:
-        return _absent(column, raw.num_rows)
+        return absent_column(column, raw.num_rows)
     values = raw.column(name).combine_chunks()
     source_type = source_types[name]
     if source_type == column.type:
@@ -97,7 +97,7 @@ def _typed_column(
     return cast
 
 
-def _absent(column: Column, rows: int) -> pa.Array:
+def absent_column(column: Column, rows: int) -> pa.Array:
     """A column of ``column``'s default (NULL without one), as the Spark engine fills it."""
     import pyarrow as pa
 

@@ -16,6 +16,7 @@ from lakectl.cli.common import (
     Settings,
     api_table,
     common_options,
+    engine_option,
     make_context,
     render,
 )
@@ -87,6 +88,7 @@ def _status_line(status: Any) -> str:
 @click.option("--max-batches", type=int, help="Stop after this many committed micro-batches.")
 @click.option("--stop-after", type=float, metavar="SECONDS", help="Stop after this many seconds.")
 @evolve_option
+@engine_option
 @common_options
 def stream(
     table: str,
@@ -98,6 +100,7 @@ def stream(
     no_compact: bool,
     max_batches: int | None,
     stop_after: float | None,
+    engine: str | None,
     settings: Settings,
     **batch: Any,
 ) -> None:
@@ -110,7 +113,9 @@ def stream(
     micro-batches `compact --auto` runs in the background. Ctrl-C or SIGTERM stops after the
     running micro-batch (a second Ctrl-C abandons it; nothing partial is ever committed).
     Files may lack columns that have a default (or are nullable); with --evolve, a file's new
-    columns join the table in its micro-batch's commit.
+    columns join the table in its micro-batch's commit. With --engine arrow no JVM starts:
+    lakectl lists SOURCE_DIR every trigger, and loads and compacts as `load --engine arrow` and
+    `compact --engine arrow` do.
 
     \b
     Example:
@@ -136,10 +141,12 @@ def stream(
         "compact": not no_compact,
         "max_batches": max_batches,
         "stop_after": stop_after,
+        "engine": engine,
         "on_event": events,
     }
     if live:
-        with output.stderr.status("starting Spark") as status_line:
+        starting = "starting" if engine == "arrow" else "starting Spark"
+        with output.stderr.status(starting) as status_line:
             last = [0.0]
 
             def tick(status: Any) -> None:
@@ -159,6 +166,11 @@ def _print_stream(result: StreamResult) -> None:
         f"stream {result.source} -> {result.table} stopped ({result.stopped_by}) after "
         f"{result.seconds:.1f}s: {s.batches:,} micro-batches, {s.files:,} files, {s.rows:,} rows"
     )
+    if result.engine != "spark":
+        engines = ", ".join(f"{k} {v:,}" for k, v in sorted(s.engines.items()))
+        output.line(
+            f"  engine: {result.engine}" + (f" (micro-batches: {engines})" if engines else "")
+        )
     if s.counts:
         output.line("  " + ", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in s.counts.items()))
     if s.bad_files:

@@ -12,6 +12,7 @@ from lakectl.cli.common import (
     Settings,
     api_table,
     common_options,
+    engine_option,
     format_option,
     make_context,
     parse_time_option,
@@ -35,11 +36,12 @@ if TYPE_CHECKING:
 @click.option(
     "--materialize",
     is_flag=True,
-    help="Fold the statements effective by --until into the data and retire them (Spark).",
+    help="Fold the statements effective by --until into the data and retire them.",
 )
 @click.option(
     "--until", metavar="TIME", help="With --materialize: fold statements effective by TIME."
 )
+@engine_option
 @common_options
 def apply_updates(
     table: str,
@@ -47,6 +49,7 @@ def apply_updates(
     timezone: str | None,
     materialize: bool,
     until: str | None,
+    engine: str | None,
     settings: Settings,
 ) -> None:
     """Install the UPDATE/DELETE statements of FILE as the table's Type 7 statements.
@@ -58,7 +61,8 @@ def apply_updates(
 
     With --materialize --until TIME (no FILE), the active statements effective at or before TIME
     are written into the data as one transaction and retired: reads at TIME or later are
-    unchanged, reads --as-of an earlier time still apply them to the original rows.
+    unchanged, reads --as-of an earlier time still apply them to the original rows. --engine
+    (with --materialize) says which engine folds them in: arrow needs no JVM.
 
     \b
     Examples:
@@ -67,7 +71,7 @@ def apply_updates(
       lakectl apply-updates doctors --materialize --until 2014-09-01
     """
     if materialize or until is not None:
-        _materialize_updates(table, file, until, timezone, settings)
+        _materialize_updates(table, file, until, timezone, engine, settings)
         return
     if file is None:
         raise UsageError(
@@ -88,7 +92,12 @@ def _print_install(result: InstallResult) -> None:
 
 
 def _materialize_updates(
-    table: str, file: str | None, until: str | None, timezone: str | None, settings: Settings
+    table: str,
+    file: str | None,
+    until: str | None,
+    timezone: str | None,
+    engine: str | None,
+    settings: Settings,
 ) -> None:
     if file is not None:
         raise UsageError("--materialize takes no FILE: install and materialize separately")
@@ -98,7 +107,9 @@ def _materialize_updates(
             "--materialize needs --until TIME", hint="e.g. --until 2014-09-01 (epoch ms or a date)"
         )
     result = run_operation(
-        settings, make_context(settings), lambda ctx: api_table(ctx, table).materialize(until_ms)
+        settings,
+        make_context(settings),
+        lambda ctx: api_table(ctx, table).materialize(until_ms, engine=engine),
     )
     render(settings, result, _print_materialize)
 
@@ -117,6 +128,7 @@ def _print_materialize(result: MaterializeResult) -> None:
             f"{result.version}: {counts['rewritten']} row(s) rewritten, {counts['deleted']} "
             f"deleted; {result.active_statements} statement(s) still active"
         )
+        output.note(f"engine: {result.engine} ({result.engine_reason})")
     if result.held_back:
         output.note(
             f"note: {result.held_back} statement(s) effective by --until stay active: they "

@@ -102,11 +102,13 @@ def load_table_arrow(
     started: float | None = None,
     source_bytes: int | None = None,
     in_spark: Callable[[EngineChoice], LoadResult],
+    before_commit: Callable[[], None] | None = None,
 ) -> LoadResult:
     """Load the parsed batch ``raw`` (an Arrow table) as one transaction, as
     :func:`lakectl.ops.load.load_frame` loads a DataFrame. ``state`` is the table's log as read
     before ``raw`` was read, or ``None`` to create the table from ``raw``'s columns; a load
-    ``auto`` gives to Spark (or the Arrow engine cannot run) goes to ``in_spark``."""
+    ``auto`` gives to Spark (or the Arrow engine cannot run) goes to ``in_spark``.
+    ``before_commit`` runs just before the commit and may raise to abort it."""
     from lakectl.arrow.acid_writer import write_transaction_changes
     from lakectl.arrow.batch import shape_batch_arrow
     from lakectl.arrow.load_changes import append_changes, keyed_changes
@@ -169,6 +171,8 @@ def load_table_arrow(
         write_transaction_changes(txn, meta, changes.partitions)
         phases["write"] = time.time() - started - sum(phases.values())
         ctx.progress("committing")
+        if before_commit is not None:
+            before_commit()
         record_info = info if info is not None else {"source": options.source, "format": fmt}
         txn.commit(
             effective_at=ALWAYS if options.effective_at is None else options.effective_at,

@@ -23,6 +23,11 @@ Decisions:
 - T after now is refused: statements not yet effective must not become visible now.
 - Rows loaded after materializing are not touched by retired statements (their effect is data
   now, as after any compaction of history); statements still active apply to them as before.
+
+Engines: Spark (:mod:`lakectl.spark.statement_fold`) or, with ``--engine arrow``, the lakectl
+process without a JVM (:mod:`lakectl.arrow.statement_fold`, one partition at a time): the same
+rule, files and commit record. ``auto`` picks Arrow when the table's files are at most its
+``engine.auto.max-bytes`` and the Arrow engine can apply the statements.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakectl.engine import Engine, EngineChoice, choose_engine, parse_engine
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
 from lakectl.ops.results import brief, iso_time
@@ -90,6 +96,8 @@ class MaterializeResult:
     counts: dict[str, int] = field(default_factory=dict)
     effective_at: dt.datetime | None = None  # UTC
     added: tuple[str, ...] = ()
+    engine: str = "spark"
+    engine_reason: str = ""
 
     def __repr__(self) -> str:
         return brief(self, "table", "version", "retired_statements", "active_statements")
@@ -105,11 +113,16 @@ class MaterializeResult:
             "held_back": self.held_back,
             "counts": self.counts,
             "added": list(self.added),
+            "engine": self.engine,
+            "engine_reason": self.engine_reason,
         }
 
 
-def materialize(ctx: Context, table_ref: str | None, until: int) -> MaterializeResult:
-    """Fold the active statements effective at or before ``until`` into the data; retire them."""
+def materialize(
+    ctx: Context, table_ref: str | None, until: int, engine: str | None = None
+) -> MaterializeResult:
+    """Fold the active statements effective at or before ``until`` into the data; retire them.
+    ``engine``: ``spark``, ``arrow`` or ``auto`` (default: the configured engine)."""
     store = ctx.table(table_ref)
     store.require_log()
     state = store.read_state()
@@ -117,7 +130,8 @@ def materialize(ctx: Context, table_ref: str | None, until: int) -> MaterializeR
     name = store.name or store.url
     if not plan.retire:
         return MaterializeResult(name, utc(until), None, 0, plan.remaining, len(plan.held_back))
-    version, counts, added = _fold_and_commit(ctx, store, state, plan)
+    requested = parse_engine(engine or ctx.config.engine)
+    choice, version, counts, added = _fold_and_commit(ctx, store, state, plan, requested)
     write_updates_file(store, [i.statement for i in installed_statements(store.read_state())])
     return MaterializeResult(
         name,
@@ -129,23 +143,68 @@ def materialize(ctx: Context, table_ref: str | None, until: int) -> MaterializeR
         counts,
         utc(plan.effective_at),
         added,
+        choice.engine.value,
+        choice.reason,
     )
 
 
+def _commit_info(plan: MaterializePlan) -> dict[str, Any]:
+    """The commit record's ``info``: the statements retired (the same with either engine)."""
+    return {
+        "source": f"statements effective <= {format_millis(plan.until)}",
+        "until": plan.until,
+        "retired": [[i.version, i.index] for i in plan.retire],
+        "retired_sql": [i.statement.sql for i in plan.retire],
+    }
+
+
 def _fold_and_commit(
-    ctx: Context, store: TableStore, state: TableState, plan: MaterializePlan
-) -> tuple[int, dict[str, int], tuple[str, ...]]:
-    """Write the folded rows as a new write id and commit it with the retirement."""
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.ops.rewrite import write_transaction_events
-    from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+    ctx: Context, store: TableStore, state: TableState, plan: MaterializePlan, requested: Engine
+) -> tuple[EngineChoice, int, dict[str, int], tuple[str, ...]]:
+    """Write the folded rows as a new write id and commit it with the retirement, in the
+    engine ``requested`` (or, ``auto``, chosen by size)."""
     from lakectl.scan.target import ReadTarget, plan_lakectl
-    from lakectl.spark import statement_fold
 
     meta = state.metadata
     statements = require_usable(list(plan.retire), meta)
     valid, plans, _ = plan_lakectl(store, state)
     target = ReadTarget(store, meta, state, valid, tuple(plans))
+    problem = None
+    if requested is not Engine.SPARK:
+        from lakectl.ops.materialize_arrow import arrow_problem
+
+        problem = arrow_problem(meta, statements)
+    choice = choose_engine(
+        requested,
+        work_bytes=sum(f.size for p in plans for d in p.data_dirs for f in d.files),
+        meta=meta,
+        arrow_unsupported=problem,
+    )
+    if choice.arrow:
+        from lakectl.ops.materialize_arrow import fold_and_commit_arrow
+
+        ctx.progress(f"folding {len(plan.retire)} statement(s) into the rows")
+        version, counts, added = fold_and_commit_arrow(
+            store, state, target, statements, plan.effective_at, _commit_info(plan)
+        )
+        return choice, version, counts, added
+    return (choice, *_fold_and_commit_spark(ctx, store, state, target, plan, statements))
+
+
+def _fold_and_commit_spark(
+    ctx: Context,
+    store: TableStore,
+    state: TableState,
+    target: Any,
+    plan: MaterializePlan,
+    statements: list[Any],
+) -> tuple[int, dict[str, int], tuple[str, ...]]:
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.ops.rewrite import write_transaction_events
+    from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
+    from lakectl.spark import statement_fold
+
+    meta = state.metadata
     ctx.progress(f"folding {len(plan.retire)} statement(s) into the rows")
     rows = snapshot_frame(ctx, target, SnapshotRequest(), with_identity=True)
     changes = statement_fold.fold_changes(rows, statements, meta).persist()
@@ -164,16 +223,7 @@ def _fold_and_commit(
                 events = statement_fold.changes_to_write(changes, meta)
                 write_transaction_events(ctx, txn, meta, events, sum(by_kind.values()))
             ctx.progress("committing")
-            txn.commit(
-                effective_at=plan.effective_at,
-                counts=counts,
-                info={
-                    "source": f"statements effective <= {format_millis(plan.until)}",
-                    "until": plan.until,
-                    "retired": [[i.version, i.index] for i in plan.retire],
-                    "retired_sql": [i.statement.sql for i in plan.retire],
-                },
-            )
+            txn.commit(effective_at=plan.effective_at, counts=counts, info=_commit_info(plan))
     finally:
         changes.unpersist()
     return write_id, counts, tuple(sorted(added))

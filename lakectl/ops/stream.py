@@ -16,6 +16,13 @@ rest of the batch commits.
 Maintenance: after a commit, ``compact --auto`` runs in a background thread (one at a time) on
 the same Spark session, so deltas stay near the table's ``compactor.delta.num.threshold`` while
 ingestion goes on; compactions never conflict with loads.
+
+Engines: with the Arrow engine (``--engine arrow``) no JVM starts: lakectl lists the landing
+directory every trigger itself, reads each file with pyarrow (:mod:`lakectl.ops.stream_arrow`),
+loads each micro-batch with ``load --engine arrow``'s transaction
+(:func:`lakectl.ops.load_arrow.load_table_arrow`) and compacts with ``compact --engine arrow``.
+With ``auto`` the stream runs so too, and each micro-batch over the table's
+``engine.auto.max-bytes`` (or one the Arrow engine cannot load) is read again and loaded by Spark.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from lakectl.engine import Engine, EngineChoice, parse_engine
 from lakectl.errors import (
     BadInputError,
     CommitConflictError,
@@ -112,6 +120,7 @@ class StreamStatus:
     compaction_error: str | None = None
     max_deltas_per_partition: int = 0  # most delta + delete-delta dirs a reader saw in one
     already_applied_files_skipped: int = 0  # handed over again, but a committed record named
+    engines: dict[str, int] = field(default_factory=dict)  # committed micro-batches per engine
 
     @property
     def lag_seconds_median(self) -> float | None:
@@ -141,6 +150,7 @@ class StreamStatus:
             "compaction_error": self.compaction_error,
             "max_deltas_per_partition": self.max_deltas_per_partition,
             "already_applied_files_skipped": self.already_applied_files_skipped,
+            "engines": dict(self.engines),
         }
 
 
@@ -151,6 +161,9 @@ class StreamResult:
     stopped_by: str
     status: StreamStatus
     seconds: float
+    engine: str = "spark"
+    """The stream's engine: ``spark``, ``arrow`` or ``auto`` (``status.engines`` counts the
+    micro-batches each engine loaded)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -158,6 +171,7 @@ class StreamResult:
             "source": self.source,
             "stopped_by": self.stopped_by,
             "seconds": round(self.seconds, 3),
+            "engine": self.engine,
             "status": self.status.to_dict(),
         }
 
@@ -191,6 +205,8 @@ class StreamRunner:
             raise UsageError(f"--on-bad-file {options.on_bad_file!r}: use fail or skip")
         self.ctx = ctx
         self.options = options
+        self.engine = parse_engine(lo.engine or ctx.config.engine)
+        self.arrow = self.engine is not Engine.SPARK  # no JVM unless a micro-batch needs one
         self.event = on_event
         self.store = ctx.table(table_ref)
         self.store.require_log()
@@ -220,6 +236,8 @@ class StreamRunner:
         """Stop after the running micro-batch (a second request abandons it)."""
         if self._stop_reason is not None and reason == "signal":
             self._abandon = True
+            if self.arrow:
+                return  # the running micro-batch sees the flag before it commits
             with contextlib.suppress(Exception):
                 spark = self.ctx.spark()
                 if self.ctx.config.remote:
@@ -253,13 +271,12 @@ class StreamRunner:
     def run(
         self, on_tick: Callable[[StreamStatus], None] | None = None, handle_signals: bool = True
     ) -> StreamResult:
-        """Catch up with the landing directory, then follow it with Spark until stopped."""
-        from lakectl.spark.fsspec_orc import hadoop_url
-        from lakectl.spark.stream_source import start_file_stream
-
+        """Catch up with the landing directory, then follow it (with Spark Structured Streaming,
+        or, with the Arrow engine, by listing it every trigger) until stopped."""
         started = self._started = time.time()
         tick = on_tick or (lambda _: None)
-        spark = self.ctx.spark()  # first: starting Spark installs its own SIGINT handler
+        # First: starting Spark installs its own SIGINT handler.
+        spark = None if self.arrow else self.ctx.spark()
         with self._signals(handle_signals):
             self._abort_dead_writers()
             self.status.state = "catching up"
@@ -270,11 +287,12 @@ class StreamRunner:
             # Over Spark Connect, foreachBatch would run inside the server, away from this
             # process's log and status; and Spark's file source cannot watch a scheme its Hadoop
             # has no filesystem for (s3:// without hadoop-aws). There the trigger loop is
-            # lakectl's own listing, and the files are read through fsspec.
-            polling = bool(self.ctx.config.remote) or (
-                hadoop_url(spark, self.source_storage, self.source_path) is None
-            )
-            if self._stop_reason is None and self._error is None and not polling:
+            # lakectl's own listing, and the files are read through fsspec (as always with the
+            # Arrow engine).
+            polling = spark is None or self._polls(spark)
+            if spark is not None and not polling and self._stop_reason is None and not self._error:
+                from lakectl.spark.stream_source import start_file_stream
+
                 query = start_file_stream(
                     spark,
                     self.source_url,
@@ -317,6 +335,15 @@ class StreamRunner:
             stopped_by=self._stop_reason or "error",
             status=self.status,
             seconds=time.time() - started,
+            engine=self.engine.value,
+        )
+
+    def _polls(self, spark: Any) -> bool:
+        """Whether lakectl's own listing, not Spark's file source, triggers micro-batches."""
+        from lakectl.spark.fsspec_orc import hadoop_url
+
+        return bool(self.ctx.config.remote) or (
+            hadoop_url(spark, self.source_storage, self.source_path) is None
         )
 
     def _apply_listing(self) -> None:
@@ -423,16 +450,14 @@ class StreamRunner:
 
     def _read(self, files: list[LandingFile]) -> tuple[list[tuple[str, Any]], list[LandingFile]]:
         """Read each file as ``load`` would; bad ones are handled, vanished ones dropped."""
-        from lakectl.spark.sources import read_source
-
-        spark = self.ctx.spark()
+        read = self._read_arrow if self.arrow else self._read_spark()
         frames: list[tuple[str, Any]] = []
         bad: dict[str, str] = {}
         kept: list[LandingFile] = []
         for f in files:
             url = self._file_url(f.name)
             try:
-                frames.append((f.name, self._read_one(spark, f.name, url, read_source)))
+                frames.append((f.name, read(f.name, url)))
                 kept.append(f)
             except SourceNotFoundError:
                 self._skipped.add(f.name)
@@ -445,6 +470,19 @@ class StreamRunner:
         if bad:
             self._handle_bad(bad)
         return frames, kept
+
+    def _read_arrow(self, name: str, url: str) -> Any:
+        """One file as ``load --engine arrow`` reads it."""
+        from lakectl.ops.stream_arrow import read_file_arrow
+
+        return read_file_arrow(url, self.fmt, self.source_storage.options)
+
+    def _read_spark(self) -> Callable[[str, str], Any]:
+        """How Spark reads one file (``name``, ``url``) of a micro-batch."""
+        from lakectl.spark.sources import read_source
+
+        spark = self.ctx.spark()
+        return lambda name, url: self._read_one(spark, name, url, read_source)
 
     def _read_one(self, spark: Any, name: str, url: str, read_source: Any) -> Any:
         """A CSV file on a Hadoop filesystem with its header parsed here; anything else as
@@ -467,17 +505,27 @@ class StreamRunner:
         return read_csv_with_header(spark, url, header)
 
     def _commit(self, frames: list[tuple[str, Any]]) -> LoadResult:
-        from lakectl.ops.load import load_frame
-
         self._unless_abandoned()
         state = self.store.read_state()
-        raw = _union(state.metadata, [frame for _, frame in frames])
         names = [n for n, _ in frames]
         info = stream_info(self.source_url, self.fmt, names, self._skipped_unrecorded)
         # Errors name the file when there is one, else the landing directory.
         label = self._file_url(names[0]) if len(names) == 1 else self.source_url
         options = dataclasses.replace(self.options.load, source=label)
-        result = load_frame(
+        if self.arrow:
+            result = self._commit_arrow(state, frames, options, info, label)
+        else:
+            result = self._commit_spark(state, frames, options, info)
+        self._skipped_unrecorded = []
+        return result
+
+    def _commit_spark(
+        self, state: Any, frames: list[tuple[str, Any]], options: LoadOptions, info: dict[str, Any]
+    ) -> LoadResult:
+        from lakectl.ops.load import load_frame
+
+        raw = _union(state.metadata, [frame for _, frame in frames])
+        return load_frame(
             self.ctx,
             self.store,
             state,
@@ -487,8 +535,41 @@ class StreamRunner:
             info=info,
             before_commit=self._unless_abandoned,
         )
-        self._skipped_unrecorded = []
-        return result
+
+    def _commit_arrow(
+        self,
+        state: Any,
+        frames: list[tuple[str, Any]],
+        options: LoadOptions,
+        info: dict[str, Any],
+        label: str,
+    ) -> LoadResult:
+        """Load the micro-batch as ``load --engine arrow`` does; ``auto`` hands a micro-batch
+        over the size limit to Spark, which reads its files again."""
+        from lakectl.ops.load_arrow import load_table_arrow
+        from lakectl.ops.stream_arrow import union_arrow
+
+        def in_spark(choice: EngineChoice) -> LoadResult:
+            spark_read = self._read_spark()
+            spark_frames = [(n, spark_read(n, self._file_url(n))) for n, _ in frames]
+            result = self._commit_spark(self.store.read_state(), spark_frames, options, info)
+            return dataclasses.replace(
+                result, engine=choice.engine.value, engine_reason=choice.reason
+            )
+
+        raw = union_arrow(state.metadata, [frame for _, frame in frames], label)
+        return load_table_arrow(
+            self.ctx,
+            self.store,
+            state,
+            raw,
+            options,
+            self.engine,
+            fmt=self.fmt,
+            info=info,
+            in_spark=in_spark,
+            before_commit=self._unless_abandoned,
+        )
 
     def _unless_abandoned(self) -> None:
         """Abort the micro-batch, before its load and again at its commit, if a second stop
@@ -500,6 +581,8 @@ class StreamRunner:
     def _diagnose(self, frames: list[tuple[str, Any]]) -> tuple[dict[str, str], set[str]]:
         """Check each file of a refused micro-batch alone: the bad ones (name -> error) and the
         empty ones (a header, no rows)."""
+        if self.arrow:
+            return self._diagnose_arrow(frames)
         from lakectl.spark.batch import BatchOptions, first_line, shape_batch
 
         lo = self.options.load
@@ -520,6 +603,20 @@ class StreamRunner:
                 bad[name] = exc.message
             except Exception as exc:  # Spark's FAILFAST parse error, from limit(1)
                 bad[name] = f"{label}: cannot be parsed: {first_line(exc)}"
+        return bad, empty
+
+    def _diagnose_arrow(self, frames: list[tuple[str, Any]]) -> tuple[dict[str, str], set[str]]:
+        from lakectl.ops.stream_arrow import check_file_arrow
+
+        meta = self.store.read_state().metadata
+        bad: dict[str, str] = {}
+        empty: set[str] = set()
+        for name, table in frames:
+            try:
+                if not check_file_arrow(meta, self.options.load, table, self._file_url(name)):
+                    empty.add(name)
+            except BadInputError as exc:
+                bad[name] = exc.message
         return bad, empty
 
     def _handle_bad(self, bad: dict[str, str]) -> None:
@@ -549,6 +646,7 @@ class StreamRunner:
         arrivals = [f.mtime_ms for f in files if f.name in set(names) and f.mtime_ms]
         st = self.status
         st.batches += 1
+        st.engines[result.engine] = st.engines.get(result.engine, 0) + 1
         st.files += len(names)
         st.rows += sum(result.counts.values())  # every row of the batch, whatever it did
         for key, value in result.counts.items():
@@ -601,7 +699,8 @@ class StreamRunner:
         try:
             ctx = dataclasses.replace(self.ctx)
             ctx.progress = lambda _: None
-            result = compact(ctx, self.store.url, CompactOptions(kind="auto"))
+            options = CompactOptions(kind="auto", engine=self.engine.value)
+            result = compact(ctx, self.store.url, options)
             if result.log_seq is not None:
                 self.status.compactions += 1
                 kinds = sorted({p.kind for p in result.chosen if p.kind})
