@@ -35,16 +35,18 @@ def test_show_counts_the_rows_a_read_returns_at_every_version(tmp_path: Path, sp
         spark=spark,
     )
     steps = [
-        lambda: table.load(str(SALES / "base.csv"), mode="cdc", op_column="op_code"),
-        lambda: table.load(str(SALES / "cdc_batch_1.csv"), **CDC),
-        lambda: table.load(str(SALES / "cdc_batch_2.csv"), **CDC),
+        lambda: table.load(
+            str(SALES / "base.csv"), mode="cdc", op_column="op_code", engine="arrow"
+        ),
+        lambda: table.load(str(SALES / "cdc_batch_1.csv"), **CDC, engine="arrow"),
+        lambda: table.load(str(SALES / "cdc_batch_2.csv"), **CDC, engine="arrow"),
         lambda: table.delete("store_id = 'S01'"),
         lambda: table.update_rows("status_id = 'REFUNDED'", "sell_id = 17"),
         lambda: table.restore(3),
-        lambda: table.compact("minor"),
+        lambda: table.compact("minor", engine="arrow"),
         lambda: table.delete("total_amt < 100"),
         lambda: table.restore(5),
-        lambda: table.compact("major"),
+        lambda: table.compact("major", engine="arrow"),
     ]
     counted, estimates = [], []
     for step in steps:

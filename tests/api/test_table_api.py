@@ -60,8 +60,8 @@ def twins(tmp_path_factory, spark, lakectl_cli):
     for batch in BATCHES:
         flags = CDC_FLAGS if batch != "base.csv" else ("--mode", "cdc", "--op-column", "op_code")
         kwargs = CDC if batch != "base.csv" else {"mode": "cdc", "op_column": "op_code"}
-        api_results.append(api_table.load(str(SALES / batch), **kwargs))
-        run = lakectl_cli("load", cli_path, SALES / batch, *flags, "--json")
+        api_results.append(api_table.load(str(SALES / batch), **kwargs, engine="arrow"))
+        run = lakectl_cli("load", cli_path, SALES / batch, *flags, "--engine", "arrow", "--json")
         assert run.code == 0, run.err
         cli_results.append(run.json)
     return api_table, cli_path, api_results, cli_results

@@ -39,7 +39,7 @@ def history(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> Path:
     for batch_no in range(1, 7):
         batch = tmp / f"b{batch_no}.csv"
         write_change_batch(batch, rng, batch_no, keys=25)
-        done = run_lakectl("load", root, batch, *CDC_ARGS, "--json")
+        done = run_lakectl("load", root, batch, *CDC_ARGS, "--engine", "arrow", "--json")
         assert done.code == 0, done.out
     done = run_lakectl("delete", root, "--where", "qty = 4", "--json")
     assert done.code == 0, done.out

@@ -15,6 +15,7 @@ import pytest
 
 import lakectl
 from lakectl.table.log import CommitRecord, Operation, find_conflict
+from tests.support.arrow_loads import load_rows
 from tests.support.cli import run_lakectl_until_crash
 from tests.support.processes import run_crashing
 
@@ -39,9 +40,8 @@ def loaded(spark, tmp_path_factory: pytest.TempPathFactory) -> Path:
     each test works on a byte-for-byte copy (see :func:`table`)."""
     path = tmp_path_factory.mktemp("loaded") / "t"
     table = lakectl.create_table(str(path), schema=SCHEMA, primary_key="id", partition_by="day")
-    frame = spark.createDataFrame
-    table.load(frame([(i, f"a{i}", i % 4, f"d{i % 3}") for i in range(30)], SCHEMA))
-    table.load(frame([(i, f"b{i}", 9, f"d{i % 3}") for i in range(15, 45)], SCHEMA))
+    load_rows(table, [(i, f"a{i}", i % 4, f"d{i % 3}") for i in range(30)], SCHEMA)
+    load_rows(table, [(i, f"b{i}", 9, f"d{i % 3}") for i in range(15, 45)], SCHEMA)
     return path
 
 

@@ -76,7 +76,7 @@ def _history(
     def load(n: int) -> None:
         batch = tmp_path / f"b{seed}-{n}.csv"
         write_change_batch(batch, rng, n, keys=12)
-        done = lakectl_cli("load", root, batch, *CDC_ARGS, "--json")
+        done = lakectl_cli("load", root, batch, *CDC_ARGS, "--engine", "arrow", "--json")
         assert done.code == 0, done.out
 
     for n in range(1, 4):
@@ -84,7 +84,7 @@ def _history(
     assert lakectl_cli("delete", root, "--where", f"qty < {rng.randint(2, 5)}").code == 0
     table.restore(rng.choice([1, 2]))
     load(4)
-    table.compact("major")
+    table.compact("major", engine="arrow")
     table.alter("bonus int default 7", widen="qty bigint")
     statements = tmp_path / f"s{seed}.updates"
     statements.write_text(
@@ -142,7 +142,7 @@ def test_a_restored_update_is_one_pair_from_any_start(
     def load(name: str, lines: list[str]) -> None:
         path = tmp_path / name
         path.write_text("\n".join(["op_code,id,change_ts,note,qty,region", *lines]) + "\n")
-        assert lakectl_cli("load", root, path, *CDC_ARGS, "--json").code == 0
+        assert lakectl_cli("load", root, path, *CDC_ARGS, "--engine", "arrow", "--json").code == 0
 
     load("1.csv", ["I,17,1,old,1,a", "I,18,1,kept,1,a", "I,19,1,gone,1,a"])
     load("2.csv", ["U,17,2,new,2,a", "D,19,2,,,"])

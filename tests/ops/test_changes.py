@@ -112,7 +112,7 @@ def test_feed_between_versions_matches_the_snapshots(
     for batch_no in range(1, 6):
         batch = tmp_path / f"b{batch_no}.csv"
         write_change_batch(batch, rng, batch_no, keys=30)
-        done = lakectl_cli("load", root, batch, *CDC_ARGS, "--json")
+        done = lakectl_cli("load", root, batch, *CDC_ARGS, "--engine", "arrow", "--json")
         assert done.code == 0, done.out
     done = lakectl_cli("delete", root, "--where", "qty = 3", "--json")
     assert done.code == 0, done.out
@@ -179,7 +179,7 @@ def _scd2_of(frame: Any) -> set[tuple[Row, int, int | None]]:
 
 def _load(lakectl_cli: Callable[..., CliRun], root: Path, path: Path, lines: list[str]) -> None:
     path.write_text("\n".join(["op_code,id,change_ts,note,qty,region", *lines]) + "\n")
-    done = lakectl_cli("load", root, path, *CDC_ARGS, "--json")
+    done = lakectl_cli("load", root, path, *CDC_ARGS, "--engine", "arrow", "--json")
     assert done.code == 0, done.out
 
 
@@ -226,7 +226,7 @@ def test_changes_command(tmp_path: Path, spark: Any, lakectl_cli: Callable[..., 
         "give exactly one of --from-version and --from-time"
     )
     # After a major compaction and a clean, the first versions' files are gone.
-    assert lakectl_cli("compact", root, "--major", "--json").code == 0
+    assert lakectl_cli("compact", root, "--major", "--engine", "arrow", "--json").code == 0
     assert lakectl_cli("clean", root, "--retain", "0s", "--force", "--json").code == 0
     gone = lakectl_cli("changes", root, "--from-version", 0, "--json")
     assert gone.code == 67, gone.out

@@ -85,8 +85,11 @@ def loaded(tmp_path_factory, lakectl_cli, spark) -> Path:  # type: ignore[no-unt
         "--partition-by", "create_date",
     )  # fmt: skip
     assert created.code == 0, created.err
-    assert lakectl_cli("load", table, SALES / "base.csv", "--mode", "upsert").code == 0
-    cdc = lakectl_cli("load", table, SALES / "cdc_batch_1.csv", "--mode", "cdc")
+    base = lakectl_cli("load", table, SALES / "base.csv", "--mode", "upsert", "--engine", "arrow")
+    assert base.code == 0, base.err
+    cdc = lakectl_cli(
+        "load", table, SALES / "cdc_batch_1.csv", "--mode", "cdc", "--engine", "arrow"
+    )
     assert cdc.code == 0, cdc.err
     return table
 

@@ -120,7 +120,9 @@ def table(tmp_path_factory, spark, lakectl_cli):
         "create", path, "--schema", SCHEMA, "--primary-key", "id", "--partition-by", "ds"
     )
     assert created.code == 0, created.err
-    loaded = lakectl_cli("load", path, model.batch(6000), "--mode", "cdc", "--json")
+    loaded = lakectl_cli(
+        "load", path, model.batch(6000), "--mode", "cdc", "--engine", "arrow", "--json"
+    )
     assert loaded.code == 0, loaded.err
     return path, model
 
@@ -190,8 +192,9 @@ def test_list_bucketing_lifecycle(table, lakectl_cli):
 
     # Loads keep working: plain deltas on top of the split base, rows moving between values.
     loaded = lakectl_cli(
-        "load", path, model.batch(300, updates=400, deletes=200), "--mode", "cdc", "--json"
-    )
+        "load", path, model.batch(300, updates=400, deletes=200), "--mode", "cdc",
+        "--engine", "arrow", "--json",
+    )  # fmt: skip
     assert loaded.code == 0, loaded.err
     after_load = check(lakectl_cli, path, model, [None, "x = 30", "x = 50"])
     assert after_load["x = 30"]["files_read"] > split["x = 30"]["files_read"]  # + the deltas
@@ -354,7 +357,8 @@ def test_a_rewrite_killed_before_commit_changes_nothing(
     model = Model(tmp_path, seed=11)
     assert lakectl_cli("create", path, "--schema", SCHEMA, "--primary-key", "id",
                        "--partition-by", "ds").code == 0  # fmt: skip
-    assert lakectl_cli("load", path, model.batch(120), "--mode", "cdc").code == 0
+    loaded = lakectl_cli("load", path, model.batch(120), "--mode", "cdc", "--engine", "arrow")
+    assert loaded.code == 0, loaded.err
     log_before = sorted(p.name for p in (path / "_lakectl" / "log").iterdir())
     killed = run_crashing(
         "list-bucket", path, "--column", "x", "--keys", "6,20,30",

@@ -212,11 +212,11 @@ def test_time_travel_inside_the_window_and_before_history(
     table = lakectl.create_table(
         str(path), schema=SCHEMA, primary_key="sell_id", partition_by="create_date", spark=spark
     )
-    table.load(str(SALES / "base.csv"), **CDC)
-    table.load(str(SALES / "cdc_batch_1.csv"), **CDC)
+    table.load(str(SALES / "base.csv"), **CDC, engine="arrow")
+    table.load(str(SALES / "cdc_batch_1.csv"), **CDC, engine="arrow")
     version_two = table.scan(version=2).to_arrow().sort_by("sell_id")
     time.sleep(5)
-    table.load(str(SALES / "cdc_batch_2.csv"), **CDC)
+    table.load(str(SALES / "cdc_batch_2.csv"), **CDC, engine="arrow")
     current = table.scan().to_arrow().sort_by("sell_id")
     # Entries before version 2 go; version 2 was current 4 s ago, inside the window.
     result = table.clean("4s", force=True)

@@ -59,7 +59,20 @@ def test_maintain_gives_each_table_what_it_needs(tmp_path, lakectl_cli, spark) -
     def load(name: str, rows: str) -> None:
         path = src / f"{name}_{len(list(src.iterdir()))}.csv"
         path.write_text("id,v\n" + rows)
-        _ok(cli("load", name, path, "--warehouse", wh, "--mode", "append", "--json"))
+        _ok(
+            cli(
+                "load",
+                name,
+                path,
+                "--warehouse",
+                wh,
+                "--mode",
+                "append",
+                "--engine",
+                "arrow",
+                "--json",
+            )
+        )
 
     def create(name: str, *props: str) -> None:
         _ok(cli("create", name, "--warehouse", wh, "--schema", SCHEMA, "--json"))
@@ -87,7 +100,7 @@ def test_maintain_gives_each_table_what_it_needs(tmp_path, lakectl_cli, spark) -
         )
     )
     # A base and two deltas above it: minor.
-    _ok(cli("compact", "minor", "--major", "--warehouse", wh, "--json"))
+    _ok(cli("compact", "minor", "--major", "--warehouse", wh, "--engine", "arrow", "--json"))
     load("minor", "4,d\n")
     load("minor", "5,e\n")
     create("leftover")

@@ -49,7 +49,9 @@ class Lake:
 
 def _doctors(lake: Lake) -> None:
     assert lake("create", "doctors", "--schema", SCHEMA).code == 0
-    lake.ok("load", "doctors", AVRO, "--mode", "append", "--effective-from", "0")
+    lake.ok(
+        "load", "doctors", AVRO, "--mode", "append", "--effective-from", "0", "--engine", "arrow"
+    )
     lake.ok("apply-updates", "doctors", UPDATES)
 
 
@@ -163,7 +165,7 @@ def test_partitioned_keyed_table(tmp_path, lakectl_cli, spark):
     base = tmp_path / "base.csv"
     rows = [f"{i},v{i},{'a' if i <= 4 else 'b'}" for i in range(1, 9)]
     base.write_text("id,val,part\n" + "\n".join(rows) + "\n")
-    lake.ok("load", "t", base, "--mode", "upsert", "--effective-from", "0")
+    lake.ok("load", "t", base, "--mode", "upsert", "--effective-from", "0", "--engine", "arrow")
     updates = tmp_path / "t.updates"
     updates.write_text(PART_UPDATES)
     lake.ok("apply-updates", "t", updates)

@@ -11,6 +11,7 @@ import pytest
 
 import lakectl
 from lakectl.table.log import CommitRecord, Operation, find_conflict
+from tests.support.arrow_loads import load_rows
 from tests.support.cli import run_lakectl_until_crash
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,11 +35,10 @@ def built(spark, tmp_path_factory):
     table = lakectl.create_table(
         str(tmp_path / "t"), schema=SCHEMA, primary_key="id", partition_by="day"
     )
-    frame = spark.createDataFrame
     seen: dict[int, list[tuple[Any, ...]]] = {0: []}
-    table.load(frame([(i, f"n{i}", i % 5, f"d{i % 3}") for i in range(40)], SCHEMA))
+    load_rows(table, [(i, f"n{i}", i % 5, f"d{i % 3}") for i in range(40)], SCHEMA)
     seen[table.version] = _arrow_rows(table)
-    table.load(frame([(i, f"m{i}", 7, f"d{i % 3}") for i in range(30, 60)], SCHEMA))
+    load_rows(table, [(i, f"m{i}", 7, f"d{i % 3}") for i in range(30, 60)], SCHEMA)
     seen[table.version] = _arrow_rows(table)
     table.delete("qty = 0")
     seen[table.version] = _arrow_rows(table)
@@ -50,7 +50,7 @@ def built(spark, tmp_path_factory):
     seen[table.version] = _arrow_rows(table)
     table.materialize(until="2021-01-01")
     seen[table.version] = _arrow_rows(table)
-    table.load(frame([(i, f"z{i}", 1, "d9") for i in range(100, 110)], SCHEMA))
+    load_rows(table, [(i, f"z{i}", 1, "d9") for i in range(100, 110)], SCHEMA)
     seen[table.version] = _arrow_rows(table)
     return Path(table.location.removeprefix("file://")), seen
 

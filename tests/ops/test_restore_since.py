@@ -14,6 +14,7 @@ from lakectl.ops.restore import change_scope
 from lakectl.table.log import CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import parse_schema
+from tests.support.arrow_loads import load_rows
 
 SCHEMA = "id bigint, name string, qty int, day string"
 
@@ -90,7 +91,7 @@ def table(spark, tmp_path: Path) -> lakectl.Table:
     table = lakectl.create_table(
         str(tmp_path / "t"), schema=SCHEMA, primary_key="id", partition_by="day"
     )
-    table.load(spark.createDataFrame([(i, f"n{i}", i % 5, f"d{i % 3}") for i in range(40)], SCHEMA))
+    load_rows(table, [(i, f"n{i}", i % 5, f"d{i % 3}") for i in range(40)], SCHEMA)
     return table
 
 
@@ -100,7 +101,7 @@ def test_only_the_changed_partitions_and_directories_are_read(spark, table) -> N
     comparison of the whole table now (5) and then (3) reads."""
     first = table.version
     expected = _rows(table)
-    table.load(spark.createDataFrame([(i, f"z{i}", 1, "d9") for i in range(100, 110)], SCHEMA))
+    load_rows(table, [(i, f"z{i}", 1, "d9") for i in range(100, 110)], SCHEMA)
     table.delete("id = 4")
     result = table.restore(first)
     assert (result.method, result.directories_read) == ("changes", 3)
@@ -114,12 +115,11 @@ def test_only_the_changed_partitions_and_directories_are_read(spark, table) -> N
 def test_every_version_restores_as_time_travel_reads_it(spark, table) -> None:
     """Loads, upserts over the same keys, deletes, updates and a restore in between; each
     version, restored from the newest, reads as time travel read it before the restore."""
-    frame = spark.createDataFrame
-    table.load(frame([(i, f"u{i}", 9, f"d{i % 3}") for i in range(20, 60)], SCHEMA))
+    load_rows(table, [(i, f"u{i}", 9, f"d{i % 3}") for i in range(20, 60)], SCHEMA)
     table.delete("qty = 2 OR day = 'd0'")
     table.update_rows("name = concat(name, '!'), qty = qty * 10", "id % 4 = 1")
     table.restore(table.version - 2)
-    table.load(frame([(i, "late", 3, f"d{i % 4}") for i in range(5, 80, 7)], SCHEMA))
+    load_rows(table, [(i, "late", 3, f"d{i % 4}") for i in range(5, 80, 7)], SCHEMA)
     table.delete("id > 70")
     seen = {v: _rows(table, version=v) for v in range(1, table.version + 1)}
     for version in sorted(seen, reverse=True)[1:]:
@@ -132,8 +132,8 @@ def test_every_version_restores_as_time_travel_reads_it(spark, table) -> None:
 def test_after_a_compaction_the_whole_table_is_compared(table, spark) -> None:
     first = table.version
     expected = _rows(table)
-    table.load(spark.createDataFrame([(i, "x", 1, "d1") for i in range(0, 40, 2)], SCHEMA))
-    table.compact("major")
+    load_rows(table, [(i, "x", 1, "d1") for i in range(0, 40, 2)], SCHEMA)
+    table.compact("major", engine="arrow")
     result = table.restore(first)
     assert result.method == "full" and "compact" in result.notes[0]
     assert result.directories_read > 0 and result.bytes_read > 0

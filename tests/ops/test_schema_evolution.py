@@ -16,6 +16,7 @@ import pytest
 import lakectl
 from lakectl.ops.context import Context
 from lakectl.table.evolution import SchemaChange, evolve, is_widening, written_schemas
+from tests.support.arrow_loads import load_rows
 
 SCHEMA = "id bigint, qty int, price float, amount decimal(8,2), day string"
 DUCK_SCHEMA = "id BIGINT, qty INTEGER, price FLOAT, amount DECIMAL(8,2), day VARCHAR"
@@ -286,17 +287,12 @@ def evolved(tmp_path, spark):
         primary_key="id",
         partition_by="day",
     )
-    table.load(
-        spark.createDataFrame(
-            [(1, 5, "a"), (2, 6, "b"), (3, 7, "a")], "id bigint, qty int, day string"
-        )
-    )
+    load_rows(table, [(1, 5, "a"), (2, 6, "b"), (3, 7, "a")], "id bigint, qty int, day string")
     table.alter("discount double default 0.5", widen="qty bigint")
-    table.load(
-        spark.createDataFrame(
-            [(4, 2**40, "b", 1.0), (1, 8, "a", None)],
-            "id bigint, qty bigint, day string, discount double",
-        )
+    load_rows(
+        table,
+        [(4, 2**40, "b", 1.0), (1, 8, "a", None)],
+        "id bigint, qty bigint, day string, discount double",
     )
     return table
 

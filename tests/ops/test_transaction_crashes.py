@@ -20,6 +20,7 @@ from lakectl.storage.fs import storage_for
 from lakectl.table.log import Operation
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import failpoints_of
+from tests.support.arrow_loads import load_rows
 from tests.support.cli import run_lakectl, run_lakectl_until_crash
 
 SCHEMA = "id bigint, qty int, day string"
@@ -50,8 +51,8 @@ def built(spark, tmp_path_factory) -> Path:
     table = lakectl.create_table(
         str(root / "t"), schema=SCHEMA, primary_key="id", partition_by="day"
     )
-    table.load(spark.createDataFrame(ROWS, SCHEMA))
-    table.load(spark.createDataFrame(MORE, SCHEMA))
+    load_rows(table, ROWS, SCHEMA)
+    load_rows(table, MORE, SCHEMA)
     (root / "batch.csv").write_text("id,qty,day\n1,8,d1\n40,8,d0\n")
     (root / "wider.csv").write_text("id,qty,day,note\n2,8,d0,hello\n41,8,d1,new\n")
     (root / "updates.sql").write_text(STATEMENTS)

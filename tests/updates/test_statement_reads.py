@@ -38,7 +38,7 @@ def doctors(tmp_path_factory, lakectl_cli, spark):
     root = tmp_path_factory.mktemp("reads")
     run = lambda *a: lakectl_cli("--warehouse", root, *a, "--json")  # noqa: E731
     assert run("create", "doctors", "--schema", SCHEMA).code == 0
-    assert run("load", "doctors", AVRO, "--mode", "append").code == 0
+    assert run("load", "doctors", AVRO, "--mode", "append", "--engine", "arrow").code == 0
     return root, run
 
 
