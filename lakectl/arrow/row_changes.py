@@ -101,13 +101,13 @@ def statement_changes(
             raise overflow_error() from exc
         raise
     names = spec.output_schema().names
-    changed = _changed(new.select(names), matched.select(names))
+    changed = changed_rows(new.select(names), matched.select(names))
     deletes = matched.select(list(IDENTITY)).filter(changed)
     inserts = new.select(names).filter(changed)
     return StatementChanges(plan, 0, inserts.num_rows, deletes, inserts)
 
 
-def _changed(new: pa.Table, old: pa.Table) -> pa.Array:
+def changed_rows(new: pa.Table, old: pa.Table) -> pa.Array:
     """Rows where any column of ``new`` differs from ``old`` (NULL equals NULL, NaN NaN, as
     Spark's ``<=>`` compares)."""
     import numpy as np
@@ -139,37 +139,49 @@ def grouped_changes(
     """The changes to write, one :class:`~lakectl.arrow.acid_writer.PartitionChanges` per
     partition: delete events where the rows were read, new rows in the partition their values
     name (an update of a partition column moves its rows). Partitions in path order."""
-    from lakectl.arrow.acid_writer import PartitionChanges
-
     deletes: dict[tuple[Any, ...], list[pa.Table]] = {}
     inserts: dict[tuple[Any, ...], list[pa.Table]] = {}
-    data = arrow_schema(meta.data_schema)
     for change in found:
         if change.deletes.num_rows:
             deletes.setdefault(partition_values(meta, change.plan), []).append(change.deletes)
-        if change.inserts is not None and change.inserts.num_rows:
-            for values, rows in _by_partition(meta, change.plan, change.inserts):
-                inserts.setdefault(values, []).append(rows.select(data.names).cast(data))
+        if change.inserts is not None:
+            for values, rows in split_by_partition(meta, change.inserts):
+                inserts.setdefault(values, []).append(rows)
+    return partition_changes(meta, deletes, inserts)
+
+
+def partition_changes(
+    meta: TableMetadata,
+    deletes: dict[tuple[Any, ...], list[pa.Table]],
+    inserts: dict[tuple[Any, ...], list[pa.Table]],
+) -> Iterator[PartitionChanges]:
+    """One :class:`~lakectl.arrow.acid_writer.PartitionChanges` per partition of ``deletes``
+    (identities, by partition values) and ``inserts`` (new rows, by the partition they go
+    to), in path order."""
+    from lakectl.arrow.acid_writer import PartitionChanges
+
+    data = arrow_schema(meta.data_schema)
+    identity = _identity_schema()
     for values in sorted({*deletes, *inserts}, key=_sort_key):
         yield PartitionChanges(
             values,
             inserts=_concat(inserts.get(values), data),
-            deletes=_concat(deletes.get(values), _identity_schema()),
+            deletes=_concat(deletes.get(values), identity),
         )
 
 
-def _by_partition(
-    meta: TableMetadata, plan: PartitionReadPlan, rows: pa.Table
+def split_by_partition(
+    meta: TableMetadata, rows: pa.Table
 ) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
-    """``rows`` split by the partition their partition columns name."""
+    """``rows`` (with the table's partition columns) split by the partition their values name."""
     import pyarrow as pa
 
-    parts = list(meta.partition_by)
-    if not parts:
+    if not rows.num_rows:
+        return
+    if not meta.partition_by:
         yield (), rows
         return
-    columns = [rows.column(p).to_pylist() for p in parts]
-    keys = list(zip(*columns, strict=True))
+    keys = list(zip(*(rows.column(p).to_pylist() for p in meta.partition_by), strict=True))
     if len(set(keys)) == 1:
         yield keys[0], rows
         return
@@ -195,12 +207,15 @@ def _concat(tables: Sequence[pa.Table] | None, schema: pa.Schema) -> pa.Table | 
 
     if not tables:
         return None
-    return pa.concat_tables([t.cast(schema) for t in tables]).combine_chunks()
+    return pa.concat_tables([t.select(schema.names).cast(schema) for t in tables]).combine_chunks()
 
 
 __all__ = [
     "StatementChanges",
+    "changed_rows",
     "grouped_changes",
+    "partition_changes",
+    "split_by_partition",
     "statement_changes",
     "table_changes",
     "target_merge_spec",

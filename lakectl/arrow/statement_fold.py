@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.partition_reader import MergeSpec, partition_rows
+from lakectl.arrow.row_changes import changed_rows, partition_changes, split_by_partition
 from lakectl.arrow.statements import CompiledStatement, apply_compiled
-from lakectl.arrow.types import arrow_schema
 from lakectl.errors import overflow_error
-from lakectl.kernel.live_rows import IDENTITY, identity_fields
+from lakectl.kernel.live_rows import IDENTITY
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.metadata import TableMetadata
 
@@ -45,18 +45,7 @@ class FoldedChanges:
     def partitions(self) -> Iterator[PartitionChanges]:
         """One :class:`~lakectl.arrow.acid_writer.PartitionChanges` per partition changed, in
         path order (the iterable :func:`~lakectl.arrow.acid_writer.write_changes` takes)."""
-        import pyarrow as pa
-
-        from lakectl.arrow.acid_writer import PartitionChanges
-
-        data = arrow_schema(self.meta.data_schema)
-        identity = pa.schema(identity_fields())
-        for values in sorted({*self.deletes, *self.inserts}, key=_sort_key):
-            yield PartitionChanges(
-                values,
-                inserts=_concat(self.inserts.get(values), data),
-                deletes=_concat(self.deletes.get(values), identity),
-            )
+        return partition_changes(self.meta, self.deletes, self.inserts)
 
 
 def fold_statements(
@@ -95,7 +84,7 @@ def _fold_partition(
     gone[kept] = False
     names = meta.schema.names
     before = rows.take(pa.array(kept, pa.int64()))
-    changed = _changed(after.select(names), before.select(names))
+    changed = changed_rows(after.select(names), before.select(names))
     old = pa.concat_tables(
         [
             rows.filter(pa.array(gone)).select(list(IDENTITY)),
@@ -108,62 +97,8 @@ def _fold_partition(
     if old.num_rows:
         values = tuple(rows.column(p)[0].as_py() for p in meta.partition_by)
         folded.deletes.setdefault(values, []).append(old)
-    for values, part in _by_partition(meta, new):
+    for values, part in split_by_partition(meta, new):
         folded.inserts.setdefault(values, []).append(part)
-
-
-def _changed(new: pa.Table, old: pa.Table) -> pa.Array:
-    """Rows where any column of ``new`` differs from ``old`` (NULL equals NULL, NaN NaN, as
-    Spark's ``<=>`` compares)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    differs = np.zeros(new.num_rows, dtype=bool)
-    for a, b in zip(new.columns, old.columns, strict=True):
-        a, b = a.combine_chunks(), b.combine_chunks()
-        if pa.types.is_nested(a.type):
-            same = np.array([x == y for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True)])
-        else:
-            equal = pc.fill_null(pc.equal(a, b), False)
-            both_null = pc.and_(a.is_null(), b.is_null())
-            eq = pc.or_(equal, both_null)
-            if pa.types.is_floating(a.type):
-                eq = pc.or_(eq, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
-            same = np.asarray(eq.to_numpy(zero_copy_only=False), dtype=bool)
-        differs |= ~same
-    return pa.array(differs)
-
-
-def _by_partition(
-    meta: TableMetadata, rows: pa.Table
-) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
-    """``rows`` (the table's columns) split by the partition their partition columns name."""
-    import pyarrow as pa
-
-    if not rows.num_rows:
-        return
-    if not meta.partition_by:
-        yield (), rows
-        return
-    keys = list(zip(*(rows.column(p).to_pylist() for p in meta.partition_by), strict=True))
-    positions: dict[tuple[Any, ...], list[int]] = {}
-    for i, key in enumerate(keys):
-        positions.setdefault(key, []).append(i)
-    for key, at in positions.items():
-        yield key, rows.take(pa.array(at, pa.int64()))
-
-
-def _sort_key(values: tuple[Any, ...]) -> tuple[tuple[bool, str], ...]:
-    return tuple((v is None, "" if v is None else str(v)) for v in values)
-
-
-def _concat(tables: list[pa.Table] | None, schema: pa.Schema) -> pa.Table | None:
-    import pyarrow as pa
-
-    if not tables:
-        return None
-    return pa.concat_tables([t.select(schema.names).cast(schema) for t in tables]).combine_chunks()
 
 
 __all__ = ["FoldedChanges", "fold_statements"]
