@@ -34,7 +34,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.acid_writer import bloom_filter_ids
+from lakectl.arrow.acid_writer import bloom_filter_ids, orc_batch
 from lakectl.arrow.events import orc_source
 from lakectl.arrow.types import event_schema
 from lakectl.kernel.live_rows import (
@@ -45,7 +45,6 @@ from lakectl.kernel.live_rows import (
     insert_events,
     live_rows,
 )
-from lakectl.kernel.orc_dates import batch_to_orc
 from lakectl.kernel.schema_map import conform_batch
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
@@ -63,7 +62,7 @@ if TYPE_CHECKING:
 MAJOR, INSERTS, DELETES = "major", "inserts", "deletes"
 # Row types this path writes back exactly as Spark's ORC writer would; others go through Spark.
 _SAFE_TYPE = re.compile(
-    r"^(bigint|int|smallint|tinyint|string|double|float|boolean|date|binary|decimal\(\d+,\s*\d+\))$"
+    r"^(bigint|int|smallint|tinyint|string|double|float|boolean|date|timestamp|binary|decimal\(\d+,\s*\d+\))$"
 )
 OK, MIXED, UNORDERED = "ok", "mixed buckets", "unordered"
 
@@ -356,7 +355,7 @@ class BucketCompactor:
                         bloom_filter_columns=bloom_filter_ids(target, bloom),
                         dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
                     )
-                writer.write(pa.Table.from_batches([batch_to_orc(batch)]))
+                writer.write(pa.Table.from_batches([orc_batch(batch)]))
                 rows += batch.num_rows
         finally:
             if writer is not None:
