@@ -22,8 +22,7 @@ def _hive_text(at: dt.datetime | None) -> str | None:
     """How Hive's JSON text of a row shows a timestamp (the JVM's zone is UTC here)."""
     if at is None:
         return None
-    text = at.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=" ")
-    return text if at.microsecond else f"{text}.0"
+    return at.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=" ")
 
 
 def test_spark_and_hive_read_the_instants_the_arrow_engine_wrote(tmp_path, spark):
