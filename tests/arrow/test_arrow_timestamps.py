@@ -140,3 +140,20 @@ def test_the_conversion_keeps_instants_and_names_the_first_bad_value():
     bad = pa.array([5, -1], pa.int64()).cast(pa.timestamp("us", tz="UTC"))
     with pytest.raises(UsageError, match=r"column at holds 1969-12-31 23:59:59.999999 UTC"):
         batch_to_orc(pa.record_batch([bad], ["at"]))
+
+
+def test_a_refused_time_in_a_later_partition_leaves_no_file_of_the_earlier_ones(tmp_path):
+    table = tmp_path / "parted"
+    schema = "id bigint, at timestamp, part string"
+    made = run_lakectl("create", table, "--schema", schema, "--partition-by", "part")
+    assert made.code == 0, made.err
+    lines = ["id,at,part"] + [f"{i},2024-01-0{i} 00:00:00,{p}" for i, p in enumerate("abc", 1)]
+    lines.append("9,2262-04-12 00:00:00,z")
+    path = write_csv(tmp_path / "b.csv", lines)
+    done = run_lakectl("load", table, path, *ARROW)
+    assert done.code == 2, done.err
+    assert "column at holds 2262-04-12 00:00:00 UTC" in done.err
+    # As a transaction's abort does, the partitions' (empty) directories stay.
+    left = [p for p in table.rglob("*") if "_lakectl" not in p.parts]
+    assert sorted(p.name for p in left) == ["part=a", "part=b", "part=c"]
+    assert not any(p.is_file() or any(p.iterdir()) for p in left)
