@@ -33,6 +33,12 @@ class UsageError(LakectlError):
     kind = "usage"
 
 
+class ArrowEngineLimit(UsageError):
+    """A job the Arrow engine cannot run exactly as Spark does (a value, type or input it does
+    not handle), found while running it: exit 2 with ``--engine arrow``; with ``--engine auto``
+    the job runs in Spark instead."""
+
+
 class BadInputError(LakectlError):
     """Input data or a statement file that cannot be applied (exit 65, EX_DATAERR)."""
 

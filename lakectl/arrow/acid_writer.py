@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.types import arrow_schema, arrow_type, event_schema
+from lakectl.errors import ArrowEngineLimit
 from lakectl.kernel.orc_dates import batch_to_orc
+from lakectl.kernel.orc_timestamps import batch_to_orc as timestamps_to_orc
 from lakectl.table.layout import (
     ACID_VERSION,
     ACID_VERSION_FILE,
@@ -114,7 +116,8 @@ def unsupported_reason(meta: TableMetadata) -> str | None:
         if problem is not None:
             return problem
     for column in meta.data_schema.columns:
-        if column.type.lower().startswith("timestamp"):
+        kind = column.type.strip().lower()
+        if "timestamp" in kind and kind != "timestamp":
             return f"column {column.name} of type {column.type}"
         try:
             arrow_schema(type(meta.data_schema)((column,)))
@@ -150,9 +153,7 @@ def write_changes(
     """
     reason = unsupported_reason(meta)
     if reason is not None:
-        from lakectl.errors import UsageError
-
-        raise UsageError(f"the Arrow engine cannot write {reason}", hint="use --engine spark")
+        raise ArrowEngineLimit(f"the Arrow engine cannot write {reason}", hint="use --engine spark")
     schema = event_schema(meta.data_schema)
     directories: list[str] = []
     inserts = deletes = 0
@@ -163,6 +164,7 @@ def write_changes(
             raise ValueError(f"partition {partition!r} given twice")
         seen.add(partition)
         if change.inserts is not None and change.inserts.num_rows:
+            _check_writable(storage, root, change.inserts, directories)
             rel = _join(partition, delta_dir)
             for bucket, events in _insert_events(change, schema, write_id, meta):
                 _write_file(storage, root, rel, bucket, events, meta)
@@ -196,6 +198,24 @@ def write_transaction_changes(
     )
     txn.added += written.directories
     return written
+
+
+def _check_writable(storage: Storage, root: str, rows: pa.Table, written: list[str]) -> None:
+    """Raise before writing ``rows`` if a value cannot be stored as Spark stores it (see
+    :mod:`lakectl.kernel.orc_timestamps`), first removing the directories ``written`` so far: the error leaves
+    the table's files as they were."""
+    from lakectl.errors import UsageError
+
+    try:
+        for batch in rows.to_batches():
+            timestamps_to_orc(batch)
+    except UsageError:
+        for rel in written:
+            path = table_path(
+                storage, root, rel, Shape.DATA_DIR, source="the directories written", deleting=True
+            )
+            storage.delete(path, recursive=True)
+        raise
 
 
 def _join(partition: str, name: str) -> str:
@@ -367,11 +387,18 @@ def write_event_file(
         try:
             for batch in batches:
                 if batch.num_rows:
-                    writer.write(pa.Table.from_batches([batch_to_orc(unsliced(batch))]))
+                    writer.write(pa.Table.from_batches([orc_batch(unsliced(batch))]))
                     rows += batch.num_rows
         finally:
             writer.close()
     return rows
+
+
+def orc_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` as pyarrow's ORC writer must get it to store what Spark's writer stores:
+    dates in the hybrid calendar, timestamps as ORC ``timestamp``; raises
+    :class:`~lakectl.errors.UsageError` for a timestamp it cannot store."""
+    return timestamps_to_orc(batch_to_orc(batch))
 
 
 def unsliced(rows: pa.RecordBatch) -> pa.RecordBatch:
@@ -413,6 +440,7 @@ __all__ = [
     "PartitionChanges",
     "WrittenChanges",
     "bloom_filter_ids",
+    "orc_batch",
     "partition_dir",
     "partition_text",
     "unsliced",

@@ -34,7 +34,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.acid_writer import bloom_filter_ids
+from lakectl.arrow.acid_writer import bloom_filter_ids, orc_batch
+from lakectl.arrow.event_reader import readable_times
 from lakectl.arrow.events import orc_source
 from lakectl.arrow.types import event_schema
 from lakectl.kernel.live_rows import (
@@ -45,7 +46,6 @@ from lakectl.kernel.live_rows import (
     insert_events,
     live_rows,
 )
-from lakectl.kernel.orc_dates import batch_to_orc
 from lakectl.kernel.schema_map import conform_batch
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
@@ -101,15 +101,19 @@ class MergeResult:
 
 
 def eligible(data_schema: Schema) -> bool:
-    """Whether every data column has a type this path round-trips exactly."""
-    return unsafe_type(data_schema) is None
+    """Whether every data column has a type this path round-trips exactly in Spark's tasks
+    (not timestamps: files Spark wrote may hold times pyarrow cannot read)."""
+    return unsafe_type(data_schema, timestamps=False) is None
 
 
-def unsafe_type(data_schema: Schema) -> str | None:
+def unsafe_type(data_schema: Schema, *, timestamps: bool = True) -> str | None:
     """The first data column whose type this path cannot write as Spark does, as a phrase
-    (``"column ts has type timestamp"``); None when every type is safe."""
+    (``"column ts has type timestamp_ntz"``); None when every type is safe. ``timestamps``:
+    whether ``timestamp`` columns are safe (for the Arrow engine, whose writer refuses a time
+    it cannot store, :mod:`lakectl.kernel.orc_timestamps`)."""
     for c in data_schema.columns:
-        if not _SAFE_TYPE.match(c.type.strip().lower()):
+        kind = c.type.strip().lower()
+        if not (_SAFE_TYPE.match(kind) or (timestamps and kind == "timestamp")):
             return f"column {c.name} has type {c.type}"
     return None
 
@@ -356,7 +360,7 @@ class BucketCompactor:
                         bloom_filter_columns=bloom_filter_ids(target, bloom),
                         dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
                     )
-                writer.write(pa.Table.from_batches([batch_to_orc(batch)]))
+                writer.write(pa.Table.from_batches([orc_batch(batch)]))
                 rows += batch.num_rows
         finally:
             if writer is not None:
@@ -375,7 +379,10 @@ class BucketCompactor:
     def _read(self, path: str, target: pa.Schema) -> Iterator[pa.RecordBatch]:
         import pyarrow.orc as orc
 
-        with orc_source(self.storage, path) as source:
+        with (
+            readable_times(self.storage, path, hint="use --engine spark"),
+            orc_source(self.storage, path) as source,
+        ):
             reader = orc.ORCFile(source)
             for stripe in range(reader.nstripes):
                 yield conform_batch(reader.read_stripe(stripe), target, [])

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakectl.errors import UsageError
+from lakectl.errors import ArrowEngineLimit, UsageError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -116,7 +116,7 @@ def _evaluate(values: pa.Array, source: str, target: str, label: str) -> pa.Arra
     try:
         expression = arrow_expression(Call(target, "cast", (Col(source, "v"),)), label)
     except UsageError as exc:
-        raise UsageError(
+        raise ArrowEngineLimit(
             f"{label}: the Arrow engine cannot cast {source} to {target} as Spark does",
             hint="use --engine spark",
         ) from exc

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.events import orc_source
 from lakectl.arrow.pushdown import StripeTest
-from lakectl.errors import FormatError, UsageError
+from lakectl.errors import ArrowEngineLimit, FormatError
 from lakectl.kernel.schema_map import conformed, row_source
 from lakectl.storage.fs import Storage
 from lakectl.table.orc_stats import stripe_statistics
@@ -34,6 +35,30 @@ def _event_types() -> dict[str, pa.DataType]:
 
 
 _EVENT_TYPES: dict[str, pa.DataType] = {}
+
+
+@contextmanager
+def readable_times(
+    storage: Storage,
+    path: str,
+    hint: str = "read the table with --engine spark (Spark's ORC reader reads such "
+    "timestamps; in Spark, leave spark.lakectl.read.kernel unset)",
+) -> Iterator[None]:
+    """Turn pyarrow's error for a timestamp of the file at ``path`` that it cannot hold into
+    a :class:`UsageError` naming the file, with ``hint``."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except pa.ArrowInvalid as exc:
+        if "out of range for nanosecond" not in str(exc):
+            raise
+        raise ArrowEngineLimit(
+            f"{storage.url(path)} holds a timestamp before 1677-09-21 or after 2262-04-11, "
+            "which pyarrow's ORC reader cannot read (it holds timestamps as nanoseconds "
+            "since 1970)",
+            hint=hint,
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -87,20 +112,8 @@ class EventRead:
         The scanner allocates with the C library's allocator: a read that keeps the rows it
         gets (``to_arrow`` of a compacted base keeps them unfiltered) was several times slower
         with pyarrow's default (mimalloc)."""
-        import pyarrow as pa
-
-        try:
+        with readable_times(storage, path):
             yield from self._stripes(storage, path, test)
-        except pa.ArrowInvalid as exc:
-            if "out of range for nanosecond" not in str(exc):
-                raise
-            raise UsageError(
-                f"{storage.url(path)} holds a timestamp before 1677-09-21 or after 2262-04-11, "
-                "which pyarrow's ORC reader cannot read (it holds timestamps as nanoseconds "
-                "since 1970)",
-                hint="read the table with --engine spark (Spark's ORC reader reads such "
-                "timestamps; in Spark, leave spark.lakectl.read.kernel unset)",
-            ) from exc
 
     def _stripes(
         self, storage: Storage, path: str, test: StripeTest | None

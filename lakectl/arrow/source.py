@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakectl.errors import BadInputError, SourceNotFoundError, UsageError
+from lakectl.errors import ArrowEngineLimit, BadInputError, SourceNotFoundError, UsageError
 from lakectl.storage.fs import Storage, storage_for
 from lakectl.storage.source_files import FORMATS, MalformedLine, malformed_csv_error
 from lakectl.table.batch_checks import empty_batch_error, parse_error
@@ -113,7 +113,9 @@ def spark_type_of(arrow: pa.DataType) -> str:
         return names[arrow]
     if pa.types.is_decimal(arrow):
         return f"decimal({arrow.precision},{arrow.scale})"
-    raise UsageError(f"Arrow type {arrow} has no Spark SQL type here", hint="use --engine spark")
+    raise ArrowEngineLimit(
+        f"Arrow type {arrow} has no Spark SQL type here", hint="use --engine spark"
+    )
 
 
 # --- files --------------------------------------------------------------------------------------
@@ -135,7 +137,7 @@ def _files(storage: Storage, path: str, source: str) -> list[_File]:
     ]
     nested = sorted(e["name"] for e in entries if e["type"] == "directory")
     if nested:
-        raise UsageError(
+        raise ArrowEngineLimit(
             f"{source} has sub-directories ({', '.join(nested[:3])}); the Arrow engine reads "
             "only the files directly in a source directory",
             hint="load each partition directory on its own, or use --engine spark",
@@ -466,7 +468,7 @@ def _json_type(value: object, key: str, source: str) -> str | None:
         return f"decimal({digits},0)" if digits <= _MAX_PRECISION else "double"
     if isinstance(value, str):
         return "string"
-    raise UsageError(
+    raise ArrowEngineLimit(
         f"{source}: field {key!r} holds {'an object' if isinstance(value, dict) else 'an array'}"
         ": the Arrow engine loads flat JSON records only",
         hint="use --engine spark",
@@ -536,7 +538,7 @@ def _spark_typed(table: pa.Table, utc: set[str], shown: str) -> pa.Table:
             column, kind = pa.nulls(len(column), pa.string()), pa.string()
         target = _spark_arrow_type(kind, field.name in utc)
         if target is None:
-            raise UsageError(
+            raise ArrowEngineLimit(
                 f"{shown}: column {field.name!r} is of type {kind}: the Arrow engine loads "
                 "flat columns of Spark's types only",
                 hint="use --engine spark",

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from lakectl.errors import UsageError
+from lakectl.errors import ArrowEngineLimit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -102,9 +102,9 @@ def unsupported_key_type(types: Iterable[pa.DataType]) -> str | None:
     return None
 
 
-def unsupported_key_error(problem: str) -> UsageError:
+def unsupported_key_error(problem: str) -> ArrowEngineLimit:
     """The error for a key :func:`unsupported_key_type` names."""
-    return UsageError(
+    return ArrowEngineLimit(
         f"the Arrow engine cannot compute the bucket of {problem}", hint="use --engine spark"
     )
 

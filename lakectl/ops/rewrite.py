@@ -131,8 +131,8 @@ def arrow_unsupported(
     unsafe = unsafe_type(meta.data_schema)
     if unsafe is not None:
         return (
-            f"{unsafe}; its compaction rewrites numbers, strings, booleans, dates, binary and "
-            "decimals"
+            f"{unsafe}; its compaction rewrites numbers, strings, booleans, dates, timestamps, "
+            "binary and decimals"
         )
     majors = [p for p in chosen if p.kind == MAJOR]
     split = kept_layouts(state.records, majors) if layouts is None else layouts

@@ -171,10 +171,12 @@ def test_a_killed_process_without_java_leaves_the_table_readable(history, tmp_pa
 
 
 def test_what_the_arrow_engine_cannot_write_is_refused_with_the_reason() -> None:
-    schema = Schema((Column("id", "bigint"), Column("at", "timestamp"), Column("day", "string")))
+    schema = Schema(
+        (Column("id", "bigint"), Column("at", "timestamp_ntz"), Column("day", "string"))
+    )
     phrase = unsafe_type(schema)
-    assert phrase == "column at has type timestamp"
-    with pytest.raises(UsageError, match="column at has type timestamp") as refused:
+    assert phrase == "column at has type timestamp_ntz"
+    with pytest.raises(UsageError, match=r"column at has type timestamp_ntz") as refused:
         choose_engine("arrow", work_bytes=1, meta=None, arrow_unsupported=phrase)
     assert "--engine spark" in (refused.value.hint or "")
     assert (
