@@ -18,10 +18,10 @@ from lakectl.arrow.acid_writer import (
     partition_text,
     unsupported_reason,
     write_changes,
+    write_transaction_changes,
 )
 from lakectl.arrow.types import arrow_schema
 from lakectl.errors import UsageError
-from lakectl.table.layout import delta_dir_name
 from lakectl.table.log import Operation
 from lakectl.table.orc_files import read_footer
 
@@ -56,16 +56,7 @@ def _commit(table: lakectl.Table, operation: Operation, changes: list[PartitionC
     state = store.read_state()
     meta = state.metadata
     with store.transaction(operation, read=state) as txn:
-        written = write_changes(
-            store.storage,
-            store.root,
-            meta,
-            txn.version,
-            changes,
-            delta_dir=delta_dir_name(txn.version),
-            delete_dir=delta_dir_name(txn.version, delete=True),
-        )
-        txn.added += written.directories
+        written = write_transaction_changes(txn, meta, changes)
         txn.commit(counts={"inserted": written.inserts, "deleted": written.deletes})
     return written
 

@@ -13,9 +13,13 @@ import pyarrow as pa
 import pyarrow.orc as orc
 
 import lakectl
-from lakectl.arrow.acid_writer import PartitionChanges, unsupported_reason, write_changes
+from lakectl.arrow.acid_writer import (
+    PartitionChanges,
+    unsupported_reason,
+    write_transaction_changes,
+)
 from lakectl.arrow.types import arrow_schema
-from lakectl.table.layout import decode_bucket, delta_dir_name
+from lakectl.table.layout import decode_bucket
 from lakectl.table.log import Operation
 
 SCHEMA = "id bigint, code string, amount decimal(20,2), day date, region string"
@@ -58,16 +62,7 @@ def _write_with_arrow(table: lakectl.Table) -> None:
         for region in REGIONS
     ]
     with store.transaction(Operation.APPEND, read=state) as txn:
-        written = write_changes(
-            store.storage,
-            store.root,
-            meta,
-            txn.version,
-            changes,
-            delta_dir=delta_dir_name(txn.version),
-            delete_dir=delta_dir_name(txn.version, delete=True),
-        )
-        txn.added += written.directories
+        written = write_transaction_changes(txn, meta, changes)
         txn.commit(counts={"inserted": written.inserts, "deleted": written.deletes})
 
 

@@ -9,10 +9,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from lakectl.arrow.acid_writer import PartitionChanges, write_changes
+from lakectl.arrow.acid_writer import PartitionChanges, write_transaction_changes
 from lakectl.arrow.types import arrow_schema
 from lakectl.storage.fs import storage_for
-from lakectl.table.layout import delta_dir_name
 from lakectl.table.log import Operation
 from lakectl.table.store import TableStore
 
@@ -38,15 +37,6 @@ def append_rows(path: Path | str, rows: list[dict[str, Any]]) -> int:
         for values in order
     ]
     with store.transaction(Operation.APPEND, read=state) as txn:
-        written = write_changes(
-            store.storage,
-            store.root,
-            meta,
-            txn.version,
-            changes,
-            delta_dir=delta_dir_name(txn.version),
-            delete_dir=delta_dir_name(txn.version, delete=True),
-        )
-        txn.added += written.directories
+        write_transaction_changes(txn, meta, changes)
         txn.commit(counts={"inserted": len(rows)})
     return txn.version
