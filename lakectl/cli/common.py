@@ -52,6 +52,7 @@ class Settings:
     master: str | None = None
     remote: str | None = None
     confs: tuple[str, ...] = ()
+    verbose: bool = False
 
 
 def render(settings: Settings, result: Any, text: Callable[[Any], None]) -> None:
@@ -59,6 +60,9 @@ def render(settings: Settings, result: Any, text: Callable[[Any], None]) -> None
     if settings.as_json:
         output.emit_json(_json_value(result))
         return
+    engine = getattr(result, "engine", None)
+    if settings.verbose and isinstance(engine, str) and engine:
+        output.note(f"engine: {engine} ({getattr(result, 'engine_reason', '') or 'asked for'})")
     text(result)
 
 
@@ -87,6 +91,11 @@ def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
         show_default=True,
         help=FORMAT_HELP,
     )(func)
+
+
+VERBOSE_HELP = (
+    "Also say, on stderr, which engine ran a job that moves data and why (--json always has it)."
+)
 
 
 def engine_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -134,6 +143,7 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
         default=None,
         help="Show Spark's own output and the full stack of an unexpected error.",
     )
+    @click.option("--verbose", is_flag=True, default=None, help=VERBOSE_HELP)
     @functools.wraps(func)
     def wrapper(
         *args: Any,
@@ -143,6 +153,7 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
         remote: str | None,
         confs: tuple[str, ...],
         debug: bool | None,  # read by lakectl.cli.main.main before parsing, as --json is too
+        verbose: bool | None,
         **kwargs: Any,
     ) -> Any:
         ctx = click.get_current_context()
@@ -153,6 +164,7 @@ def common_options(func: Callable[..., Any]) -> Callable[..., Any]:
             master=master or root.get("master"),
             remote=remote or root.get("remote"),
             confs=tuple(root.get("confs") or ()) + confs,
+            verbose=bool(verbose if verbose is not None else root.get("verbose")),
         )
         ctx.meta["lakectl.json"] = settings.as_json
         return func(*args, settings=settings, **kwargs)

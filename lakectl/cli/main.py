@@ -28,7 +28,7 @@ from lakectl.cli import (
     updates_commands,
     warehouse_commands,
 )
-from lakectl.cli.common import CONTEXT_SETTINGS, AliasedGroup
+from lakectl.cli.common import CONTEXT_SETTINGS, VERBOSE_HELP, AliasedGroup
 from lakectl.errors import InternalError, LakectlError, UsageError, engine_error
 
 
@@ -60,6 +60,7 @@ from lakectl.errors import InternalError, LakectlError, UsageError, engine_error
 @click.option(
     "--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable)."
 )
+@click.option("--verbose", is_flag=True, default=False, help=VERBOSE_HELP)
 def cli(**_: Any) -> None:
     """Maintain Hive-ACID-layout tables on local disks, S3 or HDFS with Spark.
 

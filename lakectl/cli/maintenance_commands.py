@@ -146,9 +146,8 @@ def _print_compaction(result: CompactResult) -> None:
             f"{len(result.obsolete)} made obsolete (remove them with clean) "
             f"in {result.seconds:.1f}s"
         )
-        peak = result.peak_memory_bytes
-        memory = f"; peak memory {human_size(peak)}" if peak else ""
-        output.note(f"engine: {result.engine} ({result.engine_reason}){memory}")
+        if result.peak_memory_bytes:
+            output.note(f"peak memory {human_size(result.peak_memory_bytes)}")
     elif not result.dry_run:
         output.line("nothing to compact")
 

@@ -152,6 +152,7 @@ def test_a_killed_process_without_java_leaves_the_table_readable(history, tmp_pa
         "--major",
         "--engine",
         "arrow",
+        "--verbose",
     ]
     killed = subprocess.run(
         command,

@@ -245,3 +245,20 @@ def test_version_with_json_is_one_object(lakectl_cli: Callable[..., CliRun]) -> 
         body = _one_object(run)
         assert list(body) == ["version", "pyspark", "python", "data_source_jar"]
         assert body["version"] == lakectl.__version__
+
+
+def test_verbose_names_the_engine_that_ran_and_why(tmp_path):
+    """``--verbose`` says on stderr which engine moved the data and why; without it, nothing."""
+    from tests.support.cli import run_lakectl
+
+    table = tmp_path / "t"
+    batch = tmp_path / "b.csv"
+    batch.write_text("id,qty\n1,5\n")
+    assert run_lakectl("create", table, "--schema", "id bigint, qty int").code == 0
+    loud = run_lakectl("--verbose", "load", table, batch, "--engine", "arrow")
+    assert loud.code == 0, loud.err
+    assert "engine: arrow (asked for)" in loud.err
+    quiet = run_lakectl("load", table, batch, "--engine", "auto", "--force")
+    assert quiet.code == 0 and "engine:" not in quiet.err
+    auto = run_lakectl("load", table, batch, "--engine", "auto", "--force", "--verbose")
+    assert "engine: arrow (auto: " in auto.err
