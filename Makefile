@@ -52,7 +52,8 @@ test-fast: $(STAMP)
 
 # The differential tests of the expression language with a larger budget of random cases than
 # the test suite's: FUZZ_EXAMPLES batches of 8 conditions (Spark, Arrow and DuckDB), and
-# FUZZ_READS random reads of one table through the data source, the join path and Arrow.
+# FUZZ_READS random reads of one table through the data source, the live-row kernel in Spark's
+# tasks and Arrow.
 FUZZ_EXAMPLES ?= 500
 FUZZ_READS ?= 150
 fuzz: $(STAMP) $(JAR)

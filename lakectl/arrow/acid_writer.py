@@ -374,7 +374,7 @@ def write_event_file(
 
     batches = events.to_batches() if isinstance(events, pa.Table) else events
     schema = event_schema(meta.data_schema)
-    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    key = meta.data_key
     rows = 0
     with storage.fs.open(path, "wb") as handle:
         writer = orc.ORCWriter(

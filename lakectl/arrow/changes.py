@@ -44,9 +44,7 @@ _RANK = {"delete": 0, "update_preimage": 1, "update_postimage": 2, "insert": 3}
 
 
 def _spec(meta: TableMetadata, source: ChangeScan, valid: ValidWriteIds) -> MergeSpec:
-    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
-    partitions = meta.schema.select(list(meta.partition_by))
-    return MergeSpec(source.store.storage, meta.data_schema, partitions, valid, key)
+    return MergeSpec.of_table(source.store.storage, meta, valid)
 
 
 def change_rows(source: ChangeScan, scd2: bool = False) -> pa.Table:

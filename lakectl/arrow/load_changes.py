@@ -142,14 +142,9 @@ def _scanned(
 
     data_names = {c.lower() for c in meta.data_schema.names}
     wanted = [c for c in (*meta.primary_key, order_by or "") if c and c.lower() in data_names]
-    key_not_null = next((k for k in meta.primary_key if k not in meta.partition_by), None)
-    spec = MergeSpec(
-        storage,
-        meta.data_schema,
-        meta.schema.select(list(meta.partition_by)),
-        valid,
-        key_not_null,
-        columns=tuple(wanted) or (meta.data_schema.names[0],),
+    key_not_null = meta.data_key
+    spec = MergeSpec.of_table(
+        storage, meta, valid, columns=tuple(wanted) or (meta.data_schema.names[0],)
     )
     # Rows are kept by the values of one data key column in the batch; the join on the whole
     # key (kernel.change_classify.classify) does the rest.

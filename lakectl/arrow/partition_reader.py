@@ -56,6 +56,14 @@ class MergeSpec:
     stripe_test: StripeTest | None = None
     bounded: bool = True  # memory within a few batches (else: fastest, pruned columns first)
 
+    @classmethod
+    def of_table(
+        cls, storage: Storage, meta: TableMetadata, valid: ValidWriteIds, **options: Any
+    ) -> MergeSpec:
+        """The spec of a table's rows: its schemas and data key, ``options`` as the fields."""
+        partitions = meta.schema.select(list(meta.partition_by))
+        return cls(storage, meta.data_schema, partitions, valid, meta.data_key, **options)
+
     def data_fields(self) -> list[pa.Field]:
         """The data columns read, in the table's order."""
         fields = list(arrow_schema(self.data_schema))

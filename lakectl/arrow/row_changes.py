@@ -34,15 +34,7 @@ if TYPE_CHECKING:
 def target_merge_spec(target: ReadTarget) -> MergeSpec:
     """The partition reader's description of a resolved table state: storage, schemas, valid
     write ids and the key column (as Spark's reader gets them)."""
-    meta = target.metadata
-    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
-    return MergeSpec(
-        target.store.storage,
-        meta.data_schema,
-        meta.schema.select(list(meta.partition_by)),
-        target.valid,
-        key,
-    )
+    return MergeSpec.of_table(target.store.storage, target.metadata, target.valid)
 
 
 @dataclass(frozen=True)

@@ -37,15 +37,10 @@ def live_rows(
     merge-on-read that decodes no data column but the key."""
     if footers_are_exact(plan, valid):
         return footer_rows(storage, plan)
-    key = next((k for k in metadata.primary_key if k not in metadata.partition_by), None)
-    spec = MergeSpec(
-        storage,
-        metadata.data_schema,
-        metadata.schema.select(list(metadata.partition_by)),
-        valid,
-        key,
-        # one column decoded (the key when there is one): a batch of no columns has no rows
-        columns=(key or metadata.data_schema.names[0],),
+    key = metadata.data_key
+    # one column decoded (the key when there is one): a batch of no columns has no rows
+    spec = MergeSpec.of_table(
+        storage, metadata, valid, columns=(key or metadata.data_schema.names[0],)
     )
     return sum(batch.num_rows for batch in partition_batches(spec, plan))
 

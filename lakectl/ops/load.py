@@ -729,7 +729,7 @@ def _existing_keys(
     from lakectl.spark import acid_read, key_lookup
 
     valid, plans, _ = plan_lakectl(store, state, touched if meta.partition_by else None)
-    key_not_null = next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    key_not_null = meta.data_key
     # ACID rows are matched by position: read the shortest prefix of `row` holding what we need.
     data_names = [c.lower() for c in meta.data_schema.names]
     needed = [c for c in (*meta.primary_key, order_by or "") if c and c.lower() in data_names]

@@ -51,14 +51,7 @@ def fold_and_commit_arrow(
     from lakectl.arrow.statements import compile_statements
 
     meta = target.metadata
-    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
-    spec = MergeSpec(
-        store.storage,
-        meta.data_schema,
-        meta.schema.select(list(meta.partition_by)),
-        target.valid,
-        key,
-    )
+    spec = MergeSpec.of_table(store.storage, meta, target.valid)
     compiled = compile_statements(statements, meta.schema)
     folded = fold_statements(spec, target.plans, compiled, meta)
     counts = {

@@ -193,7 +193,7 @@ def _validity(
     top = max(p.max_write_id for p in chosen)
     committed = state.committed_write_ids
     valid = ValidWriteIds(top, frozenset(w for w in range(1, top + 1) if w not in committed))
-    return valid, next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    return valid, meta.data_key
 
 
 def rewrite_partitions(

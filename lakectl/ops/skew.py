@@ -163,7 +163,7 @@ def measure_skew(
         meta.data_schema,
         meta.schema.select(list(meta.partition_by)),
         state.valid_write_ids(),
-        next((k for k in meta.primary_key if k not in meta.partition_by), None),
+        meta.data_key,
     )
     rows = acid_read.read_rows(ctx.spark(), plans, spec)
     counted = skew_counts(rows, meta.partition_by, columns, max(top, max_values))

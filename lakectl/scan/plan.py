@@ -124,7 +124,7 @@ class Scan:
     def key(self) -> str | None:
         """The primary-key column stored in the rows (not a partition column), if any."""
         meta = self.metadata
-        return next((k for k in meta.primary_key if k not in meta.partition_by), None)
+        return meta.data_key
 
     def partitions(self) -> list[ScanPartition]:
         """Per partition read, its files with their written schemas and its delete files."""

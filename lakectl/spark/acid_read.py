@@ -67,7 +67,7 @@ def target_spec(target: ReadTarget) -> ReadSpec:
     ReadTarget`, as a :class:`lakectl.scan.plan.Scan` holds it): storage, schemas, valid
     write ids, key."""
     meta = target.metadata
-    key = next((k for k in meta.primary_key if k not in meta.partition_by), None)
+    key = meta.data_key
     return ReadSpec(
         target.store.storage,
         target.store.root,

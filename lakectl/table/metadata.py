@@ -70,6 +70,12 @@ class TableMetadata:
         return self.schema.without(list(self.partition_by))
 
     @property
+    def data_key(self) -> str | None:
+        """The first key column stored inside the files (not a partition column): never null
+        in a stored row, so it tells a row from a delete event's empty one. None without one."""
+        return next((k for k in self.primary_key if k not in self.partition_by), None)
+
+    @property
     def has_key(self) -> bool:
         return bool(self.primary_key)
 
