@@ -726,7 +726,7 @@ def _existing_keys(
     from pyspark.sql import functions as F
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark import acid_read, key_lookup
+    from lakectl.spark import acid_read, key_lookup, snapshot_rows
 
     valid, plans, _ = plan_lakectl(store, state, touched if meta.partition_by else None)
     key_not_null = meta.data_key
@@ -734,7 +734,7 @@ def _existing_keys(
     data_names = [c.lower() for c in meta.data_schema.names]
     needed = [c for c in (*meta.primary_key, order_by or "") if c and c.lower() in data_names]
     prefix = max(data_names.index(c.lower()) for c in needed) + 1 if needed else 1
-    spec = acid_read.ReadSpec(
+    spec = snapshot_rows.ReadSpec(
         store.storage,
         store.root,
         Schema(meta.data_schema.columns[:prefix]),
@@ -752,7 +752,7 @@ def _existing_keys(
         keys = batch.select(*[F.col(f"`{k}`") for k in meta.primary_key])
         events = acid_read.live_events_for_keys(spark, plans, spec, keys)
         if events is None:
-            rows = acid_read.empty_rows(spark, spec, with_identity=True)
+            rows = snapshot_rows.empty_rows(spark, spec, with_identity=True)
         else:
             rows = acid_read.to_rows(events, spec, with_identity=True)
     keep = [*meta.primary_key, *meta.partition_by, "originalTransaction", "bucket", "rowId"]

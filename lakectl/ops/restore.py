@@ -430,8 +430,8 @@ def _changes_since(
     """:func:`_row_changes` from the commits since ``then`` (see :func:`change_scope`)."""
     from pyspark.sql import functions as F
 
-    from lakectl.spark.acid_read import target_spec
     from lakectl.spark.kernel_read import kernel_identities
+    from lakectl.spark.snapshot_rows import target_spec
     from lakectl.spark.types import IDENTITY_COLUMNS
 
     meta = now.metadata
@@ -476,8 +476,8 @@ def _deleted_since(ctx: Context, target: ReadTarget, live: Any, then: TableState
     deleted: those rows are not found.)"""
     from pyspark.sql import functions as F
 
-    from lakectl.spark.acid_read import target_spec
     from lakectl.spark.kernel_read import kernel_identities
+    from lakectl.spark.snapshot_rows import target_spec
     from lakectl.spark.types import IDENTITY_COLUMNS
 
     first_new = then.max_write_id + 1

@@ -317,11 +317,11 @@ def _rewrite_with_spark(
     rewrite (shuffle and sort)."""
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.scan.target import with_written_schemas
-    from lakectl.spark import acid_read, acid_write, bucket_rewrite, list_bucket
+    from lakectl.spark import acid_read, acid_write, bucket_rewrite, list_bucket, snapshot_rows
 
     spark = ctx.spark()
     valid, key = _validity(meta, state, chosen)
-    spec = acid_read.ReadSpec(
+    spec = snapshot_rows.ReadSpec(
         store.storage,
         store.root,
         meta.data_schema,

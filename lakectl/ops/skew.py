@@ -153,11 +153,11 @@ def measure_skew(
 ) -> list[PartitionSkew]:
     """Count value tuples of ``columns`` in ``plans``' partitions (one Spark job)."""
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark import acid_read
+    from lakectl.spark import snapshot_rows
     from lakectl.spark.list_bucket import skew_counts
 
     meta = state.metadata
-    spec = acid_read.ReadSpec(
+    spec = snapshot_rows.ReadSpec(
         store.storage,
         store.root,
         meta.data_schema,
@@ -165,7 +165,7 @@ def measure_skew(
         state.valid_write_ids(),
         meta.data_key,
     )
-    rows = acid_read.read_rows(ctx.spark(), plans, spec)
+    rows = snapshot_rows.read_rows(ctx.spark(), plans, spec)
     counted = skew_counts(rows, meta.partition_by, columns, max(top, max_values))
     by_partition: dict[tuple[str | None, ...], list[GroupCount]] = {}
     for entry in counted:

@@ -54,7 +54,9 @@ class SnapshotResult:
     out: str | None = None
     rows_written: int | None = None
     scan: dict[str, Any] | None = None  # files/bytes read after pruning (lakectl.scan.pruning)
-    read_path: str | None = None  # data_source, join or none (lakectl.spark.acid_read.READ_PATHS)
+    read_path: str | None = (
+        None  # data_source, join or none (lakectl.spark.snapshot_rows.READ_PATHS)
+    )
     note: str | None = None  # why a read returned nothing, when a time bound is the reason
     order_by: list[str] = field(default_factory=list)  # the rows' sort; empty: file order
 
@@ -91,7 +93,7 @@ def snapshot_frame(
     ``with_identity`` adds each row's ACID identity (originalTransaction, bucket, rowId), for
     writers that rewrite or delete the rows they read.
     """
-    from lakectl.spark.acid_read import read_target
+    from lakectl.spark.snapshot_rows import read_target
 
     return read_target(ctx.spark(), target, with_identity)[0]
 
@@ -104,7 +106,7 @@ class SnapshotFrame:
     table: str
     version: int | None
     scan: ScanStats
-    read_path: str  # how the rows are read (``acid_read.READ_PATHS``)
+    read_path: str  # how the rows are read (``snapshot_rows.READ_PATHS``)
     order_by: tuple[str, ...] = ()  # the sort applied (empty: file order)
 
 

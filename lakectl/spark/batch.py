@@ -80,7 +80,7 @@ def shape_batch(
 def absent_column(column: TableColumn) -> Column:
     """The value of ``column`` in the rows of a batch that lacks it (see
     :meth:`~lakectl.table.metadata.TableMetadata.may_be_absent`): its default, or NULL."""
-    from lakectl.spark.acid_read import default_column
+    from lakectl.spark.snapshot_rows import default_column
 
     return default_column(column).alias(column.name)
 

@@ -28,7 +28,8 @@ from lakectl.planning.change_plan import (
 )
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.scan.changes import ChangeScan, initial_rows_time
-from lakectl.spark.acid_read import ReadSpec, delete_event_rows, insert_events, read_target
+from lakectl.spark.acid_read import delete_event_rows, insert_events
+from lakectl.spark.snapshot_rows import ReadSpec, read_target
 from lakectl.spark.types import IDENTITY_COLUMNS
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.layout import parse_bucket_file
 from lakectl.table.listing import DirListing
 
-from .acid_read import ReadSpec, rows_ddl
+from .snapshot_rows import ReadSpec, rows_ddl
 from .types import IDENTITY_COLUMNS
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def kernel_rows(
     spec: ReadSpec,
     with_identity: bool = False,
 ) -> DataFrame | None:
-    """The snapshot's rows as :func:`lakectl.spark.acid_read.read_rows` returns them, read by
+    """The snapshot's rows as :func:`lakectl.spark.snapshot_rows.read_rows` returns them, read by
     the kernel in Spark tasks; None where it does not run (:func:`join_reason`), for the
     caller's joins."""
     mode = (spark.conf.get(ENABLED_CONF, "auto") or "auto").lower()

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 from lakectl.data_source_jar import jar_path as jar_path  # where the data source is
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.planning.read_splits import SplitFile, SplitGroup, pack_splits
-from lakectl.spark.acid_read import ReadSpec, rows_ddl
 from lakectl.spark.file_partitions import conf_bytes
 from lakectl.spark.fsspec_orc import hadoop_urls
+from lakectl.spark.snapshot_rows import ReadSpec, rows_ddl
 from lakectl.spark.types import row_struct_ddl
 from lakectl.table.schema import Schema
 
@@ -61,7 +61,7 @@ def native_rows(
     spec: ReadSpec,
     with_identity: bool = False,
 ) -> DataFrame | None:
-    """The snapshot's rows read by the data source, as :func:`acid_read.read_rows` returns
+    """The snapshot's rows read by the data source, as :func:`lakectl.spark.snapshot_rows.read_rows` returns
     them, or None when the data source cannot serve this read."""
     if any(p.written for p in plans):
         return _evolved_rows(spark, plans, spec, with_identity)
@@ -115,7 +115,7 @@ def _evolved_rows(
 
     from pyspark.sql import functions as F
 
-    from lakectl.spark.acid_read import default_column
+    from lakectl.spark.snapshot_rows import default_column
 
     schemas = {p.written_schema(d) for p in plans for d in p.data_dirs}
     frames = []

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import UnknownColumnError, UsageError
 from lakectl.scan.plan import Scan
-from lakectl.spark.acid_read import read_target
+from lakectl.spark.snapshot_rows import read_target
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def scan_frame(spark: SparkSession, scan: Scan) -> tuple[DataFrame, str]:
     """The rows ``scan`` reads as a lazy DataFrame, and how the stored rows are read
-    (:data:`lakectl.spark.acid_read.READ_PATHS`)."""
+    (:data:`lakectl.spark.snapshot_rows.READ_PATHS`)."""
     from pyspark.sql import functions as F
 
     from lakectl.spark.compile_expr import spark_column

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lakectl.spark import acid_read
+from lakectl.spark import acid_read, snapshot_rows
 from lakectl.spark.file_partitions import (
     PARTITION_KEY_COLUMN,
     KnownFile,
@@ -29,7 +29,7 @@ from lakectl.table.schema import Column, Schema
 from lakectl.table.validity import ValidWriteIds
 
 PARTITIONS = Schema((Column("p", "string"),))
-SPEC = acid_read.ReadSpec(
+SPEC = snapshot_rows.ReadSpec(
     Storage("file"), "/t", Schema((Column("v", "string"),)), PARTITIONS, ValidWriteIds(9)
 )
 EVENT_DDL = "p string, originalTransaction bigint, bucket int, rowId bigint"
@@ -319,7 +319,7 @@ def test_delete_events_read_only_the_first_column_of_row(spark, tmp_path: Path):
             SimpleNamespace(path=str(f), size=f.stat().st_size) for f in target.glob("*.orc")
         ]
     data = Schema((Column("v", "string"), Column("w", "bigint")))
-    spec = acid_read.ReadSpec(Storage("file"), str(root), data, PARTITIONS, ValidWriteIds(2))
+    spec = snapshot_rows.ReadSpec(Storage("file"), str(root), data, PARTITIONS, ValidWriteIds(2))
     plans = [SimpleNamespace(delete_deltas=[SimpleNamespace(files=entries)])]
     deletes = acid_read.delete_events(spark, plans, spec)
     got = sorted((r.p, r.originalTransaction, r.bucket, r.rowId) for r in deletes.collect())

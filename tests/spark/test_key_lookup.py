@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lakectl.ops.context import Context
 from lakectl.scan.target import plan_lakectl
-from lakectl.spark import acid_read, key_lookup
+from lakectl.spark import acid_read, key_lookup, snapshot_rows
 
 SCHEMA = "id bigint, change_ts string, note string, region string"
 CDC = ("--mode", "cdc", "--op-column", "op", "--order-by", "change_ts", "--json")
@@ -49,7 +49,9 @@ def test_arrow_lookup_matches_spark_lookup(tmp_path, lakectl_cli, spark):
     found = key_lookup.stored_rows_for_keys(
         spark, store.storage, plans, valid, lookup, partitions, key_lookup.batch_keys(wanted)
     )
-    spec = acid_read.ReadSpec(store.storage, store.root, meta.data_schema, partitions, valid, "id")
+    spec = snapshot_rows.ReadSpec(
+        store.storage, store.root, meta.data_schema, partitions, valid, "id"
+    )
     events = acid_read.live_events_for_keys(spark, plans, spec, wanted)
     assert events is not None
     expected = acid_read.to_rows(events, spec, with_identity=True)
