@@ -287,9 +287,11 @@ def _print_clean(result: CleanResult) -> None:
     kept = [[i.path, i.kind, i.reason, human_size(i.bytes)] for i in plan.keep]
     if kept:
         output.table("kept", ["path", "kind", "reason", "bytes"], kept)
+    marked = "would be marked" if result.dry_run else "marked"
     for write_id in plan.abort_write_ids:
-        marked = "would be marked" if result.dry_run else "marked"
         output.note(f"write id {write_id} {marked} aborted")
+    for run_id in plan.abort_runs:
+        output.note(f"compaction {run_id} {marked} failed")
     if plan.log is not None and plan.log.changes_anything:
         output.note(plan.log.summary(result.dry_run))
     if plan.oldest is not None and plan.oldest.seq > 0:

@@ -6,7 +6,9 @@ there); this module gathers its inputs and carries it out:
 1. list the table's directories and ``_lakectl/staging`` first, then read the write-id
    allocations, the compaction status files and the log (in that order: anything that commits or
    starts while the listing runs is then seen as committed or running);
-2. mark writers judged gone as aborted (put-if-absent), so they can never commit later;
+2. mark writers judged gone as aborted, so they can never commit later: a write id with its
+   ``.aborted`` marker, a compaction with its status ``failed`` (one rule and one function for
+   both: :mod:`lakectl.table.open_writers`);
 3. expire the log (:mod:`lakectl.planning.log_expiry_plan`): write the checkpoint history
    will start at when there is none (put-if-absent), before anything is deleted;
 4. commit one ``clean`` record naming the obsolete directories it is about to delete and the
@@ -27,23 +29,16 @@ from lakectl.errors import FormatError, StorageError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
 from lakectl.ops.results import brief, iso_time
-from lakectl.planning.clean_plan import (
-    OBSOLETE,
-    STATUS,
-    CleanPlan,
-    CompactionRun,
-    Writer,
-    plan_clean,
-)
+from lakectl.planning.clean_plan import OBSOLETE, STATUS, CleanPlan, plan_clean
 from lakectl.planning.log_expiry_plan import LogExpiry, horizon_seq, plan_log_expiry
-from lakectl.table.compaction_runs import process_alive, read_status_files
+from lakectl.table.compaction_runs import read_status_files
 from lakectl.table.listing import list_table
 from lakectl.table.log import Operation, TableState
+from lakectl.table.open_writers import OpenWriter, allocated_writers, mark_gone
 from lakectl.table.paths import Shape, table_path
 from lakectl.table.properties import parse_duration, property_value
 from lakectl.table.retention import DELETED_KEY, LOG_START_KEY, availability, cleaned_dirs
 from lakectl.table.store import STAGING_DIR, TableStore, now_millis
-from lakectl.table.transaction import abort_write_id
 
 OPERATION = Operation.CLEAN
 # What clean deletes: data directories, staging entries and compaction status files.
@@ -120,22 +115,6 @@ def _gather(store: TableStore, partition_by: list[str]) -> tuple[dict[str, int],
     return present, staging
 
 
-def _writers(store: TableStore) -> list[Writer]:
-    out = []
-    for write_id, entry in store.allocated_write_ids().items():
-        host, pid = entry.get("host"), entry.get("pid")
-        out.append(
-            Writer(
-                write_id,
-                entry.get("started_at"),
-                bool(entry.get("aborted")),
-                process_alive(host, pid),
-                f"pid {pid} on {host}" if host else "",
-            )
-        )
-    return out
-
-
 def plan(store: TableStore, options: CleanOptions, now: int | None = None) -> tuple[CleanPlan, int]:
     """Gather the inputs and decide (nothing is changed). Returns the plan and retention (ms)."""
     first = store.read_state()
@@ -156,22 +135,12 @@ def plan(store: TableStore, options: CleanOptions, now: int | None = None) -> tu
             "clean.retain.minimum with `lakectl set`",
         )
     present, staging = _gather(store, list(meta.partition_by))
-    writers = _writers(store)
+    writers = allocated_writers(store)
     status_files = read_status_files(store)
     unsafe = [d for d in status_files.damaged if d.unsafe]
     if unsafe:
         raise unsafe[0].error()
-    runs = [
-        CompactionRun(
-            s.id,
-            s.state,
-            s.started_at,
-            s.heartbeat_at,
-            process_alive(s.host, s.pid),
-            s.outputs,
-        )
-        for s in status_files.runs
-    ]
+    runs = [OpenWriter.of_status(s) for s in status_files.runs]
     state = store.read_state()
     decided = plan_clean(
         state,
@@ -231,14 +200,15 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
         )
         for item in decided.delete
     ]
-    for write_id in decided.abort_write_ids:
-        abort_write_id(store, write_id, "clean: " + _note_for(decided, write_id))
+    for writer, reason in decided.recovered:
+        mark_gone(store, writer, "clean: " + reason)
     uncommitted = sorted(i.path for i in decided.delete if i.kind not in (OBSOLETE, STATUS))
     expiry = decided.log
     if expiry is not None and expiry.write_checkpoint:
         _write_start_checkpoint(store, expiry)
     new_start = expiry is not None and not expiry.recorded
-    if decided.record_deleted or uncommitted or decided.abort_write_ids or new_start:
+    marked = decided.abort_write_ids or decided.abort_runs
+    if decided.record_deleted or uncommitted or marked or new_start:
         with store.transaction(OPERATION) as txn:
             result.log_seq = txn.commit(
                 partitions={_partition_of(i.path) for i in decided.delete},
@@ -252,6 +222,7 @@ def clean(ctx: Context, table_ref: str | None, options: CleanOptions) -> CleanRe
                     "retain_ms": retain,
                     "horizon": decided.horizon,
                     "aborted_write_ids": list(decided.abort_write_ids),
+                    "aborted_compactions": list(decided.abort_runs),
                     "oldest_available": decided.oldest.to_json() if decided.oldest else None,
                     **({LOG_START_KEY: expiry.start} if expiry is not None else {}),
                 },
@@ -305,10 +276,6 @@ def _expire_log(store: TableStore, expiry: LogExpiry) -> tuple[tuple[int, ...], 
         store.delete_checkpoint(seq)
         checkpoints.append(seq)
     return tuple(entries), tuple(checkpoints)
-
-
-def _note_for(decided: CleanPlan, write_id: int) -> str:
-    return next((n for n in decided.notes if f"write id {write_id}" in n), "writer gone")
 
 
 def _partition_of(path: str) -> str:

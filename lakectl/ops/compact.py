@@ -46,6 +46,7 @@ from lakectl.table.layout import (
     parse_partition_spec,
 )
 from lakectl.table.log import CommitRecord, Operation, TableState
+from lakectl.table.open_writers import recover_gone_writers
 from lakectl.table.orc_files import read_footer
 from lakectl.table.paths import Shape, check_name, table_path
 from lakectl.table.retention import cleaned_dirs
@@ -186,6 +187,8 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
     """Plan, and unless ``dry_run``, rewrite the chosen partitions and commit one record."""
     started = time.time()
     store = ctx.table(table_ref)
+    if not options.dry_run:  # crashed writers stop holding back what may be folded
+        recover_gone_writers(store, store.read_state(), "compact")
     result, state, _ = _plan(store, options)
     chosen = result.chosen
     if options.dry_run or not chosen:

@@ -719,16 +719,14 @@ class StreamRunner:
             self._compaction.join(timeout)
 
     def _abort_dead_writers(self) -> None:
-        """Mark write ids of dead writers on this host aborted (as ``clean`` would).
+        """Recover crashed writers (write ids and compactions) as ``clean`` would.
 
         A stream killed between allocating a write id and committing leaves it open, and
         compaction never folds anything at or above an open write id.
         """
-        from lakectl.table.transaction import abort_dead_writers
+        from lakectl.table.open_writers import recover_gone_writers
 
-        abort_dead_writers(
-            self.store, self.store.read_state(), "stream: the writer's process is gone"
-        )
+        recover_gone_writers(self.store, self.store.read_state(), "stream")
 
 
 def _union(meta: TableMetadata, frames: list[Any]) -> Any:

@@ -41,9 +41,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakectl.planning.log_expiry_plan import LogExpiry
-from lakectl.table.compaction_runs import HEARTBEAT_TIMEOUT_MS, status_file
+from lakectl.table.compaction_runs import status_file
 from lakectl.table.layout import parse_acid_dir
 from lakectl.table.log import DATA_OPS, TableState
+from lakectl.table.open_writers import DAY_MS, OpenWriter
 from lakectl.table.paths import STAGING_DIR, Shape, name_flaw
 from lakectl.table.retention import (
     Availability,
@@ -52,37 +53,18 @@ from lakectl.table.retention import (
     format_time,
     needed_dirs,
 )
-from lakectl.table.transaction import writer_gone
 
 OBSOLETE = "obsolete"
 ABORTED = "aborted writer"
 LEFTOVER = "compaction leftover"
 STAGING = "staging"
 STATUS = "compaction status"
-DAY_MS = 86_400_000
 
 
-@dataclass(frozen=True)
-class Writer:
-    """An allocated write id, as ``_lakectl/txns`` knows it. ``alive``: None when unknowable."""
-
-    write_id: int
-    started_at: int | None = None
-    aborted: bool = False
-    alive: bool | None = None
-    where: str = ""
-
-
-@dataclass(frozen=True)
-class CompactionRun:
-    """A compaction's status file. ``alive``: None when its process cannot be checked."""
-
-    id: str
-    state: str
-    started_at: int = 0
-    heartbeat_at: int = 0
-    alive: bool | None = None
-    outputs: tuple[str, ...] = ()
+Writer = OpenWriter.of_write_id
+"""An allocated write id, as ``_lakectl/txns`` knows it (one kind of :class:`OpenWriter`)."""
+CompactionRun = OpenWriter.of_run
+"""A compaction's status file (the other kind of :class:`OpenWriter`)."""
 
 
 @dataclass(frozen=True)
@@ -111,11 +93,21 @@ class CleanPlan:
     notes: tuple[str, ...] = field(default=())
     log: LogExpiry | None = None
     """The log entries and checkpoints expired with the states outside the window."""
+    abort_runs: tuple[str, ...] = ()
+    """Compactions judged gone whose status still says working: marked failed."""
 
     @property
     def changes_anything(self) -> bool:
         expires = self.log is not None and self.log.changes_anything
-        return bool(self.delete or self.abort_write_ids or self.record_deleted or expires)
+        marks = self.abort_write_ids or self.abort_runs
+        return bool(self.delete or marks or self.record_deleted or expires)
+
+    @property
+    def recovered(self) -> list[tuple[OpenWriter, str]]:
+        """The writers to mark aborted, each with the reason (in :attr:`notes`' order)."""
+        gone = [OpenWriter.of_write_id(w) for w in self.abort_write_ids]
+        gone += [OpenWriter.of_run(r, "working") for r in self.abort_runs]
+        return list(zip(gone, self.notes, strict=True))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,40 +115,22 @@ class CleanPlan:
             "delete": [i.to_json() for i in self.delete],
             "keep": [i.to_json() for i in self.keep],
             "abort_write_ids": list(self.abort_write_ids),
+            "abort_compactions": list(self.abort_runs),
             "oldest_available": self.oldest.to_json() if self.oldest else None,
             "notes": list(self.notes),
             "log_expiry": self.log.to_json() if self.log else None,
         }
 
 
-def _age(ms: int) -> str:
-    for unit, size in (("d", DAY_MS), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
-        if ms >= size:
-            return f"{ms / size:.3g}{unit}"
-    return f"{ms}ms"
-
-
-def judge_writer(writer: Writer, now: int, abandon_after: int) -> str | None:
+def judge_writer(writer: OpenWriter, now: int, abandon_after: int) -> str | None:
     """Why an uncommitted write id's writer is gone, or ``None`` if it may still be running."""
-    if writer.aborted:
-        return f"write id {writer.write_id} was aborted"
-    if not writer_gone(writer.alive, writer.started_at, now, abandon_after):
-        return None
-    if writer.alive is False:
-        return f"write id {writer.write_id}: its process ({writer.where}) is no longer running"
-    started = writer.started_at or 0
-    return (
-        f"write id {writer.write_id} was allocated {_age(now - started)} ago "
-        f"and never committed (abandoned after {_age(abandon_after)})"
-    )
+    return writer.gone_reason(now, abandon_after)
 
 
-def run_is_live(run: CompactionRun, now: int) -> bool:
-    """May this compaction still commit? Working, and its process alive or heartbeat recent."""
-    last_sign = max(run.heartbeat_at, run.started_at)
-    return run.state == "working" and not writer_gone(
-        run.alive, last_sign, now, HEARTBEAT_TIMEOUT_MS
-    )
+def run_is_live(run: OpenWriter, now: int) -> bool:
+    """May this compaction still commit? Working, and not gone by the rule every writer is
+    judged by (its process alive, or its heartbeat recent)."""
+    return not run.committed and run.gone_reason(now) is None
 
 
 def _obsolete_items(
@@ -216,8 +190,8 @@ def plan_clean(
     retain: int,
     present: Mapping[str, int],
     staging: Mapping[str, int] | None = None,
-    writers: Sequence[Writer] = (),
-    compactions: Sequence[CompactionRun] = (),
+    writers: Sequence[OpenWriter] = (),
+    compactions: Sequence[OpenWriter] = (),
     abandon_after: int = DAY_MS,
 ) -> CleanPlan:
     """Decide what ``clean`` deletes (see the module docstring for the rules).
@@ -296,11 +270,16 @@ def plan_clean(
         rel = status_file(run.id, source=f"the status file of compaction {run.id!r:.80}")
         if run.state == "committed" or run.id in committed_runs:
             delete.append(CleanItem(rel, STATUS, "committed: the log keeps its record"))
-        elif run.id not in live_run_ids and run.started_at <= horizon:
+        elif run.id not in live_run_ids and (run.started_at or 0) <= horizon:
             delete.append(CleanItem(rel, STATUS, "failed before the retention horizon"))
 
     # Mark every gone writer aborted (not only ones with files): compactions stop waiting on it.
     to_abort = tuple(sorted(w for w in gone if not by_id[w].aborted))
+    runs_gone = [
+        (run.id, run.gone_reason(now) or "")
+        for run in compactions
+        if run.state == "working" and run.id not in committed_runs and run.id not in live_run_ids
+    ]
     deleted_after = cleaned_dirs(state.records) | set(to_record)
     return CleanPlan(
         horizon=horizon,
@@ -309,7 +288,8 @@ def plan_clean(
         abort_write_ids=to_abort,
         record_deleted=tuple(sorted(to_record)),
         oldest=availability(state, deleted_after),
-        notes=tuple(gone[w] for w in to_abort),
+        notes=tuple(gone[w] for w in to_abort) + tuple(why for _, why in runs_gone),
+        abort_runs=tuple(run_id for run_id, _ in runs_gone),
     )
 
 

@@ -123,6 +123,9 @@ def _clean(plan: CleanPlan) -> Action | None:
     if plan.abort_write_ids:
         ids = ", ".join(str(w) for w in plan.abort_write_ids)
         parts.append(f"mark write id(s) {ids} aborted (their writers are gone)")
+    if plan.abort_runs:
+        runs = ", ".join(plan.abort_runs)
+        parts.append(f"mark compaction(s) {runs} failed (their processes are gone)")
     if plan.log is not None and plan.log.changes_anything:
         parts.append(plan.log.summary(dry_run=True).replace("would ", ""))
     if not parts:  # only records directories already gone
@@ -133,6 +136,7 @@ def _clean(plan: CleanPlan) -> Action | None:
         {
             "delete": [i.to_json() for i in plan.delete],
             "abort_write_ids": list(plan.abort_write_ids),
+            "abort_compactions": list(plan.abort_runs),
             "bytes": sum(i.bytes for i in plan.delete),
         },
     )

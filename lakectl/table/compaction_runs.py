@@ -210,6 +210,29 @@ def _status_flaw(name: str, status: RunStatus) -> str | None:
     return None
 
 
+def read_status(store: TableStore, run_id: str) -> RunStatus | None:
+    """The status file of run ``run_id``; ``None`` when it is missing or unreadable."""
+    path = store.path(status_file(run_id, source="a compaction's id"))
+    try:
+        return RunStatus.from_json(
+            read_json_object(store.storage, path, limit=SizeLimit.COMPACTION_STATUS)
+        )
+    except (FileNotFoundError, JsonInputError, ValueError):
+        return None
+
+
+def mark_failed(store: TableStore, run_id: str, reason: str) -> bool:
+    """Rewrite the status of a ``working`` run whose writer is gone as ``failed`` with
+    ``reason`` (what a write id's ``.aborted`` marker is to a load); ``False`` when it is not
+    working any more (or its file is gone)."""
+    status = read_status(store, run_id)
+    if status is None or status.state != "working":
+        return False
+    failed = replace(status, state="failed", ended_at=now_millis(), error=reason[:500])
+    write_status(store, failed)
+    return True
+
+
 def read_statuses(store: TableStore) -> list[RunStatus]:
     """Every usable status file, oldest first (damaged ones are left out: see
     :func:`read_status_files`)."""
@@ -232,6 +255,9 @@ def tracked(store: TableStore, status: RunStatus) -> Iterator[list[RunStatus]]:
             with lock:
                 if holder[0].state != "working":
                     return
+                marked = read_status(store, holder[0].id)
+                if marked is not None and marked.state == "failed":
+                    return  # judged gone and marked failed: the transaction refuses to commit
                 holder[0] = replace(holder[0], heartbeat_at=now_millis())
                 with contextlib.suppress(Exception):
                     write_status(store, holder[0])

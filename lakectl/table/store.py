@@ -542,6 +542,10 @@ class TableStore:
                 _dump({"aborted_at": now_millis(), "reason": reason}),
             )
 
+    def write_id_aborted(self, write_id: int) -> bool:
+        """Is ``write_id`` marked aborted (by its writer, or by whoever judged it gone)?"""
+        return self.storage.exists(self.path(TXN_DIR, _seq_name(write_id) + ".aborted"))
+
     def allocated_write_ids(self) -> dict[int, dict[str, Any]]:
         """Every allocated write id with its allocation record and ``aborted`` flag.
 

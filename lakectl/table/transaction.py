@@ -17,8 +17,10 @@ so the steps are the same everywhere:
 Failpoints (:mod:`lakectl.failpoints`), named after the writer (:data:`FAILPOINT_PREFIX`):
 ``<writer>.after_begin``, ``<writer>.before_commit``, ``store.before_commit`` (the log append)
 and ``<writer>.after_commit``. A simulated crash at any of them skips every cleanup, so storage
-is left as a killed writer leaves it; ``clean`` recovers both kinds of writer the same way: a
-writer whose process is gone is marked aborted, then its files are deleted.
+is left as a killed writer leaves it. A writer that crashed is recovered by one rule for both
+kinds (a write id, a compaction's run), in one place: :mod:`lakectl.table.open_writers` (at
+``clean`` and at the start of ``compact`` and ``stream``): it is marked aborted, then ``clean``
+deletes its files. A transaction marked aborted from outside refuses to commit.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from lakectl.errors import CommitConflictError
 from lakectl.failpoints import failpoint, is_crash
 from lakectl.table.log import DATA_OPS, CommitRecord, Operation, TableState
 from lakectl.table.metadata import TableMetadata
@@ -164,6 +167,7 @@ class WriteTransaction:
         those lie in plus ``partitions`` (the ones it read), and the operation's own fields.
         From here on its files are visible."""
         failpoint(f"{self.failpoint_prefix}.before_commit")
+        self._refuse_when_marked_gone()
         dirs = tuple(sorted(self.added if added is None else added))
         record = CommitRecord.draft(
             operation=self.operation,
@@ -185,6 +189,26 @@ class WriteTransaction:
             )
         failpoint(f"{self.failpoint_prefix}.after_commit")
         return self.committed
+
+    def _refuse_when_marked_gone(self) -> None:
+        """A writer judged gone and marked aborted from outside (:mod:`lakectl.table.
+        open_writers`) never commits: what it wrote may be deleted already."""
+        if self.write_id is not None:
+            marked = self.store.write_id_aborted(self.write_id)
+        elif self.run is not None:
+            from lakectl.table.compaction_runs import read_status
+
+            current = read_status(self.store, self.run[0].id)
+            marked = current is not None and current.state == "failed"
+        else:
+            return
+        if marked:
+            raise CommitConflictError(
+                f"{self._who()} was marked aborted while this {self.operation} ran (its writer "
+                f"was judged gone); nothing of it is visible in {self.store.name or self.store.url}",
+                hint="run the command again; a writer is judged gone when its process has ended "
+                "or it gave no sign of life for long (see `lakectl clean --dry-run`)",
+            )
 
     def abort(self, cause: BaseException | str) -> None:
         """Mark the write id aborted and remove what the writer wrote; nothing once it has
@@ -260,8 +284,8 @@ def transaction(
 def writer_gone(alive: bool | None, last_sign: int | None, now: int, silence: int) -> bool:
     """Has a writer that never committed stopped for good, a load's write id or a compaction's
     run alike? Its process is known to have ended (``alive`` False); or it cannot be checked
-    from here and gave no sign of life (allocation, heartbeat) for ``silence`` ms. ``clean``
-    recovers every crashed writer by this one rule: marks it aborted, deletes what it wrote."""
+    from here and gave no sign of life (allocation, heartbeat) for ``silence`` ms. Every crashed
+    writer is judged by this one rule (:meth:`lakectl.table.open_writers.OpenWriter.gone_reason`)."""
     if alive is not None:
         return not alive
     return last_sign is not None and now - last_sign >= silence
@@ -273,29 +297,10 @@ def abort_write_id(store: TableStore, write_id: int, reason: str) -> None:
     store.mark_aborted(write_id, reason[:500])
 
 
-def abort_dead_writers(store: TableStore, state: TableState, reason: str) -> list[int]:
-    """Mark aborted every open write id (allocated, neither committed nor aborted in ``state``)
-    whose writer ran on this host and is no longer running; returns them."""
-    from lakectl.table.compaction_runs import process_alive
-
-    committed = state.committed_write_ids
-    dead = [
-        write_id
-        for write_id, entry in store.allocated_write_ids().items()
-        if write_id not in committed
-        and not entry.get("aborted")
-        and process_alive(entry.get("host"), entry.get("pid")) is False
-    ]
-    for write_id in dead:
-        abort_write_id(store, write_id, reason)
-    return dead
-
-
 __all__ = [
     "FAILPOINT_PREFIX",
     "VERSIONED_OPS",
     "WriteTransaction",
-    "abort_dead_writers",
     "abort_write_id",
     "failpoints_of",
     "touched_partitions",
