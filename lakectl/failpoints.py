@@ -22,6 +22,8 @@ from collections.abc import Iterator
 
 _ARMED: set[str] = set()
 """Points armed in this process by :func:`crash_at`."""
+_TRACES: list[list[str]] = []
+"""The open :func:`traced` blocks' lists of reached points."""
 
 
 class SimulatedCrash(BaseException):
@@ -45,8 +47,22 @@ def crash_at(name: str) -> Iterator[None]:
         _ARMED.discard(name)
 
 
+@contextlib.contextmanager
+def traced() -> Iterator[list[str]]:
+    """While the block runs, the failpoints this process reaches, in order (tests take from it
+    the points a writer passes, so a new point is crash-tested without being listed)."""
+    seen: list[str] = []
+    _TRACES.append(seen)
+    try:
+        yield seen
+    finally:
+        _TRACES.remove(seen)
+
+
 def failpoint(name: str) -> None:
     """Crash or stall here if the environment (or :func:`crash_at`) asks for it."""
+    for seen in _TRACES:
+        seen.append(name)
     if name in _ARMED:
         raise SimulatedCrash(name)
     spec = os.environ.get("LAKECTL_FAILPOINTS")

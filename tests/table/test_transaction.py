@@ -1,16 +1,15 @@
 """The one write path (``with store.transaction(op) as txn``): only lakectl/table/transaction.py
 allocates write ids, builds commit records and aborts writers; every writer that needs no Spark,
-stopped at each of the transaction's failpoints as a kill would stop it, leaves the table as it
-was, and a rerun succeeds. (The writers that run Spark: tests/ops/test_transaction_crashes.py.)
+stopped at each of its failpoints as a kill would stop it, leaves the table as it was and is
+recovered: tests/table/test_writer_crashes.py (those that need Spark:
+tests/ops/test_transaction_crashes.py).
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import os
-import socket
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,6 @@ from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import parse_schema
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import FAILPOINT_PREFIX, VERSIONED_OPS, failpoints_of
-from tests.support.cli import run_lakectl, run_lakectl_until_crash
 
 PACKAGE = Path(__file__).resolve().parents[2] / "lakectl"
 HOME = "table/transaction.py"
@@ -135,69 +133,6 @@ def _table(tmp_path: Path) -> tuple[Path, TableStore]:
     store = TableStore(storage, root, "t")
     create_table(store, "id bigint, qty int, day string", ("id",), ("day",), 0)
     return path, store
-
-
-def _fingerprint(path: Path) -> dict[str, str]:
-    """Every file a reader of the table reads (log, checkpoints, data), by content."""
-    out = {}
-    for file in sorted(path.rglob("*")):
-        rel = file.relative_to(path).as_posix()
-        if file.is_file() and not rel.startswith(("_lakectl/txns/", "_lakectl/staging/")):
-            out[rel] = hashlib.sha256(file.read_bytes()).hexdigest()
-    return out
-
-
-def _dead_writer(path: Path) -> None:
-    """A write id allocated by a process of this host that is gone, and the directory it left."""
-    body = {"operation": "append", "started_at": 1, "host": socket.gethostname(), "pid": 2**31 - 2}
-    txns = path / "_lakectl" / "txns"
-    txns.mkdir(parents=True, exist_ok=True)
-    (txns / f"{1:020d}.json").write_text(json.dumps(body))
-    left = path / "day=d1" / "delta_0000001_0000001_0000"
-    left.mkdir(parents=True)
-    (left / "bucket_00000").write_bytes(b"never committed")
-
-
-WRITERS = {
-    Operation.ALTER: ("alter", "{t}", "--add-column", "note string"),
-    Operation.SET_PROPERTIES: ("set", "{t}", "clean.retain=3d"),
-    Operation.APPLY_UPDATES: ("apply-updates", "{t}", "{updates}"),
-    Operation.CLEAN: ("clean", "{t}"),
-}
-STATEMENTS = "-- time=100\nUPDATE t SET qty = 0 WHERE id = 1;\n"
-
-
-def _prepared(tmp_path: Path, operation: Operation) -> tuple[Path, TableStore, list[str]]:
-    path, store = _table(tmp_path)
-    updates = tmp_path / "updates.sql"
-    updates.write_text(STATEMENTS)
-    if operation is Operation.CLEAN:
-        _dead_writer(path)
-    return path, store, [a.format(t=path, updates=updates) for a in WRITERS[operation]]
-
-
-@pytest.mark.parametrize("operation", list(WRITERS))
-def test_a_writer_stopped_at_each_failpoint_leaves_the_table_and_a_rerun_commits(
-    tmp_path, operation
-) -> None:
-    path, store, args = _prepared(tmp_path / "stopped", operation)
-    before = _fingerprint(path)
-    *stops, after_commit = failpoints_of(operation)
-    for point in stops:
-        killed = run_lakectl_until_crash(*args, "--json", failpoint=point)
-        assert killed.code == 137, (point, killed.err[-2000:])
-        assert _fingerprint(path) == before, point
-    rerun = run_lakectl(*args, "--json")
-    assert rerun.code == 0, rerun.out
-    assert [r.operation for r in store.read_state().records] == [Operation.CREATE, operation]
-    if operation is Operation.CLEAN:  # the dead writer was marked aborted, its directory deleted
-        assert not (path / "day=d1" / "delta_0000001_0000001_0000").exists()
-        assert (path / "_lakectl" / "txns" / f"{1:020d}.aborted").exists()
-    # Stopped right after its commit: the commit stands.
-    path, store, args = _prepared(tmp_path / "committed", operation)
-    killed = run_lakectl_until_crash(*args, "--json", failpoint=after_commit)
-    assert killed.code == 137, killed.err[-2000:]
-    assert [r.operation for r in store.read_state().records] == [Operation.CREATE, operation]
 
 
 def test_an_error_in_the_block_aborts_and_removes_what_the_writer_wrote(tmp_path) -> None:
