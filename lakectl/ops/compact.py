@@ -141,13 +141,17 @@ def plan(ctx: Context, table_ref: str | None, options: CompactOptions) -> Compac
 
 
 def _plan(
-    store: TableStore, options: CompactOptions
+    store: TableStore, options: CompactOptions, recover: bool = False
 ) -> tuple[CompactResult, TableState, list[PartitionReadPlan]]:
+    """The decision; with ``recover``, writers that crashed are marked aborted first
+    (:mod:`lakectl.table.open_writers`), so they no longer hold back what may be folded."""
     if options.kind not in KINDS:
         raise UsageError(f"compaction kind {options.kind!r}: use one of {', '.join(KINDS)}")
     # The log first, then the allocations: a write id allocated in between counts as open.
     state = store.read_state()
     allocated = store.allocated_write_ids()
+    if recover:
+        recover_gone_writers(store, state, "compact", allocated)
     lowest_open = lowest_open_write_id(store, state, allocated)
     meta = state.metadata
     thresholds = Thresholds.from_metadata(
@@ -187,9 +191,7 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
     """Plan, and unless ``dry_run``, rewrite the chosen partitions and commit one record."""
     started = time.time()
     store = ctx.table(table_ref)
-    if not options.dry_run:  # crashed writers stop holding back what may be folded
-        recover_gone_writers(store, store.read_state(), "compact")
-    result, state, _ = _plan(store, options)
+    result, state, _ = _plan(store, options, recover=not options.dry_run)
     chosen = result.chosen
     if options.dry_run or not chosen:
         result.seconds = time.time() - started

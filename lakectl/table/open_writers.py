@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from lakectl.table.compaction_runs import (
     HEARTBEAT_TIMEOUT_MS,
@@ -179,10 +180,14 @@ class OpenWriter:
         )
 
 
-def allocated_writers(store: TableStore) -> list[OpenWriter]:
-    """Every allocated write id (committed ones too: the caller knows the log)."""
+def allocated_writers(
+    store: TableStore, allocated: dict[int, dict[str, Any]] | None = None
+) -> list[OpenWriter]:
+    """Every allocated write id (committed ones too: the caller knows the log); ``allocated``:
+    :meth:`TableStore.allocated_write_ids`, when read already."""
     out = []
-    for write_id, entry in store.allocated_write_ids().items():
+    allocated = store.allocated_write_ids() if allocated is None else allocated
+    for write_id, entry in allocated.items():
         host, pid = entry.get("host"), entry.get("pid")
         out.append(
             OpenWriter.of_write_id(
@@ -196,13 +201,15 @@ def allocated_writers(store: TableStore) -> list[OpenWriter]:
     return out
 
 
-def open_writers(store: TableStore, state: TableState) -> list[OpenWriter]:
+def open_writers(
+    store: TableStore, state: TableState, allocated: dict[int, dict[str, Any]] | None = None
+) -> list[OpenWriter]:
     """The writers of both kinds that have not committed in ``state`` and are not marked
     aborted (read after ``state``: one that commits meanwhile counts as open)."""
     committed_runs = {r.info.get("run_id") for r in state.records if r.info.get("run_id")}
     writers = [
         w
-        for w in allocated_writers(store)
+        for w in allocated_writers(store, allocated)
         if w.write_id not in state.committed_write_ids and not w.aborted
     ]
     runs = [OpenWriter.of_status(s) for s in read_statuses(store)]
@@ -221,17 +228,24 @@ def mark_gone(store: TableStore, writer: OpenWriter, reason: str) -> None:
 
 
 def recover_gone_writers(
-    store: TableStore, state: TableState, who: str, now: int | None = None
+    store: TableStore,
+    state: TableState,
+    who: str,
+    allocated: dict[int, dict[str, Any]] | None = None,
 ) -> list[tuple[OpenWriter, str]]:
     """Mark every open writer that is gone (:meth:`OpenWriter.gone_reason`) aborted; returns
-    them with the reason. ``who`` names the command, for the reason it records."""
-    now = now_millis() if now is None else now
+    them with the reason. ``who`` names the command, for the reason it records; ``allocated``:
+    the allocations read after ``state``, when read already (their ``aborted`` flags are
+    updated)."""
+    now = now_millis()
     gone = []
-    for writer in open_writers(store, state):
+    for writer in open_writers(store, state, allocated):
         why = writer.gone_reason(now)
         if why is not None:
             mark_gone(store, writer, f"{who}: {why}")
             gone.append((writer, why))
+            if allocated is not None and writer.kind is WriterKind.WRITE_ID:
+                allocated[writer.write_id] = {**allocated[writer.write_id], "aborted": True}
     return gone
 
 
