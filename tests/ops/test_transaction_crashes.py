@@ -1,9 +1,10 @@
 """Every writer that runs Spark goes through the one transaction: stopped at each of its
 failpoints before the commit (in this process, as a kill would stop it: no abort runs), the table
-reads exactly as before, log and rows; a rerun then commits exactly one record. ``load --evolve``
-is one of them: its schema change and its rows commit together or not at all.
+reads exactly as before, log and rows; ``clean`` then recovers them (marks each aborted, a
+compaction failed, and deletes what it wrote), and a rerun commits exactly one record.
+``load --evolve`` is one of them: its schema change and its rows commit together or not at all.
 
-The writers without Spark: tests/table/test_transaction.py.
+The writers without Spark, at every failpoint they pass: tests/table/test_writer_crashes.py.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from lakectl.table.store import TableStore
 from lakectl.table.transaction import failpoints_of
 from tests.support.arrow_loads import load_rows
 from tests.support.cli import run_lakectl, run_lakectl_until_crash
+from tests.support.killed_writers import as_if_killed, leftovers
 
 SCHEMA = "id bigint, qty int, day string"
 ROWS = [(i, i % 5, f"d{i % 2}") for i in range(12)]
@@ -89,12 +91,23 @@ def test_a_writer_stopped_before_its_commit_changes_nothing_and_a_rerun_commits_
         killed = run_lakectl_until_crash(*args, "--json", failpoint=point)
         assert killed.code == 137, (point, killed.err[-2000:])
         assert _reads(path) == before, point
+    # Their processes gone, clean recovers them: marks them aborted (a compaction failed) and
+    # deletes what they wrote.
+    as_if_killed(path)
+    killed_writers = leftovers(path)
+    cleaned = run_lakectl("clean", path, "--json")
+    assert cleaned.code == 0, cleaned.err
+    marked = cleaned.json["plan"]["abort_write_ids"] + cleaned.json["plan"]["abort_compactions"]
+    assert len(marked) == len(failpoints_of(operation)) - 1, killed_writers
+    assert leftovers(path) == []
+    assert _reads(path)[1:] == before[1:]
     rerun = run_lakectl(*args, "--json")
     assert rerun.code == 0, rerun.out
     storage, root = storage_for(str(path))
     records = TableStore(storage, root).read_state().records
-    assert len(records) == len(before[0]) + 1  # one commit (the log had no checkpoint yet)
-    assert records[-1].operation is operation
+    # one commit (the log had no checkpoint yet) after clean's
+    assert len(records) == len(before[0]) + 2
+    assert [r.operation for r in records[-2:]] == [Operation.CLEAN, operation]
     after = _reads(path)
     if writer == "load --evolve":  # the column and the rows that bring it, in that one commit
         assert "note" in after[1] and "note" not in before[1]
