@@ -780,8 +780,9 @@ class Table:
             A :class:`lakectl.DmlResult` (``deleted``, ``version``, per partition counts).
         """
         from lakectl.ops.dml import DmlRequest, run_dml
+        from lakectl.table.log import Operation
 
-        request = DmlRequest("delete", where=where, dry_run=dry_run, engine=engine)
+        request = DmlRequest(Operation.DELETE, where=where, dry_run=dry_run, engine=engine)
         return self._wrote(run_dml(self._ctx, self._ref, request), dry_run)
 
     @_write
@@ -808,6 +809,7 @@ class Table:
         """
         from lakectl.expr.parse import parse_assignments
         from lakectl.ops.dml import DmlRequest, run_dml
+        from lakectl.table.log import Operation
 
         if isinstance(assignments, str):
             text = assignments
@@ -820,7 +822,7 @@ class Table:
                 parts.append(part)
             text = ", ".join(parts)
         request = DmlRequest(
-            "update", where=where, assignments=text, dry_run=dry_run, engine=engine
+            Operation.UPDATE, where=where, assignments=text, dry_run=dry_run, engine=engine
         )
         return self._wrote(run_dml(self._ctx, self._ref, request), dry_run)
 

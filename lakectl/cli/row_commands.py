@@ -21,6 +21,7 @@ from lakectl.cli.common import (
     render,
     run_operation,
 )
+from lakectl.table.log import Operation
 
 if TYPE_CHECKING:
     from lakectl.ops.dml import DmlResult
@@ -32,7 +33,7 @@ _DRY_RUN = click.option(
 
 def _print_change(result: DmlResult) -> None:
     verb = {"delete": "deleted", "update": "updated"}[result.kind]
-    count = result.deleted if result.kind == "delete" else result.updated
+    count = result.deleted if result.kind is Operation.DELETE else result.updated
     rows = [[p.partition or "(table)", p.deleted, p.updated] for p in result.partitions]
     if rows:
         title = f"{'would change' if result.dry_run else 'changed'} ({result.table})"

@@ -26,7 +26,7 @@ from lakectl.scan.pruning import prune_target
 from lakectl.scan.statements import check_reader_costs
 from lakectl.scan.target import ReadTarget, plan_lakectl
 from lakectl.table.layout import partition_path
-from lakectl.table.log import ALWAYS
+from lakectl.table.log import ALWAYS, Operation
 from lakectl.updates.statements import Statement
 from lakectl.updates.validate import check_stored_statement
 
@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from lakectl.table.store import TableStore
     from lakectl.table.transaction import WriteTransaction
 
-DmlKind = Literal["delete", "update"]
+DmlKind = Literal[Operation.DELETE, Operation.UPDATE]
+"""The operations ``delete`` and ``update`` commit as."""
 SOURCE = "<command line>"
 
 
@@ -54,6 +55,12 @@ class DmlRequest:
     assignments: str | None = None
     dry_run: bool = False
     engine: str | None = None  # spark, arrow or auto; None: the configured engine
+
+    def __post_init__(self) -> None:
+        kind = Operation(self.kind)  # the text ("delete") is accepted, the enum is kept
+        if kind not in (Operation.DELETE, Operation.UPDATE):
+            raise ValueError(f"a row change is a delete or an update, not {kind}")
+        object.__setattr__(self, "kind", kind)
 
 
 @dataclass(frozen=True)
@@ -135,7 +142,7 @@ def statement_text(table: str, request: DmlRequest) -> str:
         return text
 
     where = (request.where or "").strip()
-    if request.kind == "delete":
+    if request.kind is Operation.DELETE:
         if request.assignments:
             raise UsageError("delete takes no --set; use `lakectl update`")
         if not where:

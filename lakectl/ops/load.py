@@ -248,7 +248,7 @@ def _prepare(ctx: Context, table_ref: str | None, options: LoadOptions) -> Table
         return store
     if not options.create:
         raise missing_table_error(store)
-    if options.mode != "append" and not options.primary_key:
+    if options.mode is not LoadMode.APPEND and not options.primary_key:
         raise UsageError(
             f"--mode {options.mode} needs a primary key; the table --create makes would have none",
             hint="add --primary-key COLS, or use --mode append",
@@ -484,7 +484,7 @@ def check_mode_options(options: LoadOptions) -> None:
     op column outside cdc would be checked against no op codes at all)."""
     if options.mode not in MODES:
         raise UsageError(f"--mode {options.mode!r}: use one of {', '.join(MODES)}")
-    if options.mode == "cdc":
+    if options.mode is LoadMode.CDC:
         parse_op_values(options.op_values)  # a bad --op-values fails before any work
         return
     for flag, given in (
@@ -496,7 +496,7 @@ def check_mode_options(options: LoadOptions) -> None:
                 f"{flag} applies to --mode cdc, not --mode {options.mode}",
                 hint="add --mode cdc (the default when --op-column is given), or drop it",
             )
-    if options.mode == "append" and options.order_by:
+    if options.mode is LoadMode.APPEND and options.order_by:
         raise UsageError(
             "--order-by picks the latest change of each key; --mode append applies rows as "
             "they are",
@@ -523,7 +523,7 @@ def check_table_options(meta: TableMetadata, options: LoadOptions) -> None:
 def check_batch_options(meta: TableMetadata, options: LoadOptions) -> None:
     """Refuse a mode by key for a table without a primary key, and an ``--order-by`` that is
     not one of the table's columns."""
-    if options.mode != "append" and not meta.primary_key:
+    if options.mode is not LoadMode.APPEND and not meta.primary_key:
         raise UsageError(
             f"--mode {options.mode} needs a primary key; the table has none",
             hint="use --mode append, or create the table with --primary-key",
@@ -777,8 +777,8 @@ def batch_target(
     the table's metadata (a new table's from the batch; with ``--evolve`` the batch's new
     columns added), the evolution (:func:`evolution_of`, or None) and the batch options (mode,
     op column and values, order). Raises for options the table does not take."""
-    op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
-    op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
+    op_values = parse_op_values(options.op_values) if options.mode is LoadMode.CDC else None
+    op_column = options.op_column or ("op_code" if options.mode is LoadMode.CDC else None)
     meta = state.metadata if state is not None else table_metadata_of(columns, options, op_column)
     evolution = None
     if options.evolve and state is not None:

@@ -161,7 +161,7 @@ def load_table_arrow(
                 valid,
                 meta,
                 batch,
-                mode=options.mode.value,
+                mode=options.mode,
                 order_by=options.order_by,
             )
         del batch

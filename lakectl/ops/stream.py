@@ -69,6 +69,7 @@ from lakectl.planning.stream_plan import (
     stream_info,
 )
 from lakectl.storage.fs import storage_for
+from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import META_DIR, now_millis
 from lakectl.times import utc
@@ -587,8 +588,8 @@ class StreamRunner:
 
         lo = self.options.load
         meta = self.store.read_state().metadata
-        op_values = parse_op_values(lo.op_values) if lo.mode == "cdc" else None
-        op_column = lo.op_column or ("op_code" if lo.mode == "cdc" else None)
+        op_values = parse_op_values(lo.op_values) if lo.mode is LoadMode.CDC else None
+        op_column = lo.op_column or ("op_code" if lo.mode is LoadMode.CDC else None)
         batch_opts = BatchOptions(lo.mode, op_column, op_values, lo.order_by)
         bad: dict[str, str] = {}
         empty: set[str] = set()

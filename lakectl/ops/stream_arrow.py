@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import BadInputError
 from lakectl.ops.load import LoadOptions, parse_op_values
+from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 
 if TYPE_CHECKING:
@@ -64,8 +65,8 @@ def check_file_arrow(meta: TableMetadata, options: LoadOptions, raw: pa.Table, l
 
     if not raw.num_rows:
         return False
-    op_values = parse_op_values(options.op_values) if options.mode == "cdc" else None
-    op_column = options.op_column or ("op_code" if options.mode == "cdc" else None)
+    op_values = parse_op_values(options.op_values) if options.mode is LoadMode.CDC else None
+    op_column = options.op_column or ("op_code" if options.mode is LoadMode.CDC else None)
     shape_batch_arrow(
         raw, meta, BatchOptions(options.mode, op_column, op_values, options.order_by), label
     )
