@@ -38,7 +38,7 @@ command stops with exit 0 and prints nothing more.
 | 70 | `internal` | an unexpected failure (a bug): `--debug` shows the full stack |
 | 73 | `exists` | `create` on a table that exists, or where a file stands (at the location or a folder above it) |
 | 74 | `storage` | the storage failed (permissions, space, network) |
-| 75 | `conflict` | another writer committed a conflicting change; run again |
+| 75 | `conflict` | another writer committed a conflicting change, or this one was judged gone and marked aborted while it ran (see the guide on writers that crash); run again |
 | 76 | `format` | files are not in the expected format: a damaged table |
 | 79 | | `maintain`: some tables failed (the result names them, with their errors); the others were maintained |
 | 130 | | interrupted (Ctrl-C) |
