@@ -17,12 +17,15 @@ The guarantee, as with Delta's VACUUM: a reader that runs for less than ``retain
 files (its state was current less than ``retain`` ago); ``--version``/``--known-at``/``--as-of``
 to any state current inside the window keeps working. Older ones fail with a clear error.
 
-**Writers that will never commit.** A write id that is allocated but not committed belongs to a
-writer that may still be running: its directories are deleted only when the writer is known to be
-gone: it marked itself aborted; or its allocation names this host and a process id that no longer
-runs; or it was allocated more than ``abandon_after`` ago (default 1 day, independent of
-``retain``, so ``--retain 0s`` never kills a slow load on another host). A gone writer is marked
-aborted first, so it can never commit afterwards and compactions stop waiting for it.
+**Writers that will never commit.** A write id that is allocated but not committed, or a
+compaction whose status says working, belongs to a writer that may still be running: what it
+wrote is deleted only when the writer is known to be gone, by the one rule for both
+(:meth:`lakectl.table.open_writers.OpenWriter.gone_reason`): it marked itself aborted; or it ran
+on this host under a process id that no longer runs; or it gave no sign of life for long (a write
+id allocated more than ``abandon_after`` ago, default 1 day, independent of ``retain``, so
+``--retain 0s`` never kills a slow load on another host; a compaction's heartbeat 10 minutes
+old). A gone writer is marked first (a write id aborted, a compaction failed), so it can never
+commit afterwards and compactions stop waiting for it.
 
 **Compaction leftovers.** A compaction writes its output directories before its commit; a crash
 leaves them uncommitted. Each compaction keeps a status file naming its outputs; an uncommitted
@@ -107,7 +110,8 @@ class CleanPlan:
         """The writers to mark aborted, each with the reason (in :attr:`notes`' order)."""
         gone = [OpenWriter.of_write_id(w) for w in self.abort_write_ids]
         gone += [OpenWriter.of_run(r, "working") for r in self.abort_runs]
-        return list(zip(gone, self.notes, strict=True))
+        notes = [*self.notes, *["its writer is gone"] * (len(gone) - len(self.notes))]
+        return list(zip(gone, notes, strict=False))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -3,8 +3,10 @@
 The log says what committed; a status file says what a compaction is doing before that: written
 ``working`` when it starts (with its planned outputs, host, process id and a heartbeat), ``failed``
 when it raises, ``committed`` after its log record. A ``working`` file whose process is gone (same
-host, pid not running) or whose heartbeat stopped is shown as failed. ``clean`` reads these files to
-know which uncommitted directories a running compaction may still commit.
+host, pid not running) or whose heartbeat stopped is shown as failed, and is rewritten ``failed``
+(:func:`mark_failed`) when a crashed writer is recovered (:mod:`lakectl.table.open_writers`: the
+rule and place it shares with loads). ``clean`` reads these files to know which uncommitted
+directories a running compaction may still commit.
 
 A compaction commits through the one write transaction (``store.transaction(..., run=status)``,
 :mod:`lakectl.table.transaction`), which keeps this file (:func:`tracked`), removes the outputs it
