@@ -205,8 +205,10 @@ def references(bases, tmp_path_factory) -> dict[str, Reference]:
         table = _copy(bases, writer, tmp_path_factory.mktemp("reference") / "t")
         with traced() as seen:
             _ok(*_args(writer, table, bases))
-        assert _log(table)[-1] is writer.operation, name
+        # One commit per writer (``load --evolve`` too: its schema change and its rows).
+        assert _log(table) == [*_log(bases / writer.table), writer.operation], name
         out[name] = Reference(tuple(dict.fromkeys(seen)), _reads(table))
+    assert "note" in out["load --evolve"].reads[1] and "note" not in _reads(bases / "base")[1]
     return out
 
 
