@@ -58,14 +58,14 @@ def change_feed(spark: SparkSession, source: ChangeScan, scd2: bool = False) -> 
     commit's rows took effect, and an SCD2 view that starts after the empty table opens with
     the rows live at its start, as inserts of that version)."""
     meta = source.metadata
-    columns = ReadSpec(
+    spec = ReadSpec(
         source.store.storage,
         source.store.root,
         meta.data_schema,
         meta.schema.select(list(meta.partition_by)),
         source.newer_valid,
     )
-    ddl = f"{rows_ddl(columns)}, `{CHANGE_TYPE}` string, `{COMMIT_VERSION}` bigint"
+    ddl = f"{rows_ddl(spec)}, `{CHANGE_TYPE}` string, `{COMMIT_VERSION}` bigint"
     struct = spark.createDataFrame([], f"{ddl}, `{COMMIT_TIME}` timestamp").schema
     rule = FeedRule.of(source, scd2)
     units = spread_units(feed_units(source, scd2), task_slots(spark))
