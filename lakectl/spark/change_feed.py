@@ -1,23 +1,25 @@
-"""The change feed as a Spark DataFrame: row changes from a range's insert and delete events.
+"""The change feed as a Spark DataFrame: the Arrow feed's rule run in Spark tasks.
 
-It reads a :class:`~lakectl.scan.changes.ChangeScan` by the rules written there. A commit ``w``
-stores the rows it inserts as insert events and the rows it deletes as delete events naming the
-deleted row's identity (partition, originalTransaction, bucket, rowId). The deleted row's values
-(its pre-image) are the row with that identity in the older snapshot, or a row inserted earlier
-in the range; only the range's first delete event of an identity counts (a later one repeats a
-deletion). A delete and an insert of the same key by one commit are an update:
-``update_preimage`` and ``update_postimage``.
+It reads a :class:`~lakectl.scan.changes.ChangeScan` by the rules written there, as the Arrow
+engine does and with its code: each Spark task computes the change rows of a few units of work
+(a partition the range wrote, or some of its buckets, with the same buckets of the older
+snapshot) by :meth:`lakectl.arrow.changes.FeedRule.unit_changes`, the live-row kernel's
+partition reader inside, Arrow batches out (``mapInArrow``); no delete event leaves its task and
+no join matches events to rows. Only the pairing of a key's delete and insert by one commit
+(an update) looks across partitions, a window over the change rows (the rule of
+:func:`lakectl.arrow.changes.pair_updates`). The order the command prints the rows in and the
+SCD2 view are presentation, written here as DataFrame operations.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from functools import reduce
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
+from lakectl.arrow.changes import CHANGE_ORDER, PAIRED, FeedRule, FeedUnit, feed_units
 from lakectl.planning.change_plan import (
     CHANGE_TYPE,
     COMMIT_TIME,
@@ -27,81 +29,27 @@ from lakectl.planning.change_plan import (
     VALID_TO,
 )
 from lakectl.planning.read_plan import PartitionReadPlan
-from lakectl.scan.changes import ChangeScan, initial_rows_time
-from lakectl.spark.acid_read import delete_event_rows, insert_events
-from lakectl.spark.snapshot_rows import ReadSpec, read_target
-from lakectl.spark.types import IDENTITY_COLUMNS
+from lakectl.scan.changes import ChangeScan
+
+from .arrow_tasks import (
+    ArrowTask,
+    bucket_groups,
+    plan_bytes,
+    run_tasks,
+    task_counts,
+    task_slots,
+    with_buckets,
+)
+from .snapshot_rows import ReadSpec, rows_ddl
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
-
-_PAIRED = "__lakectl_paired"
-_DELETE_PREFIX = "__lakectl_d_"
+    from pyspark.sql.types import StructType
 
 
 def _q(name: str) -> Column:
     return F.col(f"`{name}`")
-
-
-def _user_columns(spec: ReadSpec) -> list[str]:
-    return [*spec.data_schema.names, *spec.partition_schema.names]
-
-
-def _range_inserts(
-    spark: SparkSession, spec: ReadSpec, plans: Sequence[PartitionReadPlan], write_ids: list[int]
-) -> DataFrame | None:
-    """Rows the range's commits inserted: user columns, identity, ``_commit_version``."""
-    events = insert_events(spark, plans, spec)
-    if events is None:
-        return None
-    return events.where(F.col("currentTransaction").isin(write_ids)).select(
-        *[F.col(f"row.`{c}`").alias(c) for c in spec.data_schema.names],
-        *[_q(c) for c in spec.partition_schema.names],
-        *[F.col(c) for c in IDENTITY_COLUMNS],
-        F.col("currentTransaction").cast("bigint").alias(COMMIT_VERSION),
-    )
-
-
-def _range_deletes(
-    spark: SparkSession, spec: ReadSpec, plans: Sequence[PartitionReadPlan], write_ids: list[int]
-) -> DataFrame | None:
-    """Delete events of the range's commits: partition columns (prefixed), identity, version."""
-    files = [f for p in plans for d in p.delete_deltas for f in d.files]
-    if not files:
-        return None
-    events = delete_event_rows(spark, spec, files)
-    named = [
-        *[_q(c).alias(_DELETE_PREFIX + c) for c in spec.partition_schema.names],
-        *[F.col(c).alias(_DELETE_PREFIX + c) for c in IDENTITY_COLUMNS],
-    ]
-    version = F.col("currentTransaction").cast("bigint")
-    # Only the first delete event of an identity deletes a live row (lakectl.scan.changes).
-    first = events.where(F.col("currentTransaction").isin(write_ids)).select(
-        *named, version.alias(COMMIT_VERSION)
-    )
-    return first.groupBy(*[F.col(f"`{c}`") for c in first.columns[:-1]]).agg(
-        F.min(COMMIT_VERSION).alias(COMMIT_VERSION)
-    )
-
-
-def _pre_images(deletes: DataFrame, pool: DataFrame, spec: ReadSpec) -> DataFrame:
-    """The deleted rows' values: each delete event joined to the row it names."""
-    conds = [F.col(_DELETE_PREFIX + c) == F.col(c) for c in IDENTITY_COLUMNS]
-    conds += [F.col(_DELETE_PREFIX + c).eqNullSafe(_q(c)) for c in spec.partition_schema.names]
-    joined = deletes.join(pool, reduce(lambda a, b: a & b, conds), "inner")
-    return joined.select(*[_q(c) for c in _user_columns(spec)], COMMIT_VERSION)
-
-
-def _classified(
-    rows: DataFrame, other: DataFrame, key: Sequence[str], paired: str, alone: str
-) -> DataFrame:
-    """``rows`` with ``_change_type``: ``paired`` where ``other`` has the same key and version."""
-    if not key:
-        return rows.withColumn(CHANGE_TYPE, F.lit(alone))
-    keys = other.select(*[_q(k) for k in key], COMMIT_VERSION).distinct()
-    flagged = rows.join(keys.withColumn(_PAIRED, F.lit(True)), [*key, COMMIT_VERSION], "left")
-    kind = F.when(F.col(_PAIRED).isNotNull(), F.lit(paired)).otherwise(F.lit(alone))
-    return flagged.withColumn(CHANGE_TYPE, kind).drop(_PAIRED)
 
 
 def change_feed(spark: SparkSession, source: ChangeScan, scd2: bool = False) -> DataFrame:
@@ -109,7 +57,7 @@ def change_feed(spark: SparkSession, source: ChangeScan, scd2: bool = False) -> 
     ``_change_type``, ``_commit_version`` and ``_commit_time`` (with ``scd2``, the time the
     commit's rows took effect, and an SCD2 view that starts after the empty table opens with
     the rows live at its start, as inserts of that version)."""
-    meta, rng = source.metadata, source.range
+    meta = source.metadata
     spec = ReadSpec(
         source.store.storage,
         source.store.root,
@@ -117,85 +65,75 @@ def change_feed(spark: SparkSession, source: ChangeScan, scd2: bool = False) -> 
         meta.schema.select(list(meta.partition_by)),
         source.newer_valid,
     )
-    older_rows = read_target(spark, source.older.target, with_identity=True)[0]
-    return _feed(
-        spark,
-        spec,
-        source.range_plans,
-        older_rows,
-        rng.valid_times if scd2 else rng.commit_times,
-        meta.primary_key,
-        initial_rows_time(source) if scd2 else {},
-    )
+    ddl = f"{rows_ddl(spec)}, `{CHANGE_TYPE}` string, `{COMMIT_VERSION}` bigint"
+    struct = spark.createDataFrame([], f"{ddl}, `{COMMIT_TIME}` timestamp").schema
+    rule = FeedRule.of(source, scd2)
+    units = spread_units(feed_units(source, scd2), task_slots(spark))
+    rows = run_tasks(spark, _FeedTask(rule, units, struct))
+    return paired_updates(rows, source.metadata.primary_key)
 
 
-def _feed(
-    spark: SparkSession,
-    spec: ReadSpec,
-    plans: Sequence[PartitionReadPlan],
-    older_rows: DataFrame,
-    commit_times: Mapping[int, int],
-    key: Sequence[str],
-    initial: Mapping[int, int] | None = None,
-) -> DataFrame:
-    """:func:`change_feed` of the commits in ``commit_times`` (write id -> time, ms):
-    ``plans`` hold the range's delta and delete-delta directories, ``older_rows`` is the older
-    snapshot with identity columns, ``initial`` its version -> time for an SCD2 view."""
-    user = _user_columns(spec)
-    write_ids = sorted(commit_times)
-    inserts = _range_inserts(spark, spec, plans, write_ids) if write_ids else None
-    deletes = _range_deletes(spark, spec, plans, write_ids) if write_ids else None
-    frames = []
-    for version in initial or {}:
-        frames.append(
-            older_rows.select(*[_q(c) for c in user])
-            .withColumn(CHANGE_TYPE, F.lit("insert"))
-            .withColumn(COMMIT_VERSION, F.lit(version).cast("bigint"))
+def spread_units(units: Sequence[FeedUnit], slots: int) -> list[FeedUnit]:
+    """``units`` as the tasks' units: each whole, or its buckets in a few groups (the same on
+    the range's and the older snapshot's side) when it is large or there are fewer units than
+    two per slot."""
+    sides = [[p for p in (u.range_plan, u.older_plan) if p is not None] for u in units]
+    counts = task_counts([sum(plan_bytes(p) for p in side) for side in sides], slots)
+    out: list[FeedUnit] = []
+    for unit, side, parts in zip(units, sides, counts, strict=True):
+        groups = bucket_groups(side, parts)
+        out.extend([_in_buckets(unit, g, i == 0) for i, g in enumerate(groups)] or [unit])
+    return out
+
+
+def _in_buckets(unit: FeedUnit, group: set[int | None], originals: bool) -> FeedUnit:
+    def part(plan: PartitionReadPlan | None) -> PartitionReadPlan | None:
+        return None if plan is None else with_buckets(plan, group, originals)
+
+    return FeedUnit(part(unit.range_plan), part(unit.older_plan))
+
+
+class _FeedTask(ArrowTask[FeedUnit]):
+    """The function of the feed's tasks (picklable: the rule, units and a Spark type)."""
+
+    def __init__(self, rule: FeedRule, units: list[FeedUnit], struct: StructType) -> None:
+        super().__init__(units, struct)
+        self.rule = rule
+
+    def batches(self, unit: FeedUnit) -> Iterator[pa.RecordBatch]:
+        yield from self.rule.unit_changes(unit).to_batches()
+
+
+def paired_updates(changes: DataFrame, key: Sequence[str]) -> DataFrame:
+    """:func:`lakectl.arrow.changes.pair_updates` over a DataFrame: each ``delete`` and
+    ``insert`` of a key that one commit both deletes and inserts relabelled as an update."""
+    if not key:
+        return changes
+    kind = F.col(CHANGE_TYPE)
+    window = Window.partitionBy(*[_q(k) for k in key], COMMIT_VERSION)
+    whole = [_q(k).isNotNull() for k in key]
+    relabelled = kind
+    for alone, paired in PAIRED.items():
+        others = F.max((kind != alone).cast("int")).over(window) == 1
+        relabelled = F.when((kind == alone) & others & _all(whole), F.lit(paired)).otherwise(
+            relabelled
         )
-    commit_times = {**commit_times, **(initial or {})}
-    deleted: DataFrame | None = None
-    if deletes is not None:
-        pool = older_rows.select(*[_q(c) for c in (*user, *IDENTITY_COLUMNS)])
-        if inserts is not None:
-            pool = pool.unionByName(inserts.drop(COMMIT_VERSION))
-        deleted = _pre_images(deletes, pool, spec)
-        other = inserts if inserts is not None else deleted.limit(0)
-        frames.append(_classified(deleted, other, key, "update_preimage", "delete"))
-    if inserts is not None:
-        inserted = inserts.drop(*IDENTITY_COLUMNS)
-        other = deleted if deleted is not None else inserted.limit(0)
-        frames.append(_classified(inserted, other, key, "update_postimage", "insert"))
-    columns = [*user, CHANGE_TYPE, COMMIT_VERSION]
-    if not frames:
-        empty = older_rows.select(*[_q(c) for c in user]).limit(0)
-        frames.append(
-            empty.withColumn(CHANGE_TYPE, F.lit(None).cast("string")).withColumn(
-                COMMIT_VERSION, F.lit(None).cast("bigint")
-            )
-        )
-    changes = reduce(lambda a, b: a.unionByName(b), [f.select(*columns) for f in frames])
-    times = spark.createDataFrame(
-        [(int(w), int(t)) for w, t in commit_times.items()] or [(-1, 0)],
-        f"`{COMMIT_VERSION}` bigint, __lakectl_millis bigint",
-    )
-    with_time = changes.join(F.broadcast(times), COMMIT_VERSION, "left")
-    return with_time.select(
-        *[_q(c) for c in user],
-        CHANGE_TYPE,
-        COMMIT_VERSION,
-        F.timestamp_millis(F.col("__lakectl_millis")).alias(COMMIT_TIME),
-    )
+    return changes.withColumn(CHANGE_TYPE, relabelled)
+
+
+def _all(tests: Sequence[Column]) -> Column:
+    out = F.lit(True)
+    for test in tests:
+        out = out & test
+    return out
 
 
 def in_commit_order(changes: DataFrame, key: Sequence[str]) -> DataFrame:
     """``changes`` sorted by version, then key, with each pre-image before its post-image."""
     kind = F.col(CHANGE_TYPE)
-    rank = (
-        F.when(kind == "delete", 0)
-        .when(kind == "update_preimage", 1)
-        .when(kind == "update_postimage", 2)
-        .otherwise(3)
-    )
+    rank = F.lit(len(CHANGE_ORDER))
+    for i, name in reversed(list(enumerate(CHANGE_ORDER))):
+        rank = F.when(kind == name, F.lit(i)).otherwise(rank)
     return changes.orderBy(COMMIT_VERSION, *[_q(k) for k in key], rank)
 
 

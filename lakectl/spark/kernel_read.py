@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING
 from lakectl.arrow.partition_reader import MergeSpec, event_identities, partition_batches
 from lakectl.errors import FormatError
 from lakectl.planning.read_plan import PartitionReadPlan
-from lakectl.table.layout import parse_bucket_file
-from lakectl.table.listing import DirListing
 
+from .arrow_tasks import ArrowTask, run_tasks, task_slots, task_units
 from .snapshot_rows import ReadSpec, rows_ddl
 from .types import IDENTITY_COLUMNS
 
@@ -37,8 +36,6 @@ if TYPE_CHECKING:
 # the kernel for those too; ``false`` through Spark's ORC scan and joins
 # (``lakectl --conf spark.lakectl.read.kernel=false ...``).
 ENABLED_CONF = "spark.lakectl.read.kernel"
-_MAX_TASKS = 1000
-_TASK_BYTES = 64 << 20  # of data files per task, about (a partition's buckets are split up)
 
 
 def kernel_rows(
@@ -53,7 +50,7 @@ def kernel_rows(
     mode = (spark.conf.get(ENABLED_CONF, "auto") or "auto").lower()
     if join_reason(spec, forced=mode == "true") is not None or mode == "false":
         return None
-    units = _units([p for p in plans if not p.is_empty], _slots(spark))
+    units = task_units([p for p in plans if not p.is_empty], task_slots(spark))
     if not units:
         return None
     ddl = _task_ddl(spec, with_identity)
@@ -61,7 +58,7 @@ def kernel_rows(
     merge = MergeSpec(
         spec.storage, spec.data_schema, spec.partition_schema, spec.valid, spec.not_null_column
     )
-    rows = _run(spark, _KernelTask(merge, units, struct, with_identity))
+    rows = run_tasks(spark, _KernelTask(merge, units, struct, with_identity))
     names = [*spec.data_schema.names, *spec.partition_schema.names]
     if with_identity:
         names += IDENTITY_COLUMNS
@@ -89,7 +86,7 @@ def kernel_identities(
     merge = MergeSpec(
         spec.storage, spec.data_schema, spec.partition_schema, spec.valid, spec.not_null_column
     )
-    return _run(spark, _IdentityTask(merge, chosen, struct, deletes, first_write_id))
+    return run_tasks(spark, _IdentityTask(merge, chosen, struct, deletes, first_write_id))
 
 
 def join_reason(spec: ReadSpec, forced: bool = False) -> str | None:
@@ -112,13 +109,6 @@ def join_reason(spec: ReadSpec, forced: bool = False) -> str | None:
     return None
 
 
-def _run(spark: SparkSession, task: _KernelTask) -> DataFrame:
-    """One Spark task per unit of ``task``, its batches as the rows."""
-    n = len(task.units)
-    ids = spark.range(0, n, 1, numPartitions=max(1, min(n, _MAX_TASKS)))
-    return ids.mapInArrow(task, task.struct)
-
-
 def _task_ddl(spec: ReadSpec, with_identity: bool) -> str:
     """The DDL of a task's batches: identity columns first (as the partition reader gives
     them), then the data and partition columns."""
@@ -128,62 +118,7 @@ def _task_ddl(spec: ReadSpec, with_identity: bool) -> str:
     return f"originalTransaction bigint, bucket int, rowId bigint, {plain}"
 
 
-def _slots(spark: SparkSession) -> int:
-    """Task slots of the cluster (Spark Connect has no SparkContext: the shuffle partitions)."""
-    try:
-        return int(spark.sparkContext.defaultParallelism)
-    except Exception:  # pyspark.errors.PySparkNotImplementedError on Spark Connect
-        return int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
-
-
-def _units(plans: list[PartitionReadPlan], slots: int) -> list[PartitionReadPlan]:
-    """``plans`` as the tasks' units: a partition whole, or its bucket files in a few groups
-    when it is large or there are fewer partitions than two per slot (each group reads the
-    partition's delete deltas: the delete events of one bucket may name rows of any)."""
-    units = []
-    total = sum(_size(p) for p in plans)
-    share = max(1, total // max(1, 2 * slots))
-    for plan in plans:
-        parts = max(1, min(-(-_size(plan) // min(share, _TASK_BYTES)), 64))
-        units.extend(_by_bucket(plan, parts) if parts > 1 else [plan])
-    return units
-
-
-def _size(plan: PartitionReadPlan) -> int:
-    return sum(f.size for d in plan.data_dirs for f in d.files) + sum(
-        f.size for f in plan.originals
-    )
-
-
-def _by_bucket(plan: PartitionReadPlan, parts: int) -> list[PartitionReadPlan]:
-    """``plan`` in up to ``parts`` plans, each with the data files of some buckets (the
-    original files stay with the first); every one keeps all delete deltas."""
-    buckets = sorted(
-        {parse_bucket_file(f.name) for d in plan.data_dirs for f in d.files}, key=lambda b: b or -1
-    )
-    if len(buckets) < 2:
-        return [plan]
-    groups = [set(buckets[i::parts]) for i in range(min(parts, len(buckets)))]
-
-    def only(d: DirListing, group: set[int | None]) -> DirListing:
-        return replace(d, files=tuple(f for f in d.files if parse_bucket_file(f.name) in group))
-
-    out = []
-    for i, group in enumerate(groups):
-        base = only(plan.base, group) if plan.base else None
-        deltas = tuple(only(d, group) for d in plan.deltas)
-        out.append(
-            replace(
-                plan,
-                base=base,
-                deltas=tuple(d for d in deltas if d.files),
-                originals=plan.originals if i == 0 else (),
-            )
-        )
-    return out
-
-
-class _KernelTask:
+class _KernelTask(ArrowTask[PartitionReadPlan]):
     """The function each task runs (picklable: the spec, plans and a Spark type)."""
 
     def __init__(
@@ -193,22 +128,12 @@ class _KernelTask:
         struct: StructType,
         with_identity: bool,
     ) -> None:
+        super().__init__(units, struct)
         self.spec = spec
-        self.units = units
-        self.struct = struct
         self.with_identity = with_identity
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        target = to_arrow_schema(self.struct, timezone="UTC")
-        for batch in batches:
-            for i in batch.column("id").to_pylist():
-                for rows in self._batches(self.units[i]):
-                    yield rows if rows.schema == target else rows.cast(target)
-
-    def _batches(self, plan: PartitionReadPlan) -> Iterator[pa.RecordBatch]:
-        return partition_batches(self.spec, plan, self.with_identity)
+    def batches(self, unit: PartitionReadPlan) -> Iterator[pa.RecordBatch]:
+        return partition_batches(self.spec, unit, self.with_identity)
 
 
 class _IdentityTask(_KernelTask):
@@ -226,9 +151,9 @@ class _IdentityTask(_KernelTask):
         self.deletes = deletes
         self.first_write_id = first_write_id
 
-    def _batches(self, plan: PartitionReadPlan) -> Iterator[pa.RecordBatch]:
+    def batches(self, unit: PartitionReadPlan) -> Iterator[pa.RecordBatch]:
         return event_identities(
-            self.spec, plan, deletes=self.deletes, first_write_id=self.first_write_id
+            self.spec, unit, deletes=self.deletes, first_write_id=self.first_write_id
         )
 
 
