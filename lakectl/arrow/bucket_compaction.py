@@ -101,18 +101,19 @@ class MergeResult:
 
 
 def eligible(data_schema: Schema) -> bool:
-    """Whether every data column has a type this path round-trips exactly in Spark's tasks."""
-    return unsafe_type(data_schema) is None
+    """Whether every data column has a type this path hands to and from Spark's tasks as
+    tested (not timestamps: Spark's tasks leave them to Spark)."""
+    return unsafe_type(data_schema, timestamps=False) is None
 
 
-def unsafe_type(data_schema: Schema) -> str | None:
+def unsafe_type(data_schema: Schema, *, timestamps: bool = True) -> str | None:
     """The first data column whose type this path cannot write as Spark does, as a phrase
-    (``"column ts has type timestamp_ntz"``); None when every type is safe. ``timestamp``
-    columns are: every time Spark stores is read and written
-    (:mod:`lakectl.arrow.orc_io`)."""
+    (``"column ts has type timestamp_ntz"``); None when every type is safe. ``timestamps``:
+    whether ``timestamp`` columns are safe (every time Spark stores is read and written,
+    :mod:`lakectl.arrow.orc_io`)."""
     for c in data_schema.columns:
         kind = c.type.strip().lower()
-        if not (_SAFE_TYPE.match(kind) or kind == "timestamp"):
+        if not (_SAFE_TYPE.match(kind) or (timestamps and kind == "timestamp")):
             return f"column {c.name} has type {c.type}"
     return None
 

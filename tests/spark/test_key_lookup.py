@@ -68,6 +68,6 @@ def test_lookup_spec_declines_what_it_cannot_read(spark):
 
     schema = Schema((Column("id", "bigint"), Column("ts", "timestamp"), Column("k2", "string")))
     assert key_lookup.lookup_spec(spark, schema, ["id", "k2"], None) is None  # composite key
-    assert key_lookup.lookup_spec(spark, schema, ["id"], "ts") is not None  # any time reads
+    assert key_lookup.lookup_spec(spark, schema, ["id"], "ts") is None  # timestamp order
     assert key_lookup.lookup_spec(spark, schema, ["region"], None) is None  # partition column
     assert key_lookup.lookup_spec(spark, schema, ["id"], None) is not None
