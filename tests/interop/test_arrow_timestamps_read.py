@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pyarrow as pa
+import pyarrow.orc as orc
+
 import lakectl
 from lakectl.table.validity import ValidWriteIds
 from tests.arrow.test_arrow_timestamps import ARROW, EXPECTED, loaded_table, rows, write_csv
@@ -50,15 +53,25 @@ WIDE = [
 ]
 
 
+# Times before 1970 with a fraction that pyarrow holds: a file of only these is read by pyarrow.
+PRE_1970 = [
+    ("1969-12-31 23:59:58.75", dt.datetime(1969, 12, 31, 23, 59, 58, 750000, dt.UTC)),
+    ("1960-05-05 10:00:00.123456", dt.datetime(1960, 5, 5, 10, 0, 0, 123456, dt.UTC)),
+]
+
+
 def _wide_table(tmp_path, name: str, *engine: str):
+    """WIDE loaded (ids 0..), then PRE_1970 (ids 10..) in a second delta."""
     table = tmp_path / name
     made = run_lakectl(
         "create", table, "--schema", "id bigint, at timestamp", "--primary-key", "id"
     )
     assert made.code == 0, made.err
-    lines = ["id,at"] + [f"{i},{text}" for i, (text, _) in enumerate(WIDE)]
-    done = run_lakectl("load", table, write_csv(tmp_path / f"{name}.csv", lines), *engine)
-    assert done.code == 0, done.err
+    for first, times in ((0, WIDE), (10, PRE_1970)):
+        lines = ["id,at"] + [f"{first + i},{text}" for i, (text, _) in enumerate(times)]
+        path = write_csv(tmp_path / f"{name}{first}.csv", lines)
+        done = run_lakectl("load", table, path, *engine)
+        assert done.code == 0, done.err
     return table
 
 
@@ -71,20 +84,24 @@ def test_spark_and_arrow_read_each_others_times_outside_pyarrows_range(tmp_path,
     """Spark's files read by the Arrow engine and by the kernel in Spark's tasks, the Arrow
     engine's read by Spark's data source and by Hive 2.3's reader: the same instants."""
     expected = [(i, at) for i, (_, at) in enumerate(WIDE)]
+    expected += [(10 + i, at) for i, (_, at) in enumerate(PRE_1970)]
     by_spark = _wide_table(tmp_path, "spark")
     by_arrow = _wide_table(tmp_path, "arrow", *ARROW)
+    (second,) = by_spark.glob("delta_0000002_*/bucket_*")  # Spark's file, read by pyarrow itself
+    at = orc.ORCFile(str(second)).read().column("row").combine_chunks().field("at")
+    assert at.cast(pa.timestamp("us", tz="UTC")).to_pylist() == [t for _, t in PRE_1970]
     for table in (by_spark, by_arrow):
         assert _read(table, "arrow") == expected, table
         assert _read(table, "spark") == expected, table
     spark.conf.set("spark.lakectl.read.native", "false")
     try:
         assert _read(by_spark, "spark") == expected
-        done = run_lakectl("--json", "snapshot", by_spark)
+        done = run_lakectl("--json", "snapshot", by_spark, "--where", "id >= 10")
         assert done.code == 0, done.err
         assert done.json["read_path"] == "kernel"
     finally:
         spark.conf.unset("spark.lakectl.read.native")
-    valid = ValidWriteIds(high_watermark=1, exceptions=frozenset())
+    valid = ValidWriteIds(high_watermark=2, exceptions=frozenset())
     columns = (("id", "bigint"), ("at", "timestamp"))
     hive = [
         read_partition(spark, f"file://{t}", columns, hive_txn_list(spark, valid))
