@@ -25,13 +25,13 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from lakectl.errors import ArrowEngineLimit
 from lakectl.kernel.orc_dates import batch_to_orc as dates_to_orc
 from lakectl.kernel.orc_timestamps import (
     batch_to_orc as timestamps_to_orc,
 )
 from lakectl.kernel.orc_timestamps import (
     micros_from_stored,
-    pyarrow_stores,
     stored_from_micros,
 )
 from lakectl.storage.fs import Storage
@@ -257,14 +257,17 @@ class OrcFileWriter:
         if not batch.num_rows:
             return
         batch = dates_to_orc(unsliced(batch))
-        if self._orc is None and pyarrow_stores(batch):
-            if self._arrow is None:
-                self._open()
-                self._arrow = self._arrow_writer()
-            self._arrow.write(pa.Table.from_batches([timestamps_to_orc(batch)]))
-            return
         if self._orc is None:
-            self._switch(batch.schema)
+            try:
+                stored = timestamps_to_orc(batch)
+            except ArrowEngineLimit:  # a time pyarrow cannot store
+                self._switch(batch.schema)
+            else:
+                if self._arrow is None:
+                    self._open()
+                    self._arrow = self._arrow_writer()
+                self._arrow.write(pa.Table.from_batches([stored]))
+                return
         self._write_rows(batch)
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ know): seconds and nanoseconds of the instant. Arrow holds lakectl's timestamps 
 nanoseconds of the same instant, which it stores as ORC ``timestamp`` with writer zone GMT, so
 every reader (Spark's, Hive's, pyarrow's) reads the same instant.
 
-pyarrow cannot write every instant Spark can (:func:`pyarrow_stores`):
+pyarrow cannot write every instant Spark can (:func:`batch_to_orc` raises for them):
 
 - its ORC adapter converts through nanoseconds since 1970 in 64 bits, so only instants from
   1677-09-21 to 2262-04-11 fit;
@@ -135,24 +135,6 @@ def _first_unstorable(micros: pa.Array) -> int | None:
     return int(values[np.argmax(wrong)])
 
 
-def pyarrow_stores(batch: pa.RecordBatch) -> bool:
-    """Whether pyarrow's ORC writer stores every timestamp of ``batch`` (nested ones too) as
-    Spark's writer does (:func:`batch_to_orc` would not raise)."""
-    return all(_storable(c) for c in batch.columns)
-
-
-def _storable(array: pa.Array) -> bool:
-    import pyarrow as pa
-
-    type_ = array.type
-    if pa.types.is_timestamp(type_):
-        micros = array.cast(pa.timestamp("us", tz=type_.tz)).cast(pa.int64())
-        return _first_unstorable(micros) is None
-    if not has_timestamps(type_):
-        return True
-    return all(_storable(array.field(i)) for i in range(type_.num_fields))
-
-
 def micros_from_stored(seconds: int, nanos: int) -> int:
     """The instant (microseconds since 1970, proleptic Gregorian) of an ORC timestamp read as
     ``seconds`` since 1970 and ``nanos``: times before 1582-10-15 moved from the hybrid
@@ -198,7 +180,6 @@ __all__ = [
     "batch_to_orc",
     "has_timestamps",
     "micros_from_stored",
-    "pyarrow_stores",
     "stored_from_micros",
     "timestamp_text",
 ]
