@@ -56,17 +56,20 @@ def _micros(at: dt.datetime) -> int:
     return (at - EPOCH) // dt.timedelta(microseconds=1)
 
 
-def _events(meta, ids: list[int], times: list[int | None]) -> pa.Table:
+def _events(meta, ids: list[int], times: list[int | None], deleted=()) -> pa.Table:
+    """Insert events of rows ``ids`` at ``times``; the positions in ``deleted`` are delete
+    events (a null ``row``)."""
     n = len(ids)
     at = pa.array(times, pa.int64()).cast(pa.timestamp("us", tz="UTC"))
     days = pa.array([None if t is None else t // 86_400_000_000 for t in times], pa.int32())
     rows = pa.StructArray.from_arrays(
         [pa.array(ids, pa.int64()), at, days.cast(pa.date32()), pa.array(["x"] * n)],
         names=["id", "at", "day", "note"],
+        mask=pa.array([i in deleted for i in range(n)]),
     )
     return pa.Table.from_arrays(
         [
-            pa.array([0] * n, pa.int32()),
+            pa.array([2 if i in deleted else 0 for i in range(n)], pa.int32()),
             pa.array([1] * n, pa.int64()),
             pa.array([536870912] * n, pa.int32()),
             pa.array(range(n), pa.int64()),
@@ -134,6 +137,23 @@ def test_every_time_round_trips_through_the_arrow_writer_and_reader(shared, firs
     assert [g[2] for g in got] == [
         None if t is None else epoch + dt.timedelta(days=t // 86_400_000_000) for t in wanted
     ]
+
+
+def test_delete_events_keep_their_null_row_beside_times_read_through_pyorc(shared):
+    """pyarrow reads the other columns of a stripe pyorc reads the times of: the row's nulls
+    come from pyarrow's struct."""
+    store, meta, paths = shared
+    path = next(paths)
+    end = _micros(dt.datetime(9999, 12, 31, tzinfo=UTC))
+    events = _events(meta, [1, 2, 3, 4], [end, 5, None, 7], deleted=(1, 3))
+    write_event_file(store.storage, path, events, meta)
+    fields = tuple(event_schema(meta.data_schema).field("row").type)
+    read = EventRead(("operation",), fields, ("id", "at", "day", "note"))
+    (flat,) = read.stripes(store.storage, path)
+    assert flat.has_row.to_pylist() == [True, False, True, False]
+    assert flat.events["operation"].to_pylist() == [0, 2, 0, 2]
+    assert flat.data[1].cast(pa.int64()).to_pylist() == [end, None, None, None]
+    assert flat.data[3].to_pylist() == ["x", None, "x", None]
 
 
 def test_stored_form_is_the_one_spark_writes_and_reads():
