@@ -21,10 +21,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lakectl.arrow.orc_io import OrcFileWriter, unsliced
 from lakectl.arrow.types import arrow_schema, arrow_type, event_schema
 from lakectl.errors import ArrowEngineLimit
-from lakectl.kernel.orc_dates import batch_to_orc
-from lakectl.kernel.orc_timestamps import batch_to_orc as timestamps_to_orc
 from lakectl.table.layout import (
     ACID_VERSION,
     ACID_VERSION_FILE,
@@ -164,7 +163,6 @@ def write_changes(
             raise ValueError(f"partition {partition!r} given twice")
         seen.add(partition)
         if change.inserts is not None and change.inserts.num_rows:
-            _check_writable(storage, root, change.inserts, directories)
             rel = _join(partition, delta_dir)
             for bucket, events in _insert_events(change, schema, write_id, meta):
                 _write_file(storage, root, rel, bucket, events, meta)
@@ -198,24 +196,6 @@ def write_transaction_changes(
     )
     txn.added += written.directories
     return written
-
-
-def _check_writable(storage: Storage, root: str, rows: pa.Table, written: list[str]) -> None:
-    """Raise before writing ``rows`` if a value cannot be stored as Spark stores it (see
-    :mod:`lakectl.kernel.orc_timestamps`), first removing the directories ``written`` so far: the error leaves
-    the table's files as they were."""
-    from lakectl.errors import UsageError
-
-    try:
-        for batch in rows.to_batches():
-            timestamps_to_orc(batch)
-    except UsageError:
-        for rel in written:
-            path = table_path(
-                storage, root, rel, Shape.DATA_DIR, source="the directories written", deleting=True
-            )
-            storage.delete(path, recursive=True)
-        raise
 
 
 def _join(partition: str, name: str) -> str:
@@ -370,49 +350,22 @@ def write_event_file(
     ORC's dictionary rule for strings, a bloom filter on the first key column). Returns the
     number of events written."""
     import pyarrow as pa
-    import pyarrow.orc as orc
 
     batches = events.to_batches() if isinstance(events, pa.Table) else events
     schema = event_schema(meta.data_schema)
-    key = meta.data_key
     rows = 0
-    with storage.fs.open(path, "wb") as handle:
-        writer = orc.ORCWriter(
-            handle,
-            compression=pyarrow_orc_codec(meta.property("orc.compress").lower() or "snappy"),
-            compression_block_size=ORC_COMPRESSION_BLOCK,
-            bloom_filter_columns=bloom_filter_ids(schema, key),
-            dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
-        )
-        try:
-            for batch in batches:
-                if batch.num_rows:
-                    writer.write(pa.Table.from_batches([orc_batch(unsliced(batch))]))
-                    rows += batch.num_rows
-        finally:
-            writer.close()
+    with OrcFileWriter(
+        storage,
+        path,
+        compression=pyarrow_orc_codec(meta.property("orc.compress").lower() or "snappy"),
+        compression_block_size=ORC_COMPRESSION_BLOCK,
+        bloom_filter_columns=bloom_filter_ids(schema, meta.data_key),
+        dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
+    ) as writer:
+        for batch in batches:
+            writer.write(batch)
+            rows += batch.num_rows
     return rows
-
-
-def orc_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """``batch`` as pyarrow's ORC writer must get it to store what Spark's writer stores:
-    dates in the hybrid calendar, timestamps as ORC ``timestamp``; raises
-    :class:`~lakectl.errors.UsageError` for a timestamp it cannot store."""
-    return timestamps_to_orc(batch_to_orc(batch))
-
-
-def unsliced(rows: pa.RecordBatch) -> pa.RecordBatch:
-    """``rows`` copied to start at offset 0 if it is a slice.
-
-    pyarrow's ORC writer (26.0) ignores a slice's offset in a struct column that has nulls: the
-    file would get the values of the rows before the slice. A run of one kind of events (new
-    rows, then delete events with a null ``row``) is such a slice.
-    """
-    import pyarrow as pa
-
-    if all(column.offset == 0 for column in rows.columns):
-        return rows
-    return rows.take(pa.array(range(rows.num_rows), pa.int64()))
 
 
 def bloom_filter_ids(events: pa.Schema, key: str | None) -> list[int] | None:
@@ -440,7 +393,6 @@ __all__ = [
     "PartitionChanges",
     "WrittenChanges",
     "bloom_filter_ids",
-    "orc_batch",
     "partition_dir",
     "partition_text",
     "unsliced",

@@ -34,9 +34,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.acid_writer import bloom_filter_ids, orc_batch
-from lakectl.arrow.event_reader import readable_times
+from lakectl.arrow.acid_writer import bloom_filter_ids
 from lakectl.arrow.events import orc_source
+from lakectl.arrow.orc_io import OrcFileWriter, read_stripe
 from lakectl.arrow.types import event_schema
 from lakectl.kernel.live_rows import (
     EVENT_COLUMNS,
@@ -101,16 +101,16 @@ class MergeResult:
 
 
 def eligible(data_schema: Schema) -> bool:
-    """Whether every data column has a type this path round-trips exactly in Spark's tasks
-    (not timestamps: files Spark wrote may hold times pyarrow cannot read)."""
+    """Whether every data column has a type this path hands to and from Spark's tasks as
+    tested (not timestamps: Spark's tasks leave them to Spark)."""
     return unsafe_type(data_schema, timestamps=False) is None
 
 
 def unsafe_type(data_schema: Schema, *, timestamps: bool = True) -> str | None:
     """The first data column whose type this path cannot write as Spark does, as a phrase
     (``"column ts has type timestamp_ntz"``); None when every type is safe. ``timestamps``:
-    whether ``timestamp`` columns are safe (for the Arrow engine, whose writer refuses a time
-    it cannot store, :mod:`lakectl.kernel.orc_timestamps`)."""
+    whether ``timestamp`` columns are safe (every time Spark stores is read and written,
+    :mod:`lakectl.arrow.orc_io`)."""
     for c in data_schema.columns:
         kind = c.type.strip().lower()
         if not (_SAFE_TYPE.match(kind) or (timestamps and kind == "timestamp")):
@@ -328,7 +328,6 @@ class BucketCompactor:
     ) -> tuple[int, str]:
         import numpy as np
         import pyarrow as pa
-        import pyarrow.orc as orc
 
         target = self.target
         keys_order = (*IDENTITY, "currentTransaction") if group.kind == DELETES else IDENTITY
@@ -337,7 +336,7 @@ class BucketCompactor:
             events = iter(whole.sort_by([(k, "ascending") for k in keys_order]).to_batches())
         rows = 0
         last: tuple[int, int, int] | None = None
-        writer = handle = None
+        writer: OrcFileWriter | None = None
         try:
             for batch in events:
                 if not batch.num_rows:
@@ -352,21 +351,19 @@ class BucketCompactor:
                 last = (int(keys[0][-1]), int(keys[1][-1]), int(keys[2][-1]))
                 if writer is None:
                     self.storage.makedirs(group.out_dir)
-                    handle = self.storage.fs.open(out, "wb")
                     bloom = self.key if group.kind != DELETES else None
-                    writer = orc.ORCWriter(
-                        handle,
+                    writer = OrcFileWriter(
+                        self.storage,
+                        out,
                         compression=self.compression,
                         bloom_filter_columns=bloom_filter_ids(target, bloom),
                         dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
                     )
-                writer.write(pa.Table.from_batches([orc_batch(batch)]))
+                writer.write(batch)
                 rows += batch.num_rows
         finally:
             if writer is not None:
                 writer.close()
-            if handle is not None:
-                handle.close()
         return rows, OK
 
     def _key_index(self, target: pa.Schema) -> int | None:
@@ -379,13 +376,10 @@ class BucketCompactor:
     def _read(self, path: str, target: pa.Schema) -> Iterator[pa.RecordBatch]:
         import pyarrow.orc as orc
 
-        with (
-            readable_times(self.storage, path, hint="use --engine spark"),
-            orc_source(self.storage, path) as source,
-        ):
+        with orc_source(self.storage, path) as source:
             reader = orc.ORCFile(source)
             for stripe in range(reader.nstripes):
-                yield conform_batch(reader.read_stripe(stripe), target, [])
+                yield conform_batch(read_stripe(reader, source, stripe), target, [])
 
 
 def compact_groups(

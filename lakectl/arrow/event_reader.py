@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.events import orc_source
+from lakectl.arrow.orc_io import OUT_OF_RANGE, read_stripe
 from lakectl.arrow.pushdown import StripeTest
-from lakectl.errors import ArrowEngineLimit, FormatError
+from lakectl.errors import FormatError
 from lakectl.kernel.schema_map import conformed, row_source
 from lakectl.storage.fs import Storage
 from lakectl.table.orc_stats import stripe_statistics
@@ -35,30 +35,6 @@ def _event_types() -> dict[str, pa.DataType]:
 
 
 _EVENT_TYPES: dict[str, pa.DataType] = {}
-
-
-@contextmanager
-def readable_times(
-    storage: Storage,
-    path: str,
-    hint: str = "read the table with --engine spark (Spark's ORC reader reads such "
-    "timestamps; in Spark, leave spark.lakectl.read.kernel unset)",
-) -> Iterator[None]:
-    """Turn pyarrow's error for a timestamp of the file at ``path`` that it cannot hold into
-    a :class:`UsageError` naming the file, with ``hint``."""
-    import pyarrow as pa
-
-    try:
-        yield
-    except pa.ArrowInvalid as exc:
-        if "out of range for nanosecond" not in str(exc):
-            raise
-        raise ArrowEngineLimit(
-            f"{storage.url(path)} holds a timestamp before 1677-09-21 or after 2262-04-11, "
-            "which pyarrow's ORC reader cannot read (it holds timestamps as nanoseconds "
-            "since 1970)",
-            hint=hint,
-        ) from exc
 
 
 @dataclass(frozen=True)
@@ -111,13 +87,9 @@ class EventRead:
         scanner streams (but decodes every column of the row: it selects top-level columns).
         The scanner allocates with the C library's allocator: a read that keeps the rows it
         gets (``to_arrow`` of a compacted base keeps them unfiltered) was several times slower
-        with pyarrow's default (mimalloc)."""
-        with readable_times(storage, path):
-            yield from self._stripes(storage, path, test)
-
-    def _stripes(
-        self, storage: Storage, path: str, test: StripeTest | None
-    ) -> Iterator[FlatEvents]:
+        with pyarrow's default (mimalloc). A stripe holding a timestamp pyarrow cannot hold is
+        read through pyorc (:func:`lakectl.arrow.orc_io.read_stripe`)."""
+        import pyarrow as pa
         import pyarrow.orc as orc
 
         with orc_source(storage, path) as source:
@@ -128,14 +100,25 @@ class EventRead:
                 plan = self._plans[schema] = self._plan(schema, storage.url(path))
             keep = self._kept(reader, source, plan, test) if test else None
             stripe_rows = reader.nrows / max(reader.nstripes, 1)
+            skip = 0  # rows already streamed
             if self.stream_rows and stripe_rows > self.stream_rows and all(keep or [True]):
-                yield from self._streamed(source, plan)
-                return
+                try:
+                    for flat in self._streamed(source, plan):
+                        yield flat
+                        skip += flat.num_rows
+                    return
+                except pa.ArrowInvalid as exc:
+                    if OUT_OF_RANGE not in str(exc):
+                        raise
             for stripe in range(reader.nstripes):
                 if keep is not None and not keep[stripe]:
                     continue
-                batch = reader.read_stripe(stripe, columns=plan.paths)
-                yield plan.flatten(batch)
+                batch = read_stripe(reader, source, stripe, plan.paths)
+                if skip >= batch.num_rows:
+                    skip -= batch.num_rows
+                    continue
+                yield plan.flatten(batch.slice(skip) if skip else batch)
+                skip = 0
 
     def _streamed(self, source: Any, plan: _FilePlan) -> Iterator[FlatEvents]:
         import pyarrow as pa

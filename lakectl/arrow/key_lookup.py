@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakectl.arrow.events import orc_source
+from lakectl.arrow.orc_io import read_file
 from lakectl.expr.convert import default_value
 from lakectl.kernel.live_rows import EVENT_COLUMNS, IDENTITY, DeleteSet, insert_events
 from lakectl.kernel.schema_map import conformed, row_source
@@ -196,7 +197,8 @@ class PartitionKeyLookup:
                 sources = []
             fields = [row_names[i] for i in sources if i is not None]
             first = row_names[:1] if not fields else []  # the row's presence, from any column
-            table = reader.read(columns=[*EVENT_COLUMNS, *(f"row.{f}" for f in fields + first)])
+            wanted = [*EVENT_COLUMNS, *(f"row.{f}" for f in fields + first)]
+            table = read_file(reader, source, wanted)
         row = table.column("row").combine_chunks()
         out = [table.column(c) for c in EVENT_COLUMNS]
         columns = self.spec.columns.columns if with_data else ()

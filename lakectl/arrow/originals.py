@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from lakectl.arrow.orc_io import read_file, read_stripe
 from lakectl.errors import FormatError
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
@@ -42,7 +43,7 @@ def original_events(
         offset = 0
         for plan, entry in entries:
             with reading_orc(storage, entry.path), storage.fs.open(entry.path, "rb") as handle:
-                table = orc.ORCFile(handle).read()
+                table = read_file(orc.ORCFile(handle), handle)
             names = {n.lower(): n for n in table.column_names}
             arrays = {}
             for col in data_schema.names:
@@ -111,7 +112,8 @@ def original_stripes(
                     raise FormatError(f"original file {entry.name} has no column {missing[0]!r}")
                 columns = [found[c.lower()] for c in names]
                 for stripe in range(reader.nstripes):
-                    batch = reader.read_stripe(stripe, columns=columns or reader.schema.names[:1])
+                    wanted = columns or reader.schema.names[:1]
+                    batch = read_stripe(reader, handle, stripe, wanted)
                     arrays = [batch.column(c) for c in columns]
                     yield encode_bucket(bucket), offset, batch.num_rows, arrays
                     offset += batch.num_rows

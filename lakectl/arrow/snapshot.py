@@ -6,6 +6,7 @@ CSV.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.read import ArrowRead
@@ -74,40 +75,35 @@ def write_out(
 ) -> tuple[str, int]:
     """Write the rows (at most ``--limit``) under ``--out``; its URL and the rows written."""
     import pyarrow.csv as pcsv
-    import pyarrow.orc as orc
     import pyarrow.parquet as pq
+
+    from lakectl.arrow.orc_io import OrcFileWriter
 
     fmt = request.out_format.lower()
     storage, path = storage_for(request.out or "", storage_options)
     storage.makedirs(path)
     written = 0
     limit = request.limit
-    with storage.fs.open(storage.join(path, f"part-00000.{fmt}"), "wb") as handle:
-        if fmt == "parquet":
-            writer: Any = pq.ParquetWriter(handle, schema)
-        elif fmt == "orc":
-            writer = orc.ORCWriter(handle)
+    target = storage.join(path, f"part-00000.{fmt}")
+    with contextlib.ExitStack() as stack:
+        if fmt == "orc":  # as Spark's writer stores dates and times (it opens the file itself)
+            writer: Any = stack.enter_context(OrcFileWriter(storage, target, schema=schema))
         else:
-            writer = pcsv.CSVWriter(handle, schema)
+            handle = stack.enter_context(storage.fs.open(target, "wb"))
+            if fmt == "parquet":
+                writer = pq.ParquetWriter(handle, schema)
+            else:
+                writer = pcsv.CSVWriter(handle, schema)
+            stack.callback(writer.close)
         for batch in batches:
             if limit is not None and written + batch.num_rows > limit:
                 batch = batch.slice(0, limit - written)
             if batch.num_rows:
-                writer.write(batch if fmt != "orc" else _table(batch))
+                writer.write(batch)
             written += batch.num_rows
             if limit is not None and written >= limit:
                 break
-        writer.close()
     return storage.url(path), written
-
-
-def _table(batch: pa.RecordBatch) -> pa.Table:
-    """``batch`` as pyarrow's ORC writer takes it, its dates in ORC's calendar."""
-    import pyarrow as pa
-
-    from lakectl.kernel.orc_dates import batch_to_orc
-
-    return pa.Table.from_batches([batch_to_orc(batch)])
 
 
 __all__ = ["OUT_FORMATS", "sorted_batches", "wall_clock", "write_out"]

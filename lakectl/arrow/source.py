@@ -498,6 +498,8 @@ def _read_columnar(storage: Storage, files: list[_File], fmt: str, source: str) 
     import pyarrow.orc as orc
     import pyarrow.parquet as pq
 
+    from lakectl.arrow.orc_io import read_file
+
     tables = []
     for file in files:
         try:
@@ -511,7 +513,8 @@ def _read_columnar(storage: Storage, files: list[_File], fmt: str, source: str) 
                     }
                     table = parquet.read()
             else:
-                table = orc.ORCFile(pa.BufferReader(storage.fs.cat_file(file.path))).read()
+                buffer = pa.BufferReader(storage.fs.cat_file(file.path))
+                table = read_file(orc.ORCFile(buffer), buffer)
                 int96 = set(table.schema.names)  # ORC's timestamps are instants to Spark
         except (OSError, pa.ArrowInvalid) as exc:
             if isinstance(exc, FileNotFoundError):

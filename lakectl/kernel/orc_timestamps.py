@@ -1,4 +1,4 @@
-"""Timestamps in ORC files written through pyarrow, stored as Spark's ORC writer stores them.
+"""Timestamps in ORC files written through Python, stored as Spark's ORC writer stores them.
 
 Spark writes a ``timestamp`` column as ORC's ``timestamp`` type (not ``timestamp with local
 time zone``, which pyarrow makes of a zoned Arrow timestamp and which Hive 2.3's reader does not
@@ -7,29 +7,50 @@ know): seconds and nanoseconds of the instant. Arrow holds lakectl's timestamps 
 nanoseconds of the same instant, which it stores as ORC ``timestamp`` with writer zone GMT, so
 every reader (Spark's, Hive's, pyarrow's) reads the same instant.
 
-pyarrow cannot write every instant Spark can:
+pyarrow cannot write every instant Spark can (:func:`batch_to_orc` raises for them):
 
 - its ORC adapter converts through nanoseconds since 1970 in 64 bits, so only instants from
-  1677-09-21 to 2262-04-11 fit (a timestamp before 1582 and its calendar never arise);
+  1677-09-21 to 2262-04-11 fit;
 - it splits a time before 1970 into seconds rounded towards zero and a *negative* fraction,
   which Java's ORC readers (Spark, Hive) reject; Spark's writer stores a positive fraction.
-  Times before 1970 are written only when they are whole seconds.
+  Times before 1970 go through pyarrow only when they are whole seconds.
 
-:func:`batch_to_orc` refuses any other value with a :class:`~lakectl.errors.UsageError` naming
-the column and the value, before the file is written.
+Other values are written through pyorc (:mod:`lakectl.arrow.orc_io`), which takes seconds and
+nanoseconds (:func:`stored_from_micros`) and reads them back the same way
+(:func:`micros_from_stored`). Spark's writer and reader store a time before 1582-10-15 in the
+hybrid Julian/Gregorian calendar of ``java.sql.Timestamp``: the stored instant is the one whose
+Julian date and time of day (in UTC, lakectl's session zone) are the value's proleptic
+Gregorian ones, as for dates (:mod:`lakectl.kernel.orc_dates`); both functions move such times
+between the calendars, day for day.
+
+ORC stores a time before 1970 as seconds rounded towards zero and a positive fraction, and its
+readers (Java's and C++'s) take a negative second with a fraction as one second earlier: a time
+strictly between 1969-12-31 23:59:59 and 1970-01-01 00:00:00 has no encoding of its own, and
+every ORC writer (Spark's too) stores it as the same fraction after 1970-01-01 00:00:00, which
+is what every reader then reads.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lakectl.errors import ArrowEngineLimit
+from lakectl.kernel.orc_dates import (
+    GREGORIAN_START,
+    gregorian_to_julian_days,
+    julian_to_gregorian_days,
+)
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 _MICROS = 1_000_000
+_DAY_MICROS = 86_400 * _MICROS
+# Microseconds since 1970 of 1582-10-15 00:00 UTC: from here on both calendars count alike.
+GREGORIAN_START_MICROS = GREGORIAN_START * _DAY_MICROS
 # The first and last whole microseconds that fit in 64-bit nanoseconds since 1970; before 1970
 # only whole seconds are written, so the first one is a whole second.
 LOWEST_MICROS = -9_223_372_036 * _MICROS  # 1677-09-21 00:12:44 UTC
@@ -83,12 +104,26 @@ def _converted(array: pa.Array, name: str) -> pa.Array:
 def _check(micros: pa.Array, name: str) -> None:
     """Raise for the first value of ``micros`` (microseconds since 1970) pyarrow cannot write
     as Spark's writer does."""
+    value = _first_unstorable(micros)
+    if value is None:
+        return
+    raise ArrowEngineLimit(
+        f"column {name} holds {timestamp_text(value)}, a timestamp pyarrow's ORC writer cannot "
+        "store: it writes times from 1677-09-21 00:12:44 to 2262-04-11 23:47:16.854775 UTC, "
+        "and times before 1970 only in whole seconds",
+        hint="write the file with lakectl.arrow.orc_io.OrcFileWriter, which writes any time",
+    )
+
+
+def _first_unstorable(micros: pa.Array) -> int | None:
+    """The first value of ``micros`` (microseconds since 1970) pyarrow cannot write as Spark's
+    writer does, or None."""
     import numpy as np
     import pyarrow.compute as pc
 
     low, high = (v.as_py() for v in pc.min_max(micros).values())
     if low is None or (low >= 0 and high <= HIGHEST_MICROS):
-        return
+        return None
     values = pc.fill_null(micros, 0).to_numpy(zero_copy_only=False)
     wrong = (
         (values < LOWEST_MICROS)
@@ -96,14 +131,36 @@ def _check(micros: pa.Array, name: str) -> None:
         | ((values < 0) & (values % _MICROS != 0))
     )
     if not wrong.any():
-        return
-    value = int(values[np.argmax(wrong)])
-    raise ArrowEngineLimit(
-        f"column {name} holds {timestamp_text(value)}, a timestamp the Arrow engine cannot "
-        "write: it writes times from 1677-09-21 00:12:44 to 2262-04-11 23:47:16.854775 UTC, "
-        "and times before 1970 only in whole seconds",
-        hint="use --engine spark",
-    )
+        return None
+    return int(values[np.argmax(wrong)])
+
+
+def micros_from_stored(seconds: int, nanos: int) -> int:
+    """The instant (microseconds since 1970, proleptic Gregorian) of an ORC timestamp read as
+    ``seconds`` since 1970 and ``nanos``: times before 1582-10-15 moved from the hybrid
+    calendar Spark stores them in."""
+    micros = seconds * _MICROS + nanos // 1000
+    if micros < GREGORIAN_START_MICROS:
+        return _rebased(micros, julian_to_gregorian_days)
+    return micros
+
+
+def stored_from_micros(micros: int) -> tuple[int, int]:
+    """The seconds since 1970 (rounded down) and nanoseconds (0 .. 999,999,999) an ORC writer
+    is given for ``micros`` to store it as Spark's writer does (the inverse of
+    :func:`micros_from_stored`)."""
+    if micros < GREGORIAN_START_MICROS:
+        micros = _rebased(micros, gregorian_to_julian_days)
+    seconds, fraction = divmod(micros, _MICROS)
+    return seconds, fraction * 1000
+
+
+def _rebased(micros: int, days: Callable[[np.ndarray], np.ndarray]) -> int:
+    """``micros`` with its day moved by ``days`` (a calendar's), its time of day kept."""
+    import numpy as np
+
+    day, time = divmod(micros, _DAY_MICROS)
+    return int(days(np.array([day], dtype=np.int64))[0]) * _DAY_MICROS + time
 
 
 def timestamp_text(micros: int) -> str:
@@ -116,4 +173,13 @@ def timestamp_text(micros: int) -> str:
     return f"{text} UTC"
 
 
-__all__ = ["HIGHEST_MICROS", "LOWEST_MICROS", "batch_to_orc", "has_timestamps", "timestamp_text"]
+__all__ = [
+    "GREGORIAN_START_MICROS",
+    "HIGHEST_MICROS",
+    "LOWEST_MICROS",
+    "batch_to_orc",
+    "has_timestamps",
+    "micros_from_stored",
+    "stored_from_micros",
+    "timestamp_text",
+]

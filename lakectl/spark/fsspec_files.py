@@ -35,8 +35,9 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from lakectl.arrow.orc_io import OrcFileWriter, read_stripe
 from lakectl.errors import BadInputError, FormatError, StorageError, UsageError
-from lakectl.kernel.orc_dates import batch_from_orc, batch_to_orc
+from lakectl.kernel.orc_dates import batch_from_orc
 from lakectl.storage.fs import Storage
 from lakectl.table.json_input import SizeLimit, field_int, read_json_object
 
@@ -243,9 +244,10 @@ def _arrow_batches(storage: Storage, path: str, fmt: str) -> Iterator[pa.RecordB
             with storage.fs.open(path, "rb") as handle:
                 yield from pq.ParquetFile(handle).iter_batches(batch_size=_LINES_PER_BATCH)
         else:
-            reader = orc.ORCFile(pa.BufferReader(storage.fs.cat_file(path)))
+            source = pa.BufferReader(storage.fs.cat_file(path))
+            reader = orc.ORCFile(source)
             for stripe in range(reader.nstripes):
-                yield batch_from_orc(reader.read_stripe(stripe))
+                yield batch_from_orc(read_stripe(reader, source, stripe))
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"{storage.url(path)} does not exist") from exc
 
@@ -289,8 +291,15 @@ class _FilesWriter(DataSourceArrowWriter):
         target = self.storage.join(self.directory, name)
         self.storage.makedirs(self.directory)
         try:
-            with self.storage.fs.open(target, "wb") as handle:
-                rows = self._write_file(handle, itertools.chain([first], batches))
+            if self.fmt == "orc":  # dates and times as Spark's writer stores them
+                with OrcFileWriter(self.storage, target, compression="snappy") as writer:
+                    rows = 0
+                    for batch in itertools.chain([first], batches):
+                        writer.write(batch)
+                        rows += batch.num_rows
+            else:
+                with self.storage.fs.open(target, "wb") as handle:
+                    rows = self._write_file(handle, itertools.chain([first], batches))
         except BaseException:
             self.storage.delete(target)
             raise
@@ -298,7 +307,6 @@ class _FilesWriter(DataSourceArrowWriter):
 
     def _write_file(self, handle: Any, iterator: Iterator[pa.RecordBatch]) -> int:
         import pyarrow as pa
-        import pyarrow.orc as orc
         import pyarrow.parquet as pq
 
         rows = 0
@@ -315,13 +323,8 @@ class _FilesWriter(DataSourceArrowWriter):
         try:
             for batch in iterator:
                 if writer is None:
-                    writer = (
-                        pq.ParquetWriter(handle, batch.schema, compression="snappy")
-                        if self.fmt == "parquet"
-                        else orc.ORCWriter(handle, compression="snappy")
-                    )
-                orc_ready = batch if self.fmt == "parquet" else batch_to_orc(batch)
-                writer.write(pa.Table.from_batches([orc_ready]))
+                    writer = pq.ParquetWriter(handle, batch.schema, compression="snappy")
+                writer.write(pa.Table.from_batches([batch]))
                 rows += batch.num_rows
         finally:
             if writer is not None:

@@ -35,9 +35,8 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from lakectl.arrow.acid_writer import unsliced
 from lakectl.arrow.events import orc_source
-from lakectl.kernel.orc_dates import batch_to_orc
+from lakectl.arrow.orc_io import OrcFileWriter, read_stripe
 from lakectl.kernel.schema_map import conform_batch
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import escape_partition_value, unescape_partition_value
@@ -216,7 +215,7 @@ class _EventReader(DataSourceReader):
         with orc_source(self.storage, partition.path) as source:
             reader = orc.ORCFile(source)
             for stripe in range(reader.nstripes):
-                batch = reader.read_stripe(stripe)
+                batch = read_stripe(reader, source, stripe)
                 yield conform_batch(batch, target, partition.partition_values)
 
 
@@ -234,35 +233,29 @@ class _EventWriter(DataSourceArrowWriter):
         self.compression = pyarrow_orc_codec(compression)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WrittenFiles:
-        import pyarrow as pa
-        import pyarrow.orc as orc
-
         written: list[str] = []
         current: tuple[Any, ...] | None = None
-        handle: Any = None
-        writer: Any = None
+        writer: OrcFileWriter | None = None
         try:
             for batch in iterator:
                 for key, rows in _runs(batch, self.group_columns):
                     if key != current:
                         if writer is not None:
                             writer.close()
-                            handle.close()
                         path = self._file_path(key)
                         self.storage.makedirs(path.rsplit("/", 1)[0])  # local files need dirs
-                        handle = self.storage.fs.open(path, "wb")
-                        writer = orc.ORCWriter(
-                            handle,
+                        writer = OrcFileWriter(
+                            self.storage,
+                            path,
                             compression=self.compression,
                             dictionary_key_size_threshold=ORC_DICTIONARY_THRESHOLD,
                         )
                         written.append(path)
                         current = key
-                    events = batch_to_orc(unsliced(rows.select(_EVENT_COLUMNS)))
-                    writer.write(pa.Table.from_batches([events]))
+                    assert writer is not None
+                    writer.write(rows.select(_EVENT_COLUMNS))
             if writer is not None:
                 writer.close()
-                handle.close()
         except BaseException:
             for path in written:  # a failed task leaves nothing behind
                 self.storage.delete(path)

@@ -31,9 +31,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-# Where reads the data source cannot serve go: ``auto`` (the default) through the kernel in
-# Spark tasks, except for tables with timestamp columns (:func:`join_reason`); ``true`` through
-# the kernel for those too; ``false`` through Spark's ORC scan and joins
+# Where reads the data source cannot serve go: ``auto`` (the default) and ``true`` through the
+# kernel in Spark tasks (unless :func:`join_reason`); ``false`` through Spark's ORC scan and joins
 # (``lakectl --conf spark.lakectl.read.kernel=false ...``).
 ENABLED_CONF = "spark.lakectl.read.kernel"
 
@@ -48,7 +47,7 @@ def kernel_rows(
     the kernel in Spark tasks; None where it does not run (:func:`join_reason`), for the
     caller's joins."""
     mode = (spark.conf.get(ENABLED_CONF, "auto") or "auto").lower()
-    if join_reason(spec, forced=mode == "true") is not None or mode == "false":
+    if join_reason(spec) is not None or mode == "false":
         return None
     units = task_units([p for p in plans if not p.is_empty], task_slots(spark))
     if not units:
@@ -89,12 +88,9 @@ def kernel_identities(
     return run_tasks(spark, _IdentityTask(merge, chosen, struct, deletes, first_write_id))
 
 
-def join_reason(spec: ReadSpec, forced: bool = False) -> str | None:
+def join_reason(spec: ReadSpec) -> str | None:
     """Why a read of ``spec`` the data source cannot serve goes through Spark's joins instead
-    of the kernel (None: it does not). A column type with no Arrow reading; by default
-    (unless ``forced``), a timestamp column: pyarrow's ORC reader holds timestamps as
-    nanoseconds since 1970 and fails on a file holding one before 1677-09-22 or after
-    2262-04-11 (such as an end date 9999-12-31), which Spark's ORC reader reads."""
+    of the kernel (None: it does not): a column type with no Arrow reading."""
     from lakectl.arrow.types import arrow_schema
 
     try:
@@ -102,10 +98,6 @@ def join_reason(spec: ReadSpec, forced: bool = False) -> str | None:
         arrow_schema(spec.partition_schema)
     except FormatError as exc:
         return f"a column type the kernel cannot read ({exc})"
-    columns = [*spec.data_schema.columns, *spec.partition_schema.columns]
-    timed = [c.name for c in columns if "timestamp" in c.type.lower()]
-    if timed and not forced:
-        return f"timestamp column {timed[0]!r}"
     return None
 
 

@@ -151,3 +151,43 @@ def test_a_missing_event_file_is_a_storage_error_naming_it(tmp_path) -> None:
         list(reader.read(OrcFilePartition(str(missing), [])))
     assert info.value.message == f"reading file://{missing} failed (No such file or directory)"
     assert info.value.hint and "permissions" not in info.value.hint
+
+
+def test_the_event_writer_and_reader_keep_every_time_spark_stores(tmp_path) -> None:
+    """Spark's tasks on S3 without hadoop-aws write and read events through pyarrow, and
+    through pyorc for times pyarrow cannot hold: the instants come back, in ORC ``timestamp``."""
+    import pyorc
+
+    from lakectl.spark.fsspec_orc import OrcFilePartition, _EventReader, _EventWriter
+    from lakectl.storage.fs import storage_for
+
+    times = [
+        dt.datetime(9999, 12, 31, 23, 59, 59, 999999, dt.UTC),
+        dt.datetime(1500, 6, 1, 12, 0, 0, 500000, dt.UTC),
+        dt.datetime(1969, 12, 31, 23, 59, 58, 750000, dt.UTC),
+    ]
+    target = event_target("part")
+    row = pa.StructArray.from_arrays(
+        [pa.array([1, 2, 3], pa.int64()), pa.array(["a", "b", None]), pa.array(times)],
+        fields=list(target.field("row").type),
+    )
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([0] * 3, pa.int32()), pa.array([1] * 3, pa.int64()),
+         pa.array([536870912] * 3, pa.int32()), pa.array([0, 1, 2], pa.int64()),
+         pa.array([1] * 3, pa.int64()), row, pa.array(["x"] * 3)],
+        schema=target,
+    )  # fmt: skip
+    storage, staging = storage_for(str(tmp_path / "staging"))
+    (path,) = _EventWriter(storage, staging, ["part"], "snappy").write(iter([batch])).paths
+    with open(path, "rb") as handle:
+        assert str(pyorc.Reader(handle).schema.fields["row"].fields["ts"]) == "timestamp"
+    reader = _EventReader(storage, [], StructType.fromJson(_ddl_json(target)))
+    (read,) = reader.read(OrcFilePartition(path, ["x"]))
+    assert read.column("row").field("ts").to_pylist() == times
+    assert read.column("part").to_pylist() == ["x"] * 3
+
+
+def _ddl_json(schema: pa.Schema) -> dict:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema).jsonValue()
