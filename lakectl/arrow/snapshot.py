@@ -7,6 +7,7 @@ CSV.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.read import ArrowRead
@@ -30,6 +31,12 @@ def wall_clock(batch: pa.RecordBatch) -> pa.RecordBatch:
         for f in batch.schema
     ]
     return batch.cast(pa.schema(fields)) if fields != list(batch.schema) else batch
+
+
+def python_rows(batches: Iterable[pa.RecordBatch]) -> list[tuple[Any, ...]]:
+    """The rows of ``batches`` as Python tuples, timestamps as plain UTC date-times
+    (:func:`wall_clock`): how a snapshot's rows are printed, whichever engine read them."""
+    return [tuple(row.values()) for batch in batches for row in wall_clock(batch).to_pylist()]
 
 
 def sorted_batches(read: ArrowRead, order_by: tuple[str, ...]) -> list[pa.RecordBatch]:

@@ -155,11 +155,15 @@ def snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest) -> S
     )
     if request.out:
         return write_out(df, request, result, ctx.config.storage_options)
+    from lakectl.arrow.snapshot import python_rows
+
     limit = request.limit
-    rows = df.limit(limit + 1).collect() if limit else df.collect()
+    # Through Arrow, as the Arrow engine's rows: the same values (any time Spark holds,
+    # 0001-01-01 included) and the same text, whatever the process's time zone.
+    rows = python_rows((df.limit(limit + 1) if limit else df).toArrow().to_batches())
     if limit and len(rows) > limit:
         rows, result.truncated = rows[:limit], True
-    result.rows = [tuple(r) for r in rows]
+    result.rows = rows
     if not result.rows and request.as_of is not None:
         result.note = time_bound_note(ctx.table(table_ref), request.as_of)
     return result
@@ -228,7 +232,7 @@ def arrow_snapshot(ctx: Context, table_ref: str | None, request: SnapshotRequest
     limit = request.limit
     rows: list[tuple[Any, ...]] = []
     for batch in batches:
-        rows.extend(tuple(r.values()) for r in arrow_out.wall_clock(batch).to_pylist())
+        rows.extend(arrow_out.python_rows([batch]))
         if limit and len(rows) > limit:
             rows, result.truncated = rows[:limit], True
             break

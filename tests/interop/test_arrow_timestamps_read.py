@@ -96,9 +96,12 @@ def test_spark_and_arrow_read_each_others_times_outside_pyarrows_range(tmp_path,
     spark.conf.set("spark.lakectl.read.native", "false")
     try:
         assert _read(by_spark, "spark") == expected
-        done = run_lakectl("--json", "snapshot", by_spark, "--where", "id >= 10")
+        done = run_lakectl("--json", "snapshot", by_spark, "--order-by", "id")
         assert done.code == 0, done.err
         assert done.json["read_path"] == "kernel"
+        by_arrow_engine = run_lakectl("--json", "snapshot", by_spark, "--order-by", "id", *ARROW)
+        assert done.json["rows"] == by_arrow_engine.json["rows"]
+        assert {"id": 1, "at": "0001-01-01T00:00:00"} in done.json["rows"]
     finally:
         spark.conf.unset("spark.lakectl.read.native")
     valid = ValidWriteIds(high_watermark=2, exceptions=frozenset())
