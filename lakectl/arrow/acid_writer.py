@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.types import arrow_schema, arrow_type, event_schema
 from lakectl.errors import ArrowEngineLimit
+from lakectl.failpoints import failpoint
 from lakectl.kernel.orc_dates import batch_to_orc
 from lakectl.kernel.orc_timestamps import batch_to_orc as timestamps_to_orc
 from lakectl.table.layout import (
@@ -398,6 +399,7 @@ def orc_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
     """``batch`` as pyarrow's ORC writer must get it to store what Spark's writer stores:
     dates in the hybrid calendar, timestamps as ORC ``timestamp``; raises
     :class:`~lakectl.errors.UsageError` for a timestamp it cannot store."""
+    failpoint("arrow.write")  # tests: the Arrow engine's limit met mid-run
     return timestamps_to_orc(batch_to_orc(batch))
 
 
