@@ -70,7 +70,9 @@ def failpoint(name: str) -> None:
     if name in _LIMITS:
         from lakectl.errors import ArrowEngineLimit
 
-        raise ArrowEngineLimit(f"failpoint {name} (a test's simulated limit)")
+        raise ArrowEngineLimit(
+            f"failpoint {name} (a test's simulated limit)", hint="use --engine spark"
+        )
     spec = os.environ.get("LAKECTL_FAILPOINTS")
     if not spec:
         return
