@@ -6,8 +6,8 @@ step, one with ``engine="spark"`` and one with ``engine="arrow"``: split by one 
 top, one partition re-split by two columns (its input base is itself split) and the other
 rewritten plain (``off``). After each step both copies must hold the same directories and files
 with the same events in the same order, their logs the same records (times aside), and the rows
-must read the same through both engines' readers, with and without a predicate the split prunes (Spark: through lakectl's data source and
-through the live-row kernel in its tasks).
+must read the same through both engines' readers, with and without a predicate the split prunes
+(Spark: through lakectl's data source and through the live-row kernel in its tasks).
 """
 
 from __future__ import annotations
