@@ -29,9 +29,14 @@ def rewrite_split_arrow(
     from lakectl.arrow.bucket_compaction import BucketCompactor, bucket_groups
     from lakectl.arrow.list_bucket_split import split_partitions
     from lakectl.errors import ArrowEngineLimit
-    from lakectl.ops.rewrite import _empty_bases, _major_plans, _validity, _write_markers
+    from lakectl.ops.compactor_outputs import (
+        add_empty_bases,
+        kept_write_ids,
+        major_read_plans,
+        write_compactor_markers,
+    )
 
-    valid, key = _validity(meta, state, chosen)
+    valid, key = kept_write_ids(meta, state, chosen)
     compactor = BucketCompactor(
         store.storage,
         meta.data_schema,
@@ -40,7 +45,7 @@ def rewrite_split_arrow(
         compression=pyarrow_orc_codec(meta.property("orc.compress") or "snappy"),
     )
     out_dirs = {p.relative: p.output_base or "" for p in chosen}
-    groups = bucket_groups(store.storage, store.root, _major_plans(meta, chosen), out_dirs)
+    groups = bucket_groups(store.storage, store.root, major_read_plans(meta, chosen), out_dirs)
     if groups is None:  # the engine choice checks this first; a file added meanwhile
         raise ArrowEngineLimit(
             "the Arrow engine cannot rewrite a data file not named bucket_N",
@@ -48,8 +53,8 @@ def rewrite_split_arrow(
         )
     bases, rows = split_partitions(compactor, meta, groups, layouts)
     added = {path[len(store.root) + 1 :] for path in bases}
-    _empty_bases(store, chosen, added)
-    _write_markers(store, added)
+    add_empty_bases(store, chosen, added)
+    write_compactor_markers(store, added)
     counts = {
         "partitions": len(chosen),
         "rows_written": rows,
