@@ -349,8 +349,17 @@ def _load_with_engine(
     requested = parse_engine(options.engine or ctx.config.engine)
 
     def in_spark(choice: EngineChoice) -> LoadResult:
-        result = _load_source(ctx, store, state, options, fmt, info, started)
-        return replace(result, engine=choice.engine.value, engine_reason=choice.reason)
+        read = state
+        if state is None and store.has_log():
+            # An Arrow attempt created the table before it met its limit (or another writer
+            # did meanwhile): the load goes into it, as `--create` loads into a table that
+            # exists, and counts it as created.
+            read = store.read_state()
+        result = _load_source(ctx, store, read, options, fmt, info, started)
+        created = result.created_table or read is not state
+        return replace(
+            result, engine=choice.engine.value, engine_reason=choice.reason, created_table=created
+        )
 
     if requested is Engine.SPARK:
         return in_spark(choose_engine(requested, work_bytes=source_bytes, meta=None))

@@ -130,3 +130,12 @@ def test_auto_hands_the_job_to_spark(spark, base, tmp_path) -> None:
         else:
             assert (done.engine, done.engine_reason) == ("spark", reason), writer
         assert _rows(table.refresh()) == _rows(expected.refresh()), writer
+
+
+def test_auto_loads_into_the_table_its_arrow_attempt_created(spark, base, tmp_path) -> None:
+    source = _csv(tmp_path / "new.csv", ["id,val,part", "1,v1,a", "2,v2,b"])
+    table = lakectl.open_table(str(tmp_path / "new"), spark=spark)
+    with arrow_limit_at(POINT):
+        done = table.load(source, create=True, primary_key="id", engine="auto")
+    assert (done.engine, done.created_table, done.inserted) == ("spark", True, 2)
+    assert _rows(table.refresh()) == [(1, "v1", "a"), (2, "v2", "b")]
