@@ -868,6 +868,7 @@ class Table:
         dry_run: bool = False,
         min_share: float = 0.01,
         max_values: int = 10,
+        engine: str | None = None,
     ) -> ListBucketResult:
         """Rewrite partitions into one directory per skewed value plus a default directory.
 
@@ -881,9 +882,13 @@ class Table:
             dry_run: say what would be rewritten; write nothing.
             min_share: with ``auto``: the share of rows a value needs.
             max_values: with ``auto``: at most this many values.
+            engine: ``"spark"``, ``"arrow"`` (in this process, no JVM; not with ``auto``,
+                whose skew is measured by Spark) or ``"auto"`` (Arrow when the directories
+                rewritten are at most ``engine.auto.max-bytes``); default: the configured
+                engine.
 
         Returns:
-            A :class:`lakectl.ListBucketResult`.
+            A :class:`lakectl.ListBucketResult` (``engine`` says which engine ran).
         """
         from lakectl.ops.list_bucket import ListBucketOptions, list_bucket
 
@@ -896,6 +901,7 @@ class Table:
             min_share=min_share,
             max_values=max_values,
             dry_run=dry_run,
+            engine=engine,
         )
         return self._wrote(list_bucket(self._ctx, self._ref, options), dry_run)
 

@@ -9,11 +9,12 @@ the Arrow engine can do, else Spark.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from lakectl.errors import UsageError
+from lakectl.errors import ArrowEngineLimit, UsageError
 from lakectl.table.properties import human_size
 
 if TYPE_CHECKING:
@@ -109,6 +110,50 @@ def choose_engine(
     )
 
 
+R = TypeVar("R")
+
+
+def run_in_engine(
+    requested: Engine | str,
+    choice: EngineChoice,
+    arrow: Callable[[EngineChoice], R],
+    spark: Callable[[EngineChoice], R],
+) -> R:
+    """Run a job in the engine ``choice`` names: ``arrow(choice)`` or ``spark(choice)``.
+
+    The Arrow engine may find only while running that it cannot do the job as Spark does
+    (:class:`~lakectl.errors.ArrowEngineLimit`: a value its writer cannot store, a type of the
+    source). ``arrow`` must then leave the table as it was (the limit is raised inside the job's
+    write transaction, which aborts and removes what it wrote). Under ``auto`` the job then runs
+    again in Spark, whose reason says why; asked for by name (``arrow``), the limit is the error.
+    Every writer that has an Arrow path goes through here.
+    """
+    if not choice.arrow:
+        return spark(choice)
+    return with_spark_fallback(requested, lambda: arrow(choice), spark)
+
+
+def with_spark_fallback(
+    requested: Engine | str,
+    arrow: Callable[[], R],
+    spark: Callable[[EngineChoice], R],
+) -> R:
+    """``arrow()``; under ``auto``, ``spark(...)`` instead when it raised
+    :class:`~lakectl.errors.ArrowEngineLimit` (see :func:`run_in_engine`). For a job whose
+    Arrow attempt itself decides whether to hand the job to Spark (``load``)."""
+    try:
+        return arrow()
+    except ArrowEngineLimit as exc:
+        if parse_engine(requested) is not Engine.AUTO:
+            raise
+        return spark(fallback_choice(exc))
+
+
+def fallback_choice(limit: ArrowEngineLimit) -> EngineChoice:
+    """Spark, for a job the Arrow engine found it cannot do (``limit``) while running it."""
+    return EngineChoice(Engine.SPARK, f"auto: the Arrow engine cannot: {limit.message}")
+
+
 def _auto_limit(meta: TableMetadata | None) -> int:
     from lakectl.table.metadata import DEFAULT_PROPERTIES
     from lakectl.table.properties import parse_size, property_value
@@ -124,5 +169,8 @@ __all__ = [
     "Engine",
     "EngineChoice",
     "choose_engine",
+    "fallback_choice",
     "parse_engine",
+    "run_in_engine",
+    "with_spark_fallback",
 ]

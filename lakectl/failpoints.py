@@ -11,6 +11,10 @@ A simulated crash must leave on storage exactly what a killed process leaves, so
 for it: every cleanup path that catches more than :class:`Exception` (a write transaction's
 abort, a compaction's failed status, a staging directory's removal) lets it pass untouched
 (:func:`is_crash`). A user's Ctrl-C still cleans up as before.
+
+For tests of ``--engine auto``'s fallback only, :func:`arrow_limit_at` makes a point raise
+:class:`~lakectl.errors.ArrowEngineLimit` instead, as the Arrow engine does when it meets
+something it cannot do while running (``arrow.write``: where its ORC writer refuses a value).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ _ARMED: set[str] = set()
 """Points armed in this process by :func:`crash_at`."""
 _TRACES: list[list[str]] = []
 """The open :func:`traced` blocks' lists of reached points."""
+_LIMITS: set[str] = set()
+"""Points armed in this process by :func:`arrow_limit_at`."""
 
 
 class SimulatedCrash(BaseException):
@@ -59,12 +65,29 @@ def traced() -> Iterator[list[str]]:
         _TRACES.remove(seen)
 
 
+def arrow_limit_at(name: str) -> Iterator[None]:
+    """Test-only: while the block runs, reaching failpoint ``name`` raises
+    :class:`~lakectl.errors.ArrowEngineLimit` (in this process only, never in Spark's Python
+    workers), so a test can make the Arrow engine give up mid-run without a value it refuses."""
+    _LIMITS.add(name)
+    try:
+        yield
+    finally:
+        _LIMITS.discard(name)
+
+
 def failpoint(name: str) -> None:
     """Crash or stall here if the environment (or :func:`crash_at`) asks for it."""
     for seen in _TRACES:
         seen.append(name)
     if name in _ARMED:
         raise SimulatedCrash(name)
+    if name in _LIMITS:
+        from lakectl.errors import ArrowEngineLimit
+
+        raise ArrowEngineLimit(
+            f"failpoint {name} (a test's simulated limit)", hint="use --engine spark"
+        )
     spec = os.environ.get("LAKECTL_FAILPOINTS")
     if not spec:
         return

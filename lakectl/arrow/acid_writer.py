@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from lakectl.arrow.orc_io import OrcFileWriter, unsliced
 from lakectl.arrow.types import arrow_schema, arrow_type, event_schema
 from lakectl.errors import ArrowEngineLimit
+from lakectl.failpoints import is_crash
 from lakectl.table.layout import (
     ACID_VERSION,
     ACID_VERSION_FILE,
@@ -149,6 +150,9 @@ def write_changes(
 
     Returns:
         The directories created and the events written.
+
+    An error while writing (the Arrow engine's limit met in a value, a storage failure) first
+    removes the directories this call created: the table's files are as they were.
     """
     reason = unsupported_reason(meta)
     if reason is not None:
@@ -157,23 +161,28 @@ def write_changes(
     directories: list[str] = []
     inserts = deletes = 0
     seen: set[str] = set()
-    for change in changes:
-        partition = partition_dir(meta, change.values)
-        if partition in seen:
-            raise ValueError(f"partition {partition!r} given twice")
-        seen.add(partition)
-        if change.inserts is not None and change.inserts.num_rows:
-            rel = _join(partition, delta_dir)
-            for bucket, events in _insert_events(change, schema, write_id, meta):
-                _write_file(storage, root, rel, bucket, events, meta)
-                inserts += events.num_rows
-            directories.append(rel)
-        if change.deletes is not None and change.deletes.num_rows:
-            rel = _join(partition, delete_dir)
-            for bucket, events in _delete_events(change.deletes, schema, write_id):
-                _write_file(storage, root, rel, bucket, events, meta)
-                deletes += events.num_rows
-            directories.append(rel)
+    try:
+        for change in changes:
+            partition = partition_dir(meta, change.values)
+            if partition in seen:
+                raise ValueError(f"partition {partition!r} given twice")
+            seen.add(partition)
+            if change.inserts is not None and change.inserts.num_rows:
+                rel = _join(partition, delta_dir)
+                directories.append(rel)  # before its first file: removed if a write fails
+                for bucket, events in _insert_events(change, schema, write_id, meta):
+                    _write_file(storage, root, rel, bucket, events, meta)
+                    inserts += events.num_rows
+            if change.deletes is not None and change.deletes.num_rows:
+                rel = _join(partition, delete_dir)
+                directories.append(rel)
+                for bucket, events in _delete_events(change.deletes, schema, write_id):
+                    _write_file(storage, root, rel, bucket, events, meta)
+                    deletes += events.num_rows
+    except BaseException as exc:
+        if not is_crash(exc):  # a simulated crash leaves what a killed writer leaves
+            _remove_directories(storage, root, directories)
+        raise
     return WrittenChanges(sorted(directories), inserts, deletes)
 
 
@@ -196,6 +205,15 @@ def write_transaction_changes(
     )
     txn.added += written.directories
     return written
+
+
+def _remove_directories(storage: Storage, root: str, written: list[str]) -> None:
+    """Delete the directories ``written`` (relative to the table) of a write that failed."""
+    for rel in written:
+        path = table_path(
+            storage, root, rel, Shape.DATA_DIR, source="the directories written", deleting=True
+        )
+        storage.delete(path, recursive=True)
 
 
 def _join(partition: str, name: str) -> str:

@@ -261,6 +261,11 @@ class BucketCompactor:
             outputs.append(BucketOutput(out if rows else None, rows, OK))
         return outputs
 
+    def events(self, group: BucketGroup) -> Iterator[pa.RecordBatch]:
+        """The events ``group`` keeps (a major group's: its live events), in file order, as
+        :attr:`target` batches: for a writer that places them itself (list bucketing)."""
+        return self._events(group)
+
     # --- one bucket ---------------------------------------------------------------------------
 
     def _events(self, group: BucketGroup) -> Iterator[pa.RecordBatch]:

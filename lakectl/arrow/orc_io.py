@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import ArrowEngineLimit
+from lakectl.failpoints import failpoint
 from lakectl.kernel.orc_dates import batch_to_orc as dates_to_orc
 from lakectl.kernel.orc_timestamps import (
     batch_to_orc as timestamps_to_orc,
@@ -329,6 +330,7 @@ class OrcFileWriter:
         """Append ``batch`` (Arrow's calendar and timestamp types) to the file."""
         import pyarrow as pa
 
+        failpoint("arrow.write")  # tests: the Arrow engine's limit met mid-run
         if not batch.num_rows:
             return
         batch = dates_to_orc(unsliced(batch))

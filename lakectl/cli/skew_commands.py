@@ -15,6 +15,7 @@ from lakectl.cli.common import (
     Settings,
     api_table,
     common_options,
+    engine_option,
     make_context,
     render,
     run_operation,
@@ -142,6 +143,7 @@ def _print_skew(result: SkewResult) -> None:
     "--max-values", type=int, default=10, show_default=True, help="For --auto (see skew)."
 )
 @click.option("--dry-run", is_flag=True, help="Show what would be rewritten; change nothing.")
+@engine_option
 @common_options
 def list_bucket(
     table: str,
@@ -153,6 +155,7 @@ def list_bucket(
     min_share: float,
     max_values: int,
     dry_run: bool,
+    engine: str | None,
     settings: Settings,
 ) -> None:
     """Rewrite partitions into one directory per skewed value plus a default directory.
@@ -162,7 +165,8 @@ def list_bucket(
     partition in the log and shown by `show`. One transaction: readers see all of it or none.
     `snapshot --where "x = 6"` then reads only that directory (plus later deltas). Loads keep
     working; a major compaction keeps the layout. Refused: bucketed tables (--buckets), partition
-    columns, column types other than integers/string/date/boolean.
+    columns, column types other than integers/string/date/boolean. --engine arrow rewrites
+    in this process without a JVM (not with --auto, whose skew is measured by Spark).
 
     \b
     Example:
@@ -170,6 +174,7 @@ def list_bucket(
       lakectl list-bucket events --column x --auto --partition ds=2024-01-02
       lakectl list-bucket events --column x --column y --keys "(10,'a'),(20,'c')"
       lakectl list-bucket events --off
+      lakectl list-bucket events --column x --keys 6,20 --engine arrow
     """
     result = run_operation(
         settings,
@@ -183,6 +188,7 @@ def list_bucket(
             dry_run=dry_run,
             min_share=min_share,
             max_values=max_values,
+            engine=engine,
         ),
     )
     render(settings, result, _print_list_bucket)

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lakectl.engine import Engine, choose_engine
+from lakectl.engine import Engine, EngineChoice, choose_engine, run_in_engine
 from lakectl.errors import CommitConflictError, FormatError, UsageError
 from lakectl.failpoints import failpoint
 from lakectl.ops.context import Context
@@ -196,16 +196,21 @@ def compact(ctx: Context, table_ref: str | None, options: CompactOptions) -> Com
     if options.dry_run or not chosen:
         result.seconds = time.time() - started
         return result
+    requested = options.engine or ctx.config.engine or Engine.SPARK
     choice = choose_engine(
-        options.engine or ctx.config.engine or Engine.SPARK,
+        requested,
         work_bytes=sum(d.size for p in chosen for d in p.inputs),
         meta=state.metadata,
         arrow_unsupported=arrow_unsupported(store, state.metadata, state, chosen),
     )
-    result.engine, result.engine_reason = choice.engine.value, choice.reason
-    run = compaction_runs.new_run(options.kind, [p.to_json() for p in chosen])
-    with store.transaction(OPERATION, read=state, run=run) as txn:
-        final = _run(ctx, txn, state, result, options, chosen, started)
+
+    def in_engine(choice: EngineChoice) -> CommitRecord:
+        result.engine, result.engine_reason = choice.engine.value, choice.reason
+        run = compaction_runs.new_run(options.kind, [p.to_json() for p in chosen])
+        with store.transaction(OPERATION, read=state, run=run) as txn:
+            return _run(ctx, txn, state, result, options, chosen, started)
+
+    final = run_in_engine(requested, choice, in_engine, in_engine)
     result.log_seq = final.seq
     result.added = final.added
     result.obsolete = final.obsolete

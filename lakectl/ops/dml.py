@@ -185,13 +185,21 @@ def run_dml(ctx: Context, table_ref: str | None, request: DmlRequest) -> DmlResu
     target, scan = prune_target(ReadTarget(store, meta, state, valid, tuple(plans)), where)
     result.partitions_total, result.partitions_read = scan.partitions, scan.partitions_read
     choice, compiled = _choose_engine(ctx, request, statement, meta, target)
-    result.engine, result.engine_reason = choice.engine.value, choice.reason
-    if not target.plans:
-        pass
-    elif compiled is not None:
-        _apply_arrow(ctx, store, state, target, compiled, result)
-    else:
-        _apply_spark(ctx, store, state, target, statement, result)
+
+    def in_arrow(choice: EngineChoice) -> None:
+        result.engine, result.engine_reason = choice.engine.value, choice.reason
+        if target.plans and compiled is not None:
+            _apply_arrow(ctx, store, state, target, compiled, result)
+
+    def in_spark(choice: EngineChoice) -> None:
+        result.engine, result.engine_reason = choice.engine.value, choice.reason
+        if target.plans:
+            _apply_spark(ctx, store, state, target, statement, result)
+
+    from lakectl.engine import run_in_engine
+
+    requested = request.engine or ctx.config.engine
+    run_in_engine(requested, choice, in_arrow, in_spark)
     result.seconds = time.time() - started
     return result
 

@@ -16,8 +16,9 @@ compaction that folded in write ids not yet effective.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
@@ -36,6 +37,13 @@ from lakectl.planning.list_bucket_plan import (
 )
 from lakectl.scan.target import committed_dirs, plan_lakectl
 
+if TYPE_CHECKING:
+    from lakectl.engine import Engine, EngineChoice
+    from lakectl.planning.compaction_plan import PartitionCompaction
+    from lakectl.table.log import CommitRecord, TableState
+    from lakectl.table.store import TableStore
+    from lakectl.table.transaction import WriteTransaction
+
 
 @dataclass(frozen=True)
 class ListBucketOptions:
@@ -49,6 +57,8 @@ class ListBucketOptions:
     min_share: float = 0.01
     max_values: int = 10
     dry_run: bool = False
+    engine: str | None = None
+    """``spark``, ``arrow`` or ``auto`` (:mod:`lakectl.engine`); ``None``: the configured one."""
 
 
 @dataclass
@@ -61,6 +71,10 @@ class ListBucketResult:
     log_seq: int | None = None
     rows_written: int = 0
     seconds: float = 0.0
+    engine: str = ""
+    """The engine that rewrote the partitions (``spark`` or ``arrow``; empty: nothing
+    rewritten); ``engine_reason`` says why."""
+    engine_reason: str = ""
 
     @property
     def committed(self) -> bool:
@@ -86,6 +100,8 @@ class ListBucketResult:
             "rows_written": self.rows_written,
             "partitions": [d.to_json() for d in self.decisions],
             "skew": [s.to_dict() for s in self.skew],
+            "engine": self.engine or None,
+            "engine_reason": self.engine_reason or None,
             "seconds": round(self.seconds, 3),
         }
 
@@ -114,11 +130,19 @@ def _check_options(options: ListBucketOptions) -> None:
 def list_bucket(
     ctx: Context, table_ref: str | None, options: ListBucketOptions
 ) -> ListBucketResult:
-    """Decide per partition, rewrite the ones that change, commit once (nothing when dry run)."""
-    from lakectl.ops.rewrite import lowest_open_write_id, rewrite_partitions, target_file_size
+    """Decide per partition, rewrite the ones that change, commit once (nothing when dry run),
+    in the engine ``options.engine`` names (else the configured one)."""
+    from lakectl.engine import Engine, parse_engine, run_in_engine
+    from lakectl.ops.rewrite import lowest_open_write_id
 
     started = time.time()
     _check_options(options)
+    requested = parse_engine(options.engine or ctx.config.engine)
+    if options.auto and requested is Engine.ARROW:
+        raise UsageError(
+            "the Arrow engine cannot run this: --auto measures the skew with Spark",
+            hint="give the values with --keys (see `lakectl skew`), or use --engine spark",
+        )
     store = ctx.table(table_ref)
     state = store.read_state()
     meta = state.metadata
@@ -170,18 +194,78 @@ def list_bucket(
     if options.dry_run or not result.rewritten:
         result.seconds = time.time() - started
         return result
-    with store.transaction(OPERATION, read=state) as txn:
-        write_id = txn.version
-        result.decisions = decide(write_id)
-        chosen = [d.compaction for d in result.rewritten if d.compaction is not None]
-        visible = committed_dirs(state)
-        for p in chosen:
-            rel = p.output_path(p.output_base or "")
-            if rel in visible:
-                raise UsageError(f"{rel} is already committed; run list-bucket again")
-            txn.claim(rel, source="the list-bucket plan")  # named after this write id
-        ctx.progress(f"rewriting {len(chosen)} partition(s)")
-        split = {d.relative: d.wanted for d in result.rewritten if d.wanted is not None}
+    rewritten = [d.compaction for d in result.rewritten if d.compaction is not None]
+    choice = _choose_engine(store, state, rewritten, requested, options.auto)
+
+    def in_engine(choice: EngineChoice) -> tuple[CommitRecord, int]:
+        result.engine, result.engine_reason = choice.engine.value, choice.reason
+        with store.transaction(OPERATION, read=state) as txn:
+            final = _rewrite_and_commit(ctx, txn, state, result, decide, lowest_open, started)
+        return final, txn.version
+
+    final, write_id = run_in_engine(requested, choice, in_engine, in_engine)
+    result.log_seq = final.seq
+    result.version = write_id
+    result.rows_written = final.counts.get("rows_written", 0)
+    result.seconds = time.time() - started
+    return result
+
+
+def _choose_engine(
+    store: TableStore,
+    state: TableState,
+    chosen: list[PartitionCompaction],
+    requested: Engine,
+    auto: bool,
+) -> EngineChoice:
+    """The engine that rewrites ``chosen`` (:func:`~lakectl.engine.choose_engine`: the work is
+    the bytes of the directories it rewrites)."""
+    from lakectl.engine import Engine, choose_engine
+    from lakectl.ops.rewrite import arrow_unsupported
+
+    meta = state.metadata
+    unsupported = "--auto measures the skew with Spark" if auto else None
+    if unsupported is None and requested is not Engine.SPARK:
+        # No mapping given: the kept-layout rule of compaction does not apply to a re-split.
+        unsupported = arrow_unsupported(store, meta, state, chosen, layouts={})
+    return choose_engine(
+        requested,
+        work_bytes=sum(d.size for p in chosen for d in p.inputs),
+        meta=meta,
+        arrow_unsupported=unsupported,
+    )
+
+
+def _rewrite_and_commit(
+    ctx: Context,
+    txn: WriteTransaction,
+    state: TableState,
+    result: ListBucketResult,
+    decide: Callable[[int], list[PartitionDecision]],
+    lowest_open: int | None,
+    started: float,
+) -> CommitRecord:
+    """Rewrite the partitions ``decide`` picks for this transaction's write id (which names the
+    new bases) in ``result.engine``, and commit."""
+    from lakectl.ops.rewrite import rewrite_partitions, target_file_size
+
+    store, meta = txn.store, state.metadata
+    write_id = txn.version
+    result.decisions = decide(write_id)
+    chosen = [d.compaction for d in result.rewritten if d.compaction is not None]
+    visible = committed_dirs(state)
+    for p in chosen:
+        rel = p.output_path(p.output_base or "")
+        if rel in visible:
+            raise UsageError(f"{rel} is already committed; run list-bucket again")
+        txn.claim(rel, source="the list-bucket plan")  # named after this write id
+    ctx.progress(f"rewriting {len(chosen)} partition(s)")
+    split = {d.relative: d.wanted for d in result.rewritten if d.wanted is not None}
+    if result.engine == "arrow":
+        from lakectl.ops.list_bucket_arrow import rewrite_split_arrow
+
+        added, counts = rewrite_split_arrow(store, meta, state, chosen, split)
+    else:
         added, counts = rewrite_partitions(
             ctx,
             store,
@@ -192,25 +276,20 @@ def list_bucket(
             layouts=split,
             target_size=target_file_size(meta, None),
         )
-        final = txn.commit(
-            added=added,
-            partitions={p.relative for p in chosen},
-            obsolete=[d.relative for p in chosen for d in p.inputs],
-            counts=counts,
-            info={
-                "max_write_id": max(p.max_write_id for p in chosen),
-                "lowest_open_write_id": lowest_open,
-                "started_at": int(started * 1000),
-                INFO_KEY: {
-                    p.output_path(p.output_base or ""): (
-                        split[p.relative].to_json() if p.relative in split else None
-                    )
-                    for p in chosen
-                },
+    return txn.commit(
+        added=added,
+        partitions={p.relative for p in chosen},
+        obsolete=[d.relative for p in chosen for d in p.inputs],
+        counts=counts,
+        info={
+            "max_write_id": max(p.max_write_id for p in chosen),
+            "lowest_open_write_id": lowest_open,
+            "started_at": int(started * 1000),
+            INFO_KEY: {
+                p.output_path(p.output_base or ""): (
+                    split[p.relative].to_json() if p.relative in split else None
+                )
+                for p in chosen
             },
-        )
-    result.log_seq = final.seq
-    result.version = write_id
-    result.rows_written = counts.get("rows_written", 0)
-    result.seconds = time.time() - started
-    return result
+        },
+    )

@@ -338,30 +338,40 @@ def _load_with_engine(
     Spark, Arrow, or (``auto``) the one :func:`~lakectl.engine.choose_engine` picks."""
     from dataclasses import replace
 
-    from lakectl.engine import Engine, EngineChoice, choose_engine, parse_engine
+    from lakectl.engine import (
+        Engine,
+        EngineChoice,
+        choose_engine,
+        parse_engine,
+        with_spark_fallback,
+    )
 
     requested = parse_engine(options.engine or ctx.config.engine)
 
     def in_spark(choice: EngineChoice) -> LoadResult:
-        result = _load_source(ctx, store, state, options, fmt, info, started)
-        return replace(result, engine=choice.engine.value, engine_reason=choice.reason)
+        read = state
+        if state is None and store.has_log():
+            # An Arrow attempt created the table before it met its limit (or another writer
+            # did meanwhile): the load goes into it, as `--create` loads into a table that
+            # exists, and counts it as created.
+            read = store.read_state()
+        result = _load_source(ctx, store, read, options, fmt, info, started)
+        created = result.created_table or read is not state
+        return replace(
+            result, engine=choice.engine.value, engine_reason=choice.reason, created_table=created
+        )
 
     if requested is Engine.SPARK:
         return in_spark(choose_engine(requested, work_bytes=source_bytes, meta=None))
-    from lakectl.errors import ArrowEngineLimit
     from lakectl.ops.load_arrow import load_source_arrow
 
-    try:
+    def in_arrow() -> LoadResult:
         return load_source_arrow(
             ctx, store, state, options, requested, fmt=fmt, info=info, started=started,
             source_bytes=source_bytes, in_spark=in_spark,
         )  # fmt: skip
-    except ArrowEngineLimit as exc:
-        if requested is not Engine.AUTO:
-            raise
-        # Found while running (a value, a type of the source): the Arrow transaction aborted,
-        # nothing of it stays; Spark loads the batch.
-        return in_spark(EngineChoice(Engine.SPARK, f"auto: the Arrow engine cannot: {exc.message}"))
+
+    return with_spark_fallback(requested, in_arrow, in_spark)
 
 
 def _key(source: SourceDigest) -> tuple[str, str]:

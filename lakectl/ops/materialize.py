@@ -36,7 +36,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakectl.engine import Engine, EngineChoice, choose_engine, parse_engine
+from lakectl.engine import Engine, EngineChoice, choose_engine, parse_engine, run_in_engine
 from lakectl.errors import UsageError
 from lakectl.ops.context import Context
 from lakectl.ops.results import brief, iso_time
@@ -180,7 +180,8 @@ def _fold_and_commit(
         meta=meta,
         arrow_unsupported=problem,
     )
-    if choice.arrow:
+
+    def in_arrow(choice: EngineChoice) -> tuple[EngineChoice, int, dict[str, int], tuple[str, ...]]:
         from lakectl.ops.materialize_arrow import fold_and_commit_arrow
 
         ctx.progress(f"folding {len(plan.retire)} statement(s) into the rows")
@@ -188,7 +189,11 @@ def _fold_and_commit(
             store, state, target, statements, plan.effective_at, _commit_info(plan)
         )
         return choice, version, counts, added
-    return (choice, *_fold_and_commit_spark(ctx, store, state, target, plan, statements))
+
+    def in_spark(choice: EngineChoice) -> tuple[EngineChoice, int, dict[str, int], tuple[str, ...]]:
+        return (choice, *_fold_and_commit_spark(ctx, store, state, target, plan, statements))
+
+    return run_in_engine(requested, choice, in_arrow, in_spark)
 
 
 def _fold_and_commit_spark(

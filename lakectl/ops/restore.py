@@ -152,17 +152,23 @@ def restore(
 
     scope = change_scope(full, then)
     choice = _choose_engine(ctx, engine, store, full, then, scope)
-    result.engine, result.engine_reason = choice.engine.value, choice.reason
     if scope.fallback is None:
         ctx.progress(f"reading the changes since version {target_version}")
         result.method = "changes"
     else:
         ctx.progress(f"comparing the table now with version {target_version}")
         result.notes.append(f"compared the whole table: {scope.fallback}")
-    if choice.arrow:
-        _restore_arrow(ctx, store, full, then, scope, result, retire, reactivate)
-    else:
-        _restore_spark(ctx, store, full, then, scope, result, retire, reactivate)
+
+    def run(restore_in: Callable[..., None]) -> Callable[[EngineChoice], None]:
+        def in_engine(choice: EngineChoice) -> None:
+            result.engine, result.engine_reason = choice.engine.value, choice.reason
+            restore_in(ctx, store, full, then, scope, result, retire, reactivate)
+
+        return in_engine
+
+    from lakectl.engine import run_in_engine
+
+    run_in_engine(engine or ctx.config.engine, choice, run(_restore_arrow), run(_restore_spark))
     result.seconds = time.time() - started
     return result
 

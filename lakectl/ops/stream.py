@@ -546,7 +546,9 @@ class StreamRunner:
         label: str,
     ) -> LoadResult:
         """Load the micro-batch as ``load --engine arrow`` does; ``auto`` hands a micro-batch
-        over the size limit to Spark, which reads its files again."""
+        over the size limit, or one the Arrow engine finds it cannot load, to Spark, which reads
+        its files again."""
+        from lakectl.engine import with_spark_fallback
         from lakectl.ops.load_arrow import load_table_arrow
         from lakectl.ops.stream_arrow import union_arrow
 
@@ -558,19 +560,22 @@ class StreamRunner:
                 result, engine=choice.engine.value, engine_reason=choice.reason
             )
 
-        raw = union_arrow(state.metadata, [frame for _, frame in frames], label)
-        return load_table_arrow(
-            self.ctx,
-            self.store,
-            state,
-            raw,
-            options,
-            self.engine,
-            fmt=self.fmt,
-            info=info,
-            in_spark=in_spark,
-            before_commit=self._unless_abandoned,
-        )
+        def in_arrow() -> LoadResult:
+            raw = union_arrow(state.metadata, [frame for _, frame in frames], label)
+            return load_table_arrow(
+                self.ctx,
+                self.store,
+                state,
+                raw,
+                options,
+                self.engine,
+                fmt=self.fmt,
+                info=info,
+                in_spark=in_spark,
+                before_commit=self._unless_abandoned,
+            )
+
+        return with_spark_fallback(self.engine, in_arrow, in_spark)
 
     def _unless_abandoned(self) -> None:
         """Abort the micro-batch, before its load and again at its commit, if a second stop

@@ -2,24 +2,35 @@
 out-of-order changes, deletes of absent keys, escaped partition values) loaded into two tables,
 one by each engine. Every version reads the same rows (and DuckDB's oracle's), the log records
 are the same but for their times, the directories are the same with the same number of events,
-and Hive 2.3's own reader reads the Arrow engine's table as lakectl does."""
+and Hive 2.3's own reader reads the Arrow engine's table as lakectl does. The history is ordered
+by a text change time, and again (shorter) by a ``timestamp`` and by a ``date`` one."""
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pyarrow.orc as orc
+import pytest
 
 import lakectl
 from lakectl.arrow.acid_writer import partition_dir
 from tests.support.cdc_oracle import CdcOracle
 from tests.support.cli import run_lakectl
 from tests.support.hive23_reader import hive_txn_list, read_partition
-from tests.support.random_cdc import CDC_ARGS, COLUMNS, SCHEMA, make_batch, oracle_rows, write_csv
+from tests.support.random_cdc import (
+    CDC_ARGS,
+    COLUMNS,
+    SCHEMA,
+    START,
+    make_batch,
+    oracle_rows,
+    write_csv,
+)
 
 TEXT_SCHEMA = SCHEMA.replace("change_ts timestamp", "change_ts string")
 TEXT_COLUMNS = {**COLUMNS, "change_ts": "VARCHAR"}
@@ -135,3 +146,56 @@ def test_an_arrow_load_raced_by_a_spark_load_in_its_partition_commits_nothing(sp
     assert code == 75 and out["error"]["type"] == "conflict", out
     rows = lakectl.open_table(str(table)).scan(engine="arrow").to_arrow().to_pylist()
     assert [(r["id"], r["qty"]) for r in rows] == [(1, 20)]
+
+
+def _typed_change_times(rows: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """``rows`` with change times of ``kind``: the timestamps as they are, or each one's day
+    (days of 15 minutes of the history: many changes of a key tie, late ones are a day older)."""
+    if kind == "timestamp":
+        return rows
+    out = []
+    for row in rows:
+        minutes = (datetime.fromisoformat(row["change_ts"]) - START) // timedelta(minutes=1)
+        out.append({**row, "change_ts": (START.date() + timedelta(days=minutes // 15)).isoformat()})
+    return out
+
+
+def _canonical(row: dict[str, Any]) -> tuple:
+    """A row of lakectl's Arrow read or of DuckDB's oracle, the change time as wall time in
+    UTC (the session zone the CSV's times are read in)."""
+    ts = row["change_ts"]
+    if isinstance(ts, datetime) and ts.tzinfo is not None:
+        ts = ts.astimezone(UTC).replace(tzinfo=None)
+    amount = None if row["amount"] is None else Decimal(str(row["amount"]))
+    return (row["id"], ts, amount, row["note"], row["qty"], row["region"])
+
+
+@pytest.mark.parametrize("kind", ["timestamp", "date"])
+def test_cdc_histories_ordered_by_typed_change_times_agree(spark, tmp_path, kind):
+    """The random CDC history ordered by a ``timestamp`` or ``date`` change time (late, tied,
+    repeated and out-of-order changes): both engines load the same rows, DuckDB's."""
+    rng = random.Random(11)
+    schema = SCHEMA.replace("change_ts timestamp", f"change_ts {kind}")
+    tables = {engine: tmp_path / engine for engine in ("arrow", "spark")}
+    for path in tables.values():
+        made = run_lakectl(
+            "create", path, "--schema", schema, "--primary-key", "id", "--partition-by", "region"
+        )
+        assert made.code == 0, made.err
+    columns = {**COLUMNS, "change_ts": kind.upper()}
+    oracle = CdcOracle(columns, key=("id",), order_by="change_ts", op_column="op_code")
+    for batch_no in (1, 2):
+        rows = _typed_change_times(make_batch(rng, batch_no, key_space=40)[:80], kind)
+        batch = write_csv(tmp_path / f"b{batch_no}.csv", rows)
+        counts = oracle.apply_csv(str(batch), "cdc")
+        assert counts["ignored"] and counts["superseded_in_batch"], counts  # late and tied
+        for engine, path in tables.items():
+            result = run_lakectl("load", path, batch, *CDC_ARGS, "--engine", engine, "--json")
+            assert result.code == 0, result.err
+            assert (result.json["engine"], result.json["counts"]) == (engine, counts), engine
+        want = sorted((_canonical(r) for r in oracle.rows()), key=repr)
+        for path in tables.values():
+            data = lakectl.open_table(str(path)).scan(engine="arrow").to_arrow().to_pylist()
+            assert sorted((_canonical(r) for r in data), key=repr) == want, (path.name, batch_no)
+    assert _records(tables["arrow"]) == _records(tables["spark"])
+    assert _events_per_directory(tables["arrow"]) == _events_per_directory(tables["spark"])

@@ -1,0 +1,68 @@
+"""``list-bucket --engine arrow|auto``: the rewrite in the lakectl process, without a JVM (``java``
+is hidden for each test). Both engines' files and records are compared in
+tests/ops/test_list_bucket_engines.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import REPO
+
+NO_JAVA = REPO / "tests" / "support" / "no_java"
+DEFAULT = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"
+
+
+@pytest.fixture(autouse=True)
+def no_java(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever would start a JVM finds a `java` that fails."""
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", f"{NO_JAVA}:{os.environ['PATH']}")
+
+
+@pytest.fixture
+def table(tmp_path: Path, lakectl_cli) -> Path:
+    path = tmp_path / "t"
+    made = lakectl_cli("create", path, "--schema", "id bigint, x int, ds string",
+                       "--primary-key", "id", "--partition-by", "ds")  # fmt: skip
+    assert made.code == 0, made.err
+    rows = "".join(f"{i},{'' if i % 7 == 0 else i % 3},d{i % 2}\n" for i in range(1, 31))
+    (tmp_path / "a.csv").write_text("id,x,ds\n" + rows)
+    loaded = lakectl_cli("load", path, tmp_path / "a.csv", "--engine", "arrow")
+    assert loaded.code == 0, loaded.err
+    return path
+
+
+def _rows(lakectl_cli, table: Path, *args: str) -> list[tuple]:
+    done = lakectl_cli("snapshot", table, "--engine", "arrow", "--json", *args)
+    assert done.code == 0, done.err
+    return sorted((r["id"], r["x"], r["ds"]) for r in done.json["rows"])
+
+
+def test_list_bucket_with_the_arrow_engine(table, lakectl_cli) -> None:
+    before = _rows(lakectl_cli, table)
+    done = lakectl_cli("list-bucket", table, "--column", "x", "--keys", "1,2", "--engine", "arrow",
+                       "--json")  # fmt: skip
+    assert done.code == 0, done.err
+    assert (done.json["engine"], done.json["engine_reason"]) == ("arrow", "asked for")
+    assert done.json["rows_written"] == 30 and done.json["committed"]
+    for day in ("d0", "d1"):
+        base = next((table / f"ds={day}").glob("base_*"))
+        assert sorted(p.name for p in base.iterdir()) == sorted(
+            ["x=1", "x=2", DEFAULT, "_orc_acid_version", "_metadata_acid"]
+        )
+    assert _rows(lakectl_cli, table) == before
+    assert _rows(lakectl_cli, table, "--where", "x = 2") == [r for r in before if r[1] == 2]
+    # Under auto, a small rewrite runs in Arrow too; back to plain.
+    off = lakectl_cli("list-bucket", table, "--off", "--engine", "auto", "--verbose")
+    assert off.code == 0, off.err
+    assert "engine: arrow (auto: " in off.err and "rewrote 2 partition(s), 30 rows" in off.out
+    assert _rows(lakectl_cli, table) == before
+
+
+def test_auto_values_need_spark(table, lakectl_cli) -> None:
+    done = lakectl_cli("list-bucket", table, "--column", "x", "--auto", "--engine", "arrow")
+    assert done.code == 2
+    assert "--auto measures the skew with Spark" in done.err and "--keys" in done.err
