@@ -65,6 +65,7 @@ def traced() -> Iterator[list[str]]:
         _TRACES.remove(seen)
 
 
+@contextlib.contextmanager
 def arrow_limit_at(name: str) -> Iterator[None]:
     """Test-only: while the block runs, reaching failpoint ``name`` raises
     :class:`~lakectl.errors.ArrowEngineLimit` (in this process only, never in Spark's Python
