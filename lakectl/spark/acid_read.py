@@ -1,4 +1,10 @@
-"""Merge-on-read of Hive ACID directories: base + deltas - delete events, for valid write ids.
+"""Spark's ORC scan of Hive ACID event files, for the change feed's Spark path only.
+
+The live-row rule and the schema mapping are the kernel's (:mod:`lakectl.kernel`), which every
+other Spark job runs in its tasks (:mod:`lakectl.spark.kernel_read`). What remains here are the
+two scans :mod:`lakectl.spark.change_feed` still reads events with, :func:`insert_events` and
+:func:`delete_event_rows`, and their helpers; they go when the change feed reads through the
+kernel too.
 
 Spark's ORC reader hands files whose schema is the ACID event struct to ORC's ACID handling,
 which breaks when Spark prunes any of the six top-level columns. Every scan here therefore keeps
@@ -21,7 +27,6 @@ from lakectl.spark.file_partitions import (
     KnownFile,
     directory_values,
     files_frame,
-    fits_broadcast,
     jvm_strings,
     partition_key,
     with_file_path,
@@ -32,14 +37,13 @@ from lakectl.table.layout import (
     DEFAULT_PARTITION,
     LIST_BUCKETING_SEGMENT_PATTERN,
     OP_DELETE,
-    decode_bucket,
 )
 from lakectl.table.listing import DirListing, FileEntry
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
 from .snapshot_rows import ReadSpec, default_column
-from .types import IDENTITY_COLUMNS, event_schema_ddl
+from .types import event_schema_ddl
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -247,27 +251,6 @@ def _by_written_schema(
     return {k: v for k, v in groups.items() if v}
 
 
-def delete_events(
-    spark: SparkSession, plans: Sequence[PartitionReadPlan], spec: ReadSpec
-) -> DataFrame | None:
-    """Delete events (partition columns + row identity + ``PARTITION_KEY_COLUMN``) of the
-    valid delete deltas."""
-    entries = [f for p in plans for d in p.delete_deltas for f in d.files]
-    if not entries:
-        return None
-    # The delete events' row is null: only its first column is read (a struct of every
-    # column costs a reader and vectors per column in each file).
-    first = Schema(spec.data_schema.columns[:1]) if spec.data_schema.columns else None
-    events = _delete_event_scan(spark, spec, entries, first).select(
-        *[F.col(f"`{c}`") for c in spec.partition_schema.names],
-        *IDENTITY_COLUMNS,
-        PARTITION_KEY_COLUMN,
-    )
-    # The anti join broadcasts these events when their files are small, as Spark would decide
-    # from the scan's size if the partition-value join did not hide it.
-    return F.broadcast(events) if fits_broadcast(spark, sum(f.size for f in entries)) else events
-
-
 def delete_event_rows(spark: SparkSession, spec: ReadSpec, files: Sequence[FileEntry]) -> DataFrame:
     """The valid delete events of ``files`` with every event column (for merging delete deltas,
     which must keep each event's currentTransaction: time travel filters on it), the partition
@@ -286,130 +269,6 @@ def _delete_event_scan(
     guard = _guard(F.col("row").isNull()) & (F.col("operation") == OP_DELETE)
     scan = _scan(spark, spec, files, row_schema=row_schema)
     return scan.where(guard & _valid_filter(spec.valid))
-
-
-def live_events(
-    spark: SparkSession, plans: Sequence[PartitionReadPlan], spec: ReadSpec
-) -> DataFrame | None:
-    """Insert events not deleted by a valid delete event: the rows of the snapshot."""
-    inserts = insert_events(spark, plans, spec)
-    if inserts is None:
-        return None
-    return _minus_deletes(inserts, delete_events(spark, plans, spec), spec)
-
-
-def live_events_for_keys(
-    spark: SparkSession,
-    plans: Sequence[PartitionReadPlan],
-    spec: ReadSpec,
-    keys: DataFrame,
-) -> DataFrame | None:
-    """Live insert events whose key is one of ``keys`` (a small frame of key columns).
-
-    The stored events are filtered by the keys first, through a broadcast semi join, so the
-    delete events are matched against the few candidates only: the cost follows the number of
-    keys, the scan of the key prefix aside, instead of shuffling every stored row.
-    """
-    data_names = {c.lower() for c in spec.data_schema.names}
-
-    def with_keys(events: DataFrame) -> DataFrame:
-        conds = [
-            (F.col(f"e.row.`{k}`") if k.lower() in data_names else F.col(f"e.`{k}`"))
-            == F.col(f"k.`{k}`")
-            for k in keys.columns
-        ]
-        return events.alias("e").join(
-            F.broadcast(keys.alias("k")), reduce(lambda a, b: a & b, conds), "left_semi"
-        )
-
-    # Keys in data columns filter the scans before partition values are attached.
-    early = all(k.lower() in data_names for k in keys.columns)
-    inserts = insert_events(spark, plans, spec, with_keys if early else None)
-    if inserts is None:
-        return None
-    candidates = inserts if early else with_keys(inserts)
-    return _minus_deletes(candidates, delete_events(spark, plans, spec), spec)
-
-
-# Spark's LongHashedRelation puts key k in slot ``(h ^ (h >> 32)) & mask`` with
-# ``h = k * _SLOT_MULTIPLIER`` (LongToUnsafeRowMap.firstSlot). _SLOT_INVERSE undoes that product.
-_SLOT_MULTIPLIER = 0x9E3779B9
-_SLOT_INVERSE = pow(_SLOT_MULTIPLIER, -1, 1 << 64)
-_LOW32 = 0xFFFFFFFF
-_JOIN_KEY = "__lakectl_join_key"
-
-
-def _event_key(columns: list[Column]) -> Column:
-    """The anti join's key from ``columns`` (the partition key, originalTransaction, bucket,
-    rowId): one long that keeps the rows of a file next to each other in Spark's hash table.
-
-    The probe of a hashed key lands anywhere in the table (tens of MB for a million delete
-    events), so each of the millions of probed rows waited for memory. Here a row's slot is
-    chosen instead: ``y`` = a hash of (partition key, originalTransaction, bucket) plus
-    ``2 * rowId``, below 2**30, and the key is ``y`` times the inverse of Spark's slot
-    multiplier, so the row's first slot is ``y`` itself (modulo the table's size). A file's
-    rows come in rowId order: they probe consecutive slots, as its delete events were stored.
-
-    Keys of different identities can be equal (``y`` has 30 bits): the join's exact condition
-    decides, as for any hash. Every product below stays under 2**63 (ANSI mode cannot fail).
-    Only speed depends on Spark's slot function; a different one gives plain hashed keys.
-    """
-    *group, row_id = columns
-    start = F.xxhash64(*group).bitwiseAND(F.lit(0x1FFFFFFE))
-    y = (start + F.shiftleft(row_id.bitwiseAND(F.lit(0x0FFFFFFF)), 1)).bitwiseAND(F.lit(0x3FFFFFFF))
-    # y * _SLOT_INVERSE modulo 2**64, by 32-bit halves of the inverse (y < 2**30).
-    low_product = y * F.lit(_SLOT_INVERSE & _LOW32)
-    high = F.shiftright(low_product, 32) + y * F.lit(_SLOT_INVERSE >> 32)
-    return F.shiftleft(high.bitwiseAND(F.lit(_LOW32)), 32).bitwiseOR(
-        low_product.bitwiseAND(F.lit(_LOW32))
-    )
-
-
-def _minus_deletes(
-    inserts: DataFrame,
-    deletes: DataFrame | None,
-    spec: ReadSpec,
-    key: Callable[[list[Column]], Column] = _event_key,
-) -> DataFrame:
-    """Insert events that no delete event names (same partition values and row identity),
-    without ``PARTITION_KEY_COLUMN``.
-
-    The join key is one long (``key``, see :func:`_event_key`), so Spark builds a
-    LongHashedRelation instead of hashing and comparing multi-column UnsafeRow keys for every
-    probed row. The exact null-safe equality of every column stays in the join's condition, so a
-    key collision can never drop a live row (tests pass a weak ``key`` to check this). It is
-    written as ``<=`` and ``>=`` of two structs (struct ordering compares fields null-safely):
-    an equality would be pulled back into the join key by Spark's planner.
-    """
-    if deletes is None:
-        return inserts.drop(PARTITION_KEY_COLUMN)
-    # No dropDuplicates: an anti join needs none, and it would cost a shuffle of every event.
-    names = [*spec.partition_schema.names, *IDENTITY_COLUMNS]
-    mine = [F.col(f"i.`{c}`") for c in names]
-    theirs = [F.col(f"d.`{c}`") for c in names]
-    exact = (F.struct(*mine) <= F.struct(*theirs)) & (F.struct(*mine) >= F.struct(*theirs))
-
-    def keyed(frame: DataFrame) -> DataFrame:
-        # The partition values' key as the scans attach it (else hashed per row). The join key
-        # is a column: a projection evaluates its common subexpressions once, a join key not.
-        if PARTITION_KEY_COLUMN in frame.columns:
-            values = F.col(f"`{PARTITION_KEY_COLUMN}`")
-        else:
-            values = partition_key([F.col(f"`{c}`") for c in spec.partition_schema.names])
-        return frame.withColumn(_JOIN_KEY, key([values, *map(F.col, IDENTITY_COLUMNS)]))
-
-    cond = (F.col(f"i.{_JOIN_KEY}") == F.col(f"d.{_JOIN_KEY}")) & exact
-    live = keyed(inserts).alias("i").join(keyed(deletes).alias("d"), cond, "left_anti")
-    return live.drop(_JOIN_KEY, PARTITION_KEY_COLUMN)
-
-
-def to_rows(events: DataFrame, spec: ReadSpec, with_identity: bool = False) -> DataFrame:
-    """Flatten events to the table's columns (data columns, then partition columns)."""
-    cols = [F.col(f"row.`{c}`").alias(c) for c in spec.data_schema.names]
-    cols += [F.col(f"`{c}`") for c in spec.partition_schema.names]
-    if with_identity:
-        cols += [F.col(c) for c in IDENTITY_COLUMNS]
-    return events.select(*cols)
 
 
 # --- original (pre-ACID) files ----------------------------------------------------------------
@@ -445,12 +304,4 @@ def _original_events(
     )
 
 
-__all__ = [
-    "decode_bucket",
-    "delete_event_rows",
-    "delete_events",
-    "insert_events",
-    "live_events",
-    "live_events_for_keys",
-    "to_rows",
-]
+__all__ = ["delete_event_rows", "insert_events"]

@@ -35,7 +35,6 @@ FILE_KEY_COLUMN = "__lakectl_file_key"
 # A long per partition (see partition_key), attached with the values: hashing a long per row
 # costs less than hashing the values again (strings, often).
 PARTITION_KEY_COLUMN = "__lakectl_partition_key"
-_THRESHOLD_CONF = "spark.sql.autoBroadcastJoinThreshold"
 
 
 def directory_values(root: str, path: str, depth: int) -> list[str | None]:
@@ -257,17 +256,6 @@ def with_partition_values(
     return joined.select(*kept, *values, key.alias(PARTITION_KEY_COLUMN))
 
 
-def fits_broadcast(spark: SparkSession, size: int) -> bool:
-    """Whether ``size`` bytes of files are under Spark's broadcast threshold.
-
-    A frame built by :func:`with_partition_values` hides its scan's size from the planner (a
-    join's estimate is the product of its sides), so callers hint a broadcast themselves where
-    Spark would have chosen one from the files' size.
-    """
-    threshold = conf_bytes(spark, _THRESHOLD_CONF, "10m")
-    return threshold is not None and 0 < size <= threshold
-
-
 def conf_bytes(spark: SparkSession, key: str, default: str) -> int | None:
     """A session setting in bytes (``"10m"``, ``"1048576"``, ``"-1"``), or None when it
     does not parse as one."""
@@ -286,7 +274,6 @@ __all__ = [
     "conf_bytes",
     "directory_values",
     "files_frame",
-    "fits_broadcast",
     "input_files",
     "jvm_strings",
     "partition_key",

@@ -1,11 +1,8 @@
-"""The merge-on-read joins: delete events against insert events (one long key plus the exact
-condition), and partition values attached per file."""
+"""Spark's ORC scan of event files that the change feed still reads with (lakectl.spark.acid_read):
+partition values attached per file, file lists handed to the JVM at once, delete event rows."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import itertools
 from pathlib import Path
 
 import pytest
@@ -16,7 +13,6 @@ from lakectl.spark.file_partitions import (
     KnownFile,
     directory_values,
     files_frame,
-    fits_broadcast,
     input_files,
     jvm_strings,
     partition_key,
@@ -29,124 +25,6 @@ from lakectl.table.schema import Column, Schema
 from lakectl.table.validity import ValidWriteIds
 
 PARTITIONS = Schema((Column("p", "string"),))
-SPEC = snapshot_rows.ReadSpec(
-    Storage("file"), "/t", Schema((Column("v", "string"),)), PARTITIONS, ValidWriteIds(9)
-)
-EVENT_DDL = "p string, originalTransaction bigint, bucket int, rowId bigint"
-
-# Rows with equal identities in different partitions (one NULL), transactions, buckets.
-INSERTS = [
-    ("a", 1, 0, 0, "a/1/0/0"),
-    (None, 1, 0, 0, "null/1/0/0"),
-    ("b", 1, 0, 0, "b/1/0/0"),
-    ("a", 2, 0, 0, "a/2/0/0"),
-    ("a", 1, 1, 0, "a/1/1/0"),
-    ("a", 1, 0, 1, "a/1/0/1"),
-]
-ALL = {row[-1] for row in INSERTS}
-
-
-def _weak_key(columns):
-    """A key under which every event collides: only the exact condition tells them apart."""
-    return columns[-1] * 0
-
-
-def _live(spark, deletes, key=None, inserts=INSERTS, attached=False):
-    """``inserts`` minus ``deletes``; ``attached``: the inserts carry their partition key, as
-    the scans attach it (the deletes hash theirs per row)."""
-    from pyspark.sql import functions as F
-
-    frame = spark.createDataFrame(inserts, f"{EVENT_DDL}, v string")
-    if attached:
-        frame = frame.withColumn(PARTITION_KEY_COLUMN, partition_key([F.col("p")]))
-    # Broadcast, as acid_read.delete_events hints for small delete deltas.
-    deleted = F.broadcast(spark.createDataFrame(deletes, EVENT_DDL))
-    kwargs = {} if key is None else {"key": key}
-    return acid_read._minus_deletes(frame, deleted, SPEC, **kwargs)
-
-
-@pytest.mark.parametrize("attached", [False, True], ids=["hashed", "attached"])
-@pytest.mark.parametrize("key", [None, _weak_key], ids=["slot-key", "colliding"])
-@pytest.mark.parametrize(
-    ("deletes", "gone"),
-    [
-        ([("a", 1, 0, 0)], {"a/1/0/0"}),
-        ([(None, 1, 0, 0)], {"null/1/0/0"}),
-        # Matching identity, other partition / no such partition / other transaction.
-        ([("c", 1, 0, 0), (None, 2, 0, 0), ("b", 3, 0, 0)], set()),
-        ([("a", 1, 1, 0), ("a", 1, 0, 1), ("b", 1, 0, 0)], {"a/1/1/0", "a/1/0/1", "b/1/0/0"}),
-    ],
-)
-def test_delete_events_remove_exactly_their_rows(spark, deletes, gone, key, attached):
-    live = _live(spark, deletes, key, attached=attached)
-    assert PARTITION_KEY_COLUMN not in live.columns
-    rows = {r.v for r in live.collect()}
-    assert rows == ALL - gone
-
-
-def test_anti_join_has_one_long_key_and_the_exact_condition(spark):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        _live(spark, [("a", 1, 0, 0)]).explain()
-    plan = out.getvalue()
-    join = next(line for line in plan.splitlines() if "LeftAnti" in line)
-    keys = join.split("BroadcastHashJoin ", 1)[1].split("], [", 1)[0]
-    assert keys.strip("[").startswith("__lakectl_join_key") and "," not in keys  # one long
-    assert "<= struct(" in join and ">= struct(" in join
-    # Each side computes the key in a projection, from a hash of the partition key,
-    # originalTransaction and bucket (then rowId).
-    projections = [line for line in plan.splitlines() if "AS __lakectl_join_key" in line]
-    assert len(projections) == 2
-    assert all("xxhash64(xxhash64(p#" in line for line in projections)
-
-
-# Spark's LongToUnsafeRowMap: first slot of key k in a table of mask + 2 longs (2 per slot).
-def _spark_first_slot(key: int, mask: int) -> int:
-    h = (key * 0x9E3779B9) % (1 << 64)
-    h = h - (1 << 64) if h >= 1 << 63 else h  # a signed long, as in Scala
-    return ((h ^ (h >> 32)) & 0xFFFFFFFF) & mask
-
-
-def _keys(spark, identities, ansi="false"):
-    from pyspark.sql import functions as F
-
-    before = spark.conf.get("spark.sql.ansi.enabled")
-    spark.conf.set("spark.sql.ansi.enabled", ansi)
-    try:
-        frame = spark.createDataFrame(identities, "pk bigint, t bigint, b int, r bigint")
-        key = acid_read._event_key([F.col("pk"), F.col("t"), F.col("b"), F.col("r")])
-        return [row.k for row in frame.select(key.alias("k")).collect()]
-    finally:
-        spark.conf.set("spark.sql.ansi.enabled", before)
-
-
-def test_event_key_gives_a_files_rows_consecutive_slots(spark):
-    mask = (1 << 22) - 2  # a table of 2**21 slots
-    rows = [(7, 1, 536870912, r) for r in range(1000)] + [(8, 1, 536870912, r) for r in range(3)]
-    slots = [_spark_first_slot(k, mask) for k in _keys(spark, rows)]
-    steps = {(b - a) % (mask + 2) for a, b in itertools.pairwise(slots[:1000])}
-    assert steps == {2}  # one slot further per row
-    assert slots[1000] not in slots[:1000]  # another partition starts elsewhere
-
-
-def test_event_key_cannot_overflow_under_ansi(spark):
-    big = (1 << 63) - 1
-    rows = [(big, big, 2**31 - 1, big), (-big, 0, -(2**31), -big), (0, 0, 0, 0)]
-    keys = _keys(spark, rows, ansi="true")
-    assert keys == _keys(spark, rows, ansi="false")
-    # The key's first slot is its y (below 2**30), whatever the table's size.
-    assert all(_spark_first_slot(k, (1 << 31) - 2) < 1 << 30 for k in keys)
-
-
-def test_equal_keys_of_different_rows_keep_both(spark):
-    """rowId enters the key modulo 2**28: rows 0 and 2**28 of a file share a key."""
-    inserts = [("a", 1, 0, 0, "first"), ("a", 1, 0, 1 << 28, "far"), ("a", 1, 0, 1, "next")]
-    keys = _keys(spark, [(1, 1, 0, 0), (1, 1, 0, 1 << 28), (1, 1, 0, 1)])
-    assert keys[0] == keys[1] != keys[2]
-    for gone, kept in (("first", {"far", "next"}), ("far", {"first", "next"})):
-        row = next(r for r in inserts if r[-1] == gone)
-        rows = {r.v for r in _live(spark, [row[:4]], inserts=inserts).collect()}
-        assert rows == kept
 
 
 def test_reported_spellings():
@@ -158,18 +36,6 @@ def test_reported_spellings():
 def test_directory_values_unescape_and_default_partition():
     path = "/t/p=x%2Fy/q=__HIVE_DEFAULT_PARTITION__/delta_1_1_0/k=3/bucket_00000"
     assert directory_values("/t", path, 2) == ["x/y", None]
-
-
-def test_fits_broadcast_follows_the_threshold(spark):
-    key = "spark.sql.autoBroadcastJoinThreshold"
-    before = spark.conf.get(key)
-    try:
-        spark.conf.set(key, "1m")
-        assert fits_broadcast(spark, 1000) and not fits_broadcast(spark, 2 << 20)
-        spark.conf.set(key, "-1")
-        assert not fits_broadcast(spark, 1)
-    finally:
-        spark.conf.set(key, before)
 
 
 @pytest.fixture
@@ -297,9 +163,9 @@ def test_a_file_whose_size_changed_takes_the_per_row_parse(spark, tmp_path: Path
     ]
 
 
-def test_delete_events_read_only_the_first_column_of_row(spark, tmp_path: Path):
-    """Delete events carry a null ``row``: the anti join's scan reads its first column only,
-    the events for merging delete deltas keep the whole struct."""
+def test_delete_event_rows_keep_valid_events_with_the_whole_row(spark, tmp_path: Path):
+    """The change feed's delete events: the valid ones only, every event column, ``row`` with
+    the table's struct (null), the partition values unescaped from the directories."""
     from types import SimpleNamespace
 
     root = tmp_path / "t"
@@ -320,18 +186,10 @@ def test_delete_events_read_only_the_first_column_of_row(spark, tmp_path: Path):
         ]
     data = Schema((Column("v", "string"), Column("w", "bigint")))
     spec = snapshot_rows.ReadSpec(Storage("file"), str(root), data, PARTITIONS, ValidWriteIds(2))
-    plans = [SimpleNamespace(delete_deltas=[SimpleNamespace(files=entries)])]
-    deletes = acid_read.delete_events(spark, plans, spec)
-    got = sorted((r.p, r.originalTransaction, r.bucket, r.rowId) for r in deletes.collect())
-    assert got == [("a", 1, 536870912, 0), ("a", 1, 536870912, 5), ("b/c", 1, 536870912, 7)]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        deletes.explain("formatted")
-    schemas = [line for line in out.getvalue().splitlines() if line.startswith("ReadSchema")]
-    assert schemas and all(line.endswith(",row:struct<v:string>>") for line in schemas)
     full = acid_read.delete_event_rows(spark, spec, entries)
     assert full.schema["row"].dataType.simpleString() == "struct<v:string,w:bigint>"
-    assert full.count() == 3
+    got = sorted((r.p, r.rowId, r.currentTransaction, r.row) for r in full.collect())
+    assert got == [("a", 0, 2, None), ("a", 5, 2, None), ("b/c", 7, 2, None)]
 
 
 def test_file_lists_cross_to_the_jvm_at_once_and_unchanged(spark, partitioned_files):
