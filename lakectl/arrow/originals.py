@@ -2,7 +2,8 @@
 
 Hive 3 gives their rows synthetic row ids: write id 0, the bucket from the file name, and a
 rowId counted across a bucket's files in order (``_copy_N`` after the base file). Both readers
-use this: :mod:`lakectl.arrow.read` directly, :mod:`lakectl.spark.acid_read` through Spark.
+use this: the partition reader (:mod:`lakectl.arrow.partition_reader`, in process and in Spark's
+tasks) and the change feed's Spark scan (:mod:`lakectl.spark.acid_read`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Partition values of ACID event files, attached once per file instead of parsed per row.
 
-Spark's partition discovery cannot be used on ACID directories (see :mod:`acid_read`), so the
-values come from each file's path. Parsing ``_metadata.file_path`` in every row costs about half
+Spark's partition discovery cannot be used on ACID directories (see :mod:`acid_read`, the
+change feed's scan of event files), so the values come from each file's path. Parsing ``_metadata.file_path`` in every row costs about half
 of a compacted table's read: a string search over the whole path, URL decoding, a cast. Here the
 driver decodes each file's directory names once (as the planner does), and a broadcast join
 attaches the typed values to the file's rows: keyed by the file's listed size (a long, constant

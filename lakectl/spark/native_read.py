@@ -1,17 +1,17 @@
 """Merge-on-read through lakectl's own Spark data source (``jvm/``, :data:`SOURCE`).
 
-Spark's ORC scan cannot apply delete events while it reads, so :mod:`acid_read` joins the
-rows against a broadcast of every delete event, and attaches partition values by a second
-join. The data source in ``lakectl/jars/lakectl-spark.jar`` reads the same files the way
-Hive's ACID reader does: each task loads the delete events of its partitions' delete deltas
-and skips the rows they name while it decodes the bases and deltas; partition values are
-constants of the task. No delete event is collected, broadcast or hashed.
+Spark's ORC scan cannot apply delete events while it reads. The data source in
+``lakectl/jars/lakectl-spark.jar`` reads the files the way Hive's ACID reader does: each task
+loads the delete events of its partitions' delete deltas and skips the rows they name while it
+decodes the bases and deltas; partition values are constants of the task. No delete event is
+collected, broadcast or hashed.
 
 The planner here decides everything (files, tasks, visibility, typed partition values) and
 hands the data source a JSON plan. :func:`native_rows` returns None where the data source
-cannot serve the read, and the caller falls back to :mod:`acid_read`: the jar not built or not
-on the session's class path, Hive original files, column types it does not decode
-(timestamps), partition values it would have to parse, a filesystem without a Hadoop client.
+cannot serve the read, and the caller falls back to the live-row kernel in Spark tasks
+(:mod:`lakectl.spark.kernel_read`): the jar not built or not on the session's class path, Hive
+original files, column types it does not decode (timestamps), partition values it would have to
+parse, a filesystem without a Hadoop client.
 ``--conf spark.lakectl.read.native=false`` turns it off.
 """
 
@@ -246,7 +246,7 @@ def _plan_json(
             "dataColumns": len(spec.data_schema.columns),
             "partitionColumns": len(spec.partition_schema.columns),
             "identity": with_identity,
-            # As the join path's guard: a live row's key is never null (other writers' files).
+            # As the kernel's rule: a live row's key is never null (other writers' files).
             "notNullField": _field_index(spec.data_schema, spec.not_null_column),
             "highWatermark": spec.valid.high_watermark,
             "exceptions": sorted(spec.valid.exceptions),

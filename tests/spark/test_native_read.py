@@ -233,7 +233,7 @@ def test_partition_values_are_typed_only_in_the_plain_form_sparks_cast_reads():
     schema = parse_schema("yr int, d date, ok boolean, s string")
     assert _typed_values(["-7", "1999-12-31", "TRUE", "x"], schema) == [-7, 10956, True, "x"]
     assert _typed_values([None, None, None, None], schema) == [None, None, None, None]
-    # Spark's cast reads ASCII digits only; out-of-range, odd forms: the join path decides.
+    # Spark's cast reads ASCII digits only; out-of-range, odd forms: the kernel reads them.
     for odd in (["٥", "2024-01-01", "true", ""], ["５", "2024-01-01", "true", ""]):
         assert _typed_values(odd, schema) is None
     assert _typed_values(["2147483648", "2024-01-01", "true", ""], schema) is None
@@ -245,7 +245,7 @@ def test_a_foreign_insert_event_with_a_null_key_is_not_live_on_either_path(
     spark, tmp_path, lakectl_cli
 ):
     """lakectl's loads refuse NULL keys; a file another writer put in a delta may hold one. The
-    join path's guard drops such rows; the data source must too."""
+    kernel's rule drops such rows; the data source must too."""
     import pyarrow.orc as orc
 
     table = tmp_path / "k"
