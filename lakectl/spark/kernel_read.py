@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from enum import Enum
 from typing import TYPE_CHECKING
 
 from lakectl.arrow.partition_reader import (
@@ -41,9 +42,17 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-# What :func:`kernel_events` reads: a major compaction's live insert events, a minor one's
-# insert events (no delete applied) or its delete events.
-LIVE, INSERTS, DELETES = "live", "inserts", "deletes"
+
+class EventKind(Enum):
+    """What :func:`kernel_events` reads: a major compaction's live insert events, a minor one's
+    insert events (no delete applied) or its delete events."""
+
+    LIVE = "live"
+    INSERTS = "inserts"
+    DELETES = "deletes"
+
+
+LIVE, INSERTS, DELETES = EventKind.LIVE, EventKind.INSERTS, EventKind.DELETES
 _MAX_TASKS = 1000
 _TASK_BYTES = 64 << 20  # of data files per task, about (a partition's buckets are split up)
 
@@ -78,7 +87,7 @@ def kernel_events(
     spark: SparkSession,
     plans: Sequence[PartitionReadPlan],
     spec: ReadSpec,
-    kind: str,
+    kind: EventKind,
 ) -> DataFrame | None:
     """Stored events of ``plans`` as a compaction's writer takes them
     (:func:`lakectl.spark.acid_write.write_compacted`), read by the kernel in Spark tasks: the
@@ -249,7 +258,11 @@ class _EventTask(_KernelTask):
     """The function of :func:`kernel_events`' tasks."""
 
     def __init__(
-        self, spec: MergeSpec, units: list[PartitionReadPlan], struct: StructType, kind: str
+        self,
+        spec: MergeSpec,
+        units: list[PartitionReadPlan],
+        struct: StructType,
+        kind: EventKind,
     ) -> None:
         super().__init__(spec, units, struct, with_identity=True)
         self.kind = kind
@@ -281,4 +294,12 @@ class _IdentityTask(_KernelTask):
         )
 
 
-__all__ = ["DELETES", "INSERTS", "LIVE", "kernel_events", "kernel_identities", "kernel_rows"]
+__all__ = [
+    "DELETES",
+    "INSERTS",
+    "LIVE",
+    "EventKind",
+    "kernel_events",
+    "kernel_identities",
+    "kernel_rows",
+]
