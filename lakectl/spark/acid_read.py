@@ -77,7 +77,7 @@ def _scan(
     written: Schema | None = None,
 ) -> DataFrame:
     """Scan event files; partition values come from each file's path, followed by their
-    :func:`partition_key` (column ``PARTITION_KEY_COLUMN``, for the anti join's key).
+    :func:`partition_key` (column ``PARTITION_KEY_COLUMN``).
 
     Spark's own partition discovery cannot be used: appending partition values to rows of ACID
     files breaks ORC's ACID reader. The values are decoded once per file and joined to its rows
