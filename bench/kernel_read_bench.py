@@ -73,7 +73,6 @@ def _arrow_timed(table: Any, runs: int) -> list[float]:
 def run(spark: Any, data_dir: str, rows: int, runs: int = RUNS) -> dict[str, Any]:
     """Build the table under ``data_dir``, read it warm both ways; timings and the ratio."""
     import lakectl
-    from lakectl.spark.kernel_read import ENABLED_CONF as KERNEL
     from lakectl.spark.native_read import ENABLED_CONF
 
     os.makedirs(data_dir, exist_ok=True)
@@ -89,8 +88,6 @@ def run(spark: Any, data_dir: str, rows: int, runs: int = RUNS) -> dict[str, Any
             table.load(batch, mode="cdc", op_column="op")
         build = time.perf_counter() - started
         lb.log(f"kernel read bench: table of {rows:,} rows built in {build:.1f} s")
-        kernel_before = spark.conf.get(KERNEL, None)
-        spark.conf.set(KERNEL, "true")
 
         def read(native: str) -> Any:
             spark.conf.set(ENABLED_CONF, native)
@@ -99,21 +96,15 @@ def run(spark: Any, data_dir: str, rows: int, runs: int = RUNS) -> dict[str, Any
             finally:
                 spark.conf.unset(ENABLED_CONF)
 
-        try:
-            count = read("true").count()
-            assert count == read("false").count()
-            for native in ("true", "false"):  # warm both paths
-                _timed(lambda n=native: read(n), runs=WARM_UP)
-            load_before = os.getloadavg()[0]
-            source = _timed(lambda: read("true"), runs)
-            kernel = _timed(lambda: read("false"), runs)
-            arrow = _arrow_timed(table, runs)
-            load_after = os.getloadavg()[0]
-        finally:
-            if kernel_before is None:
-                spark.conf.unset(KERNEL)
-            else:
-                spark.conf.set(KERNEL, kernel_before)
+        count = read("true").count()
+        assert count == read("false").count()
+        for native in ("true", "false"):  # warm both paths
+            _timed(lambda n=native: read(n), runs=WARM_UP)
+        load_before = os.getloadavg()[0]
+        source = _timed(lambda: read("true"), runs)
+        kernel = _timed(lambda: read("false"), runs)
+        arrow = _arrow_timed(table, runs)
+        load_after = os.getloadavg()[0]
     source_s, kernel_s = statistics.median(source), statistics.median(kernel)
     ratio = kernel_s / source_s
     return {

@@ -11,8 +11,8 @@ The sources compile against the Spark jars of an installed pyspark: where the bu
 has none and the jar must be compiled, pyspark is added to the build requirements.
 
 Without ``javac`` (and no jar already built) the build goes on and warns: the package works,
-but its reads of tables with deltas take Spark's ORC scan and joins instead of the data source
-(correct, slower). ``LAKECTL_REQUIRE_JAR=1`` turns that warning into a failed build.
+but its reads of tables with deltas take the live-row kernel in Spark's Python tasks instead of
+the data source (correct, slower). ``LAKECTL_REQUIRE_JAR=1`` turns that warning into a failed build.
 
 Editable installs (``pip install -e .``) build no jar here: ``make`` builds it in place.
 """
@@ -105,7 +105,8 @@ def _javac() -> str | None:
 def _missing(reason: str) -> None:
     message = (
         f"{reason}: the package is built WITHOUT lakectl's Spark data source ({JAR}). It works, "
-        "but reads of tables with deltas take Spark's ORC scan and joins, correct but slower. "
+        "but reads of tables with deltas take the live-row kernel in Spark's Python tasks, "
+        "correct but slower. "
         "Install a JDK (e.g. apt-get install openjdk-17-jdk-headless) and build again."
     )
     if os.environ.get(REQUIRE_ENV, "") not in ("", "0"):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build lakectl's Spark data source (jvm/src) into lakectl/jars/lakectl-spark.jar, against the
 # Spark jars of the virtualenv's pyspark. Without a JDK (javac), say so and build nothing:
-# lakectl then reads through Spark's ORC scan and joins, correct but slower (README, "Reads").
+# lakectl then reads through the live-row kernel in Spark tasks, correct but slower (README, "Reads").
 set -euo pipefail
 python="$1"
 out="lakectl/jars/lakectl-spark.jar"

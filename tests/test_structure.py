@@ -213,11 +213,10 @@ def test_the_scan_package_imports_no_engine_at_module_level() -> None:
     assert not found, found
 
 
-# The live-row rule and the schema mapping are written once in Python, in lakectl/kernel/. Spark's
-# join path (lakectl/spark/acid_read.py) states them in Spark's own terms for the Spark jobs that
-# do not run the kernel in their tasks; the data source's glue (native_read) maps the columns
-# its Java reader returns. The Java data source (jvm/) is the one other implementation.
-SPARK_EXPRESSED = {"lakectl.spark.acid_read", "lakectl.spark.native_read"}
+# The live-row rule and the schema mapping are written once in Python, in lakectl/kernel/; every
+# Spark job that reads stored rows without lakectl's data source runs it in its tasks
+# (lakectl/spark/kernel_read.py). The data source (jvm/) is the one other implementation.
+SPARK_EXPRESSED: set[str] = set()
 # Modules that name the delete operation code without deciding which rows are live.
 WRITES_OPERATIONS = {
     "lakectl.table.layout",

@@ -1,8 +1,8 @@
 """Hive original files (plain ORC, from tables converted to full ACID) as ACID events.
 
 Hive 3 gives their rows synthetic row ids: write id 0, the bucket from the file name, and a
-rowId counted across a bucket's files in order (``_copy_N`` after the base file). Both readers
-use this: :mod:`lakectl.arrow.read` directly, :mod:`lakectl.spark.acid_read` through Spark.
+rowId counted across a bucket's files in order (``_copy_N`` after the base file). The partition
+reader (:mod:`lakectl.arrow.partition_reader`, in process and in Spark's tasks) reads them so.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lakectl.arrow.event_reader import EventRead, FlatEvents
 from lakectl.arrow.originals import original_stripes
 from lakectl.arrow.pushdown import StripeTest
-from lakectl.arrow.types import arrow_schema
+from lakectl.arrow.types import arrow_schema, event_schema
 from lakectl.kernel.live_rows import (
     EVENT_COLUMNS,
     IDENTITY,
@@ -30,6 +30,7 @@ from lakectl.kernel.live_rows import (
 from lakectl.kernel.schema_map import conformed
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
+from lakectl.table.layout import OP_INSERT
 from lakectl.table.listing import FileEntry
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Schema
@@ -80,36 +81,51 @@ class MergeSpec:
 
 
 def partition_batches(
-    spec: MergeSpec, plan: PartitionReadPlan, with_identity: bool = False
+    spec: MergeSpec, plan: PartitionReadPlan, with_identity: bool = False, *, events: bool = False
 ) -> Iterator[pa.RecordBatch]:
     """The live rows of one partition, stripe by stripe: the data columns read, then its
     partition values as columns (after the row identity columns, :data:`IDENTITY`, with
-    ``with_identity``). Only the partition's delete events are held throughout."""
+    ``with_identity``; after every event column, :data:`EVENT_COLUMNS`, with ``events``: the
+    live insert events as a compaction writes them again). Only the partition's delete events
+    are held throughout."""
     import pyarrow as pa
 
+    head = _head(with_identity, events)
     deleted = _deleted_rows(spec, plan)
     outputs = spec.data_fields()
-    fields = list(outputs)
-    names = [f.name for f in fields]
-    if spec.not_null_column and spec.not_null_column not in names:
-        key = arrow_schema(spec.data_schema.select([spec.not_null_column])).field(0)
-        fields.append(key)
+    fields = _with_key(spec, outputs)
     stream = CHUNK_ROWS if spec.bounded or spec.columns is None else None
     read = _event_read(spec, fields, stream)
     constants = _partition_constants(spec, plan)
-    schema = spec.output_schema()
-    if with_identity:
-        schema = pa.schema([*identity_fields(), *schema])
+    schema = pa.schema([*event_fields(head), *spec.output_schema()])
     groups = ((plan.base.files if plan.base else (), False), (_delta_files(plan), True))
     for files, check_valid in groups:
         for flat in _gathered(read, spec, files):
             keep = _live(spec, flat, fields, check_valid, deleted)
-            arrays = flat.data[: len(outputs)]
-            if with_identity:
-                arrays = [*(flat.events[c] for c in IDENTITY), *arrays]
+            arrays = [*(flat.events[c] for c in head), *flat.data[: len(outputs)]]
             yield from _kept_batches(arrays, keep, constants, schema, flat.num_rows)
             del flat, keep, arrays  # not held while the next stripes are read
-    yield from _original_batches(spec, plan, deleted, constants, with_identity)
+    yield from _original_batches(spec, plan, deleted, constants, head)
+
+
+def _head(with_identity: bool, events: bool) -> tuple[str, ...]:
+    """The event columns a reader gives before the data columns."""
+    return EVENT_COLUMNS if events else IDENTITY if with_identity else ()
+
+
+def event_fields(names: Sequence[str] = EVENT_COLUMNS) -> list[pa.Field]:
+    """The event columns ``names`` as Arrow fields, typed as in event files."""
+    events = event_schema(Schema(()))
+    return [events.field(name) for name in names]
+
+
+def _with_key(spec: MergeSpec, outputs: Sequence[pa.Field]) -> list[pa.Field]:
+    """The data fields to read: ``outputs``, and the key column (whether a row is present)
+    when the table has one that ``outputs`` lack."""
+    fields = list(outputs)
+    if spec.not_null_column and spec.not_null_column not in [f.name for f in fields]:
+        fields.append(arrow_schema(spec.data_schema.select([spec.not_null_column])).field(0))
+    return fields
 
 
 def partition_rows(
@@ -118,9 +134,7 @@ def partition_rows(
     """:func:`partition_batches` as one table."""
     import pyarrow as pa
 
-    schema = spec.output_schema()
-    if with_identity:
-        schema = pa.schema([*identity_fields(), *schema])
+    schema = pa.schema([*event_fields(_head(with_identity, False)), *spec.output_schema()])
     return pa.Table.from_batches(list(partition_batches(spec, plan, with_identity)), schema)
 
 
@@ -129,30 +143,32 @@ def _original_batches(
     plan: PartitionReadPlan,
     deleted: DeleteSet,
     constants: list[pa.Scalar],
-    with_identity: bool = False,
+    head: Sequence[str] = (),
 ) -> Iterator[pa.RecordBatch]:
     """The partition's original files, stripe by stripe, less the rows deleted by their
-    synthetic identities (write id 0, the file's bucket, the row's position)."""
+    synthetic identities (write id 0, the file's bucket, the row's position); the event
+    columns ``head`` first (an original row is an insert event of write id 0)."""
     import numpy as np
     import pyarrow as pa
 
     outputs = spec.data_fields()
-    schema = spec.output_schema()
-    if with_identity:
-        schema = pa.schema([*identity_fields(), *schema])
+    schema = pa.schema([*event_fields(head), *spec.output_schema()])
     names = [f.name for f in outputs]
     for bucket, first, rows, arrays in original_stripes(spec.storage, plan, names):
-        identity = (
-            pa.repeat(pa.scalar(0, pa.int64()), rows),
-            pa.repeat(pa.scalar(bucket, pa.int32()), rows),
-            pa.array(np.arange(first, first + rows, dtype=np.int64)),
-        )
-        gone = deleted.deleted(*identity)
+        zero = pa.repeat(pa.scalar(0, pa.int64()), rows)
+        events = {
+            "operation": pa.repeat(pa.scalar(OP_INSERT, pa.int32()), rows),
+            "originalTransaction": zero,
+            "bucket": pa.repeat(pa.scalar(bucket, pa.int32()), rows),
+            "rowId": pa.array(np.arange(first, first + rows, dtype=np.int64)),
+            "currentTransaction": zero,
+        }
+        gone = deleted.deleted(*(events[c] for c in IDENTITY))
         typed = [conformed(a, f, None, rows) for a, f in zip(arrays, outputs, strict=True)]
         keep = None if gone is None else pa.array(~gone)
-        if with_identity:
-            typed = [*identity, *typed]
-        yield from _kept_batches(typed, keep, constants, schema, rows)
+        yield from _kept_batches(
+            [*(events[c] for c in head), *typed], keep, constants, schema, rows
+        )
 
 
 def _event_read(spec: MergeSpec, fields: Sequence[pa.Field], stream: int | None) -> EventRead:
@@ -199,12 +215,17 @@ def _live(
 ) -> pa.Array | None:
     """Which events of ``flat`` are live rows (:func:`~lakectl.kernel.live_rows.live_rows`; the
     row's presence is its key's, when the table has one); None when all are."""
+    present = _present(spec, flat, fields)
+    return live_rows(flat.events, present, spec.valid if check_valid else None, deleted)
+
+
+def _present(spec: MergeSpec, flat: FlatEvents, fields: Sequence[pa.Field]) -> pa.Array:
+    """Which events of ``flat`` (read with ``fields``) carry a row: their key's presence,
+    when the table has one."""
     if spec.not_null_column:
         position = [f.name for f in fields].index(spec.not_null_column)
-        present = flat.data[position].is_valid()
-    else:
-        present = flat.has_row
-    return live_rows(flat.events, present, spec.valid if check_valid else None, deleted)
+        return flat.data[position].is_valid()
+    return flat.has_row
 
 
 def _kept_batches(
@@ -278,28 +299,46 @@ def event_identities(
     delete events (``deletes``), or of its insert events first written by ``first_write_id``
     or later (a base's all, a delta's of valid write ids; delete events not applied); then its
     partition values as columns."""
+    return stored_events(
+        replace(spec, columns=()), plan, deletes=deletes, first_write_id=first_write_id
+    )
+
+
+def stored_events(
+    spec: MergeSpec,
+    plan: PartitionReadPlan,
+    *,
+    deletes: bool,
+    first_write_id: int = 0,
+    head: Sequence[str] = IDENTITY,
+) -> Iterator[pa.RecordBatch]:
+    """The partition's valid delete events (``deletes``), or its insert events first written
+    by ``first_write_id`` or later (a base's all, a delta's of valid write ids; delete events
+    not applied): the event columns ``head``, an insert event's data columns read
+    (:meth:`MergeSpec.data_fields`), then the partition values as columns."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     constants = _partition_constants(spec, plan)
-    schema = pa.schema([*identity_fields(), *arrow_schema(spec.partition_schema)])
+    partitions = list(arrow_schema(spec.partition_schema))
     if deletes:
+        schema = pa.schema([*event_fields(head), *partitions])
         for flat in _delete_events(spec, plan):
             keep = delete_events(flat.events, flat.has_row, spec.valid)
-            arrays = [flat.events[c] for c in IDENTITY]
+            arrays = [flat.events[c] for c in head]
             yield from _kept_batches(arrays, keep, constants, schema, flat.num_rows)
         return
-    fields = []
-    if spec.not_null_column:
-        fields = list(arrow_schema(spec.data_schema.select([spec.not_null_column])))
+    outputs = spec.data_fields()
+    fields = _with_key(spec, outputs)
     read = _event_read(spec, fields, CHUNK_ROWS)
+    schema = pa.schema([*event_fields(head), *outputs, *partitions])
     groups = ((plan.base.files if plan.base else (), None), (_delta_files(plan), spec.valid))
     for files, valid in groups:
         for flat in _gathered(read, replace(spec, stripe_test=None), files):
-            present = flat.data[0].is_valid() if fields else flat.has_row
+            present = _present(spec, flat, fields)
             since = pc.greater_equal(flat.events["originalTransaction"], first_write_id)
             keep = insert_events(flat.events, present, valid, tests=[since])
-            arrays = [flat.events[c] for c in IDENTITY]
+            arrays = [*(flat.events[c] for c in head), *flat.data[: len(outputs)]]
             yield from _kept_batches(arrays, keep, constants, schema, flat.num_rows)
 
 
@@ -357,10 +396,12 @@ def concat_as(tables: list[pa.Table], schema: pa.Schema) -> pa.Table:
 __all__ = [
     "MergeSpec",
     "concat_as",
+    "event_fields",
     "event_identities",
     "partition_batches",
     "partition_rows",
     "partition_values",
     "range_events",
+    "stored_events",
     "with_partition_values",
 ]

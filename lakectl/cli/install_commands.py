@@ -43,7 +43,8 @@ def version_text() -> str:
     else:
         lines.append(
             f"Spark data source: NOT found (expected at {data_source_jar.JAR}); reads of tables "
-            "with deltas take the slower join path. Build it with a JDK (make, or a package build)."
+            "with deltas take the slower path of the kernel in Spark's Python tasks. Build it "
+            "with a JDK (make, or a package build)."
         )
     return "\n".join(lines)
 

@@ -731,40 +731,43 @@ def _existing_keys(
 
     With ``arrow_lookup`` (a :class:`~lakectl.arrow.key_lookup.LookupSpec` and the batch's
     keys as an Arrow array) the stored files are searched with pyarrow in Spark tasks
-    (:mod:`lakectl.spark.key_lookup`); otherwise through Spark's row engine.
+    (:mod:`lakectl.spark.key_lookup`); otherwise the live-row kernel reads the key (and order)
+    columns of the touched partitions in Spark tasks, and a broadcast semi join keeps the rows
+    of the batch's keys.
     """
+    from functools import reduce
+
     from pyspark.sql import functions as F
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark import acid_read, key_lookup, snapshot_rows
+    from lakectl.spark import kernel_read, key_lookup, snapshot_rows
 
     valid, plans, _ = plan_lakectl(store, state, touched if meta.partition_by else None)
-    key_not_null = meta.data_key
-    # ACID rows are matched by position: read the shortest prefix of `row` holding what we need.
-    data_names = [c.lower() for c in meta.data_schema.names]
-    needed = [c for c in (*meta.primary_key, order_by or "") if c and c.lower() in data_names]
-    prefix = max(data_names.index(c.lower()) for c in needed) + 1 if needed else 1
     spec = snapshot_rows.ReadSpec(
         store.storage,
         store.root,
-        Schema(meta.data_schema.columns[:prefix]),
+        meta.data_schema,
         meta.schema.select(list(meta.partition_by)),
         valid,
-        key_not_null,
+        meta.data_key,
     )
-    # Hive's original (pre-ACID) files get their synthetic identity from acid_read only.
-    if arrow_lookup is not None and not any(p.originals for p in plans):
+    if arrow_lookup is not None:
         lookup, batch_keys = arrow_lookup
         rows = key_lookup.stored_rows_for_keys(
             spark, store.storage, plans, valid, lookup, spec.partition_schema, batch_keys
         )
     else:
-        keys = batch.select(*[F.col(f"`{k}`") for k in meta.primary_key])
-        events = acid_read.live_events_for_keys(spark, plans, spec, keys)
-        if events is None:
+        data_names = {c.lower() for c in meta.data_schema.names}
+        needed = [c for c in (*meta.primary_key, order_by or "") if c.lower() in data_names]
+        stored = kernel_read.kernel_rows(spark, plans, spec, with_identity=True, columns=needed)
+        if stored is None:
             rows = snapshot_rows.empty_rows(spark, spec, with_identity=True)
         else:
-            rows = acid_read.to_rows(events, spec, with_identity=True)
+            keys = batch.select(*[F.col(f"`{k}`") for k in meta.primary_key])
+            same = [F.col(f"s.`{k}`") == F.col(f"k.`{k}`") for k in meta.primary_key]
+            rows = stored.alias("s").join(
+                F.broadcast(keys.alias("k")), reduce(lambda a, b: a & b, same), "left_semi"
+            )
     keep = [*meta.primary_key, *meta.partition_by, "originalTransaction", "bucket", "rowId"]
     if order_by:
         keep.append(meta.schema[order_by].name)

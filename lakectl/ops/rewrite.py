@@ -317,7 +317,7 @@ def _rewrite_with_spark(
     rewrite (shuffle and sort)."""
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.scan.target import with_written_schemas
-    from lakectl.spark import acid_read, acid_write, bucket_rewrite, list_bucket, snapshot_rows
+    from lakectl.spark import acid_write, bucket_rewrite, kernel_read, list_bucket, snapshot_rows
 
     spark = ctx.spark()
     valid, key = _validity(meta, state, chosen)
@@ -330,8 +330,6 @@ def _rewrite_with_spark(
         key,
     )
     target = acid_write.WriteTarget(store.storage, store.root, staging, meta)
-    event_cols = ["operation", "originalTransaction", "bucket", "rowId", "currentTransaction"]
-    cols = [*event_cols, "row", *[f"`{c}`" for c in meta.partition_by]]
     bytes_in = sum(d.size for p in chosen for d in p.inputs)
     tasks = rewrite_tasks(ctx, bytes_in, target_size, len(chosen))
     compression = meta.property("orc.compress") or "snappy"
@@ -357,13 +355,16 @@ def _rewrite_with_spark(
                 key=key,
                 compression=compression,
             )
-        live = acid_read.live_events(spark, plans, spec) if merged is None else None
+        live = (
+            kernel_read.kernel_events(spark, plans, spec, kernel_read.LIVE)
+            if merged is None
+            else None
+        )
         if merged is not None:
             added |= merged.dirs
             cpu_ms = merged.task_cpu_ms
         elif live is not None:
             # One pass: rows are counted from the written files' footers afterwards.
-            live = live.select(*cols)
             ctx.progress("major: writing the new base")
             events, subdirs = list_bucket.split_events(
                 spark, live, meta, split, [p.relative for p in majors]
@@ -406,7 +407,7 @@ def _rewrite_with_spark(
             added |= merged.dirs
             cpu_ms = (cpu_ms or 0) + merged.task_cpu_ms
         else:
-            _minor_with_spark(spark, spec, target, tasks, cols, plans, minors, added)
+            _minor_with_spark(spark, spec, target, tasks, plans, minors, added)
     if cpu_ms is not None:
         counts["merge_task_cpu_ms"] = cpu_ms
 
@@ -416,20 +417,20 @@ def _minor_with_spark(
     spec: Any,
     target: Any,
     tasks: int,
-    cols: list[str],
     plans: list[PartitionReadPlan],
     minors: list[PartitionCompaction],
     added: set[str],
 ) -> None:
-    """A minor compaction through Spark's rewrite (shuffle and sort)."""
-    from lakectl.spark import acid_read, acid_write
+    """A minor compaction through Spark's rewrite (shuffle and sort) of the events the kernel
+    reads in Spark tasks: for types the per-bucket merge does not write as Spark does
+    (timestamps), files not named ``bucket_N``, buckets holding events of other buckets."""
+    from lakectl.spark import acid_write, kernel_read
 
-    plans = [p for p in plans if p.deltas]
-    inserts = acid_read.insert_events(spark, plans, spec) if plans else None
+    inserts = kernel_read.kernel_events(spark, plans, spec, kernel_read.INSERTS)
     if inserts is not None:
         added |= set(
             acid_write.write_compacted(
-                inserts.select(*cols),
+                inserts,
                 target,
                 tasks,
                 {p.relative: p.output_delta or "" for p in minors},
@@ -437,9 +438,8 @@ def _minor_with_spark(
                 staging_name="delta",
             )
         )
-    delete_files = [f for p in minors for d in p.delete_deltas for f in d.files]
-    if delete_files:
-        deletes = acid_read.delete_event_rows(spark, spec, delete_files).select(*cols)
+    deletes = kernel_read.kernel_events(spark, plans, spec, kernel_read.DELETES)
+    if deletes is not None:
         added |= set(
             acid_write.write_compacted(
                 deletes,

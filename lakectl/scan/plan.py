@@ -4,8 +4,8 @@
 state to read (version, ``known_at`` transaction time, ``as_of`` valid time, or a
 valid-write-id list for a Hive-written table), per partition the files to read with the data
 schema each was written with and the delete files, the ``where`` bound to the schema once, the
-projection, the Type 7 statements to apply and what pruning removed. Every back end (Spark's
-join path and Java data source in :mod:`lakectl.spark`, the Arrow engine in
+projection, the Type 7 statements to apply and what pruning removed. Every back end (the Java
+data source and the live-row kernel in Spark tasks in :mod:`lakectl.spark`, the Arrow engine in
 :mod:`lakectl.arrow`) reads from a :class:`Scan`; none of them resolves a request itself.
 """
 

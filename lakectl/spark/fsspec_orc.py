@@ -1,10 +1,11 @@
 """ACID ORC files through pyarrow + fsspec, for storage Spark's Hadoop cannot reach.
 
 pyspark ships no Hadoop S3 connector (hadoop-aws), so ``spark.read.orc("s3a://...")`` fails with
-"No FileSystem for scheme". For such URLs lakectl reads and writes event files through a Spark
-Python data source instead: each task opens its file with the table's own fsspec filesystem
-(pyarrow's ORC reader/writer on the bytes), so executors need no Hadoop connector and no local
-state of the driver. Where Hadoop *does* have a filesystem for the scheme (EMR, Dataproc, a
+"No FileSystem for scheme". For such URLs lakectl writes event files through a Spark Python
+data source instead: each task opens its file with the table's own fsspec filesystem (pyarrow's
+ORC writer on the bytes), so executors need no Hadoop connector and no local state of the
+driver; reads of such tables run the live-row kernel in Spark tasks
+(:mod:`lakectl.spark.kernel_read`), which reads through the same filesystem. Where Hadoop *does* have a filesystem for the scheme (EMR, Dataproc, a
 cluster with hadoop-aws), Spark's own ORC reader and writer are used, with ``s3://`` mapped to
 ``s3a://`` if only ``s3a`` is known.
 
@@ -22,34 +23,26 @@ import hashlib
 import itertools
 import json
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pyspark.sql import functions as F
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
-    DataSourceReader,
-    InputPartition,
     WriterCommitMessage,
 )
 
-from lakectl.arrow.events import orc_source
-from lakectl.arrow.orc_io import OrcFileWriter, read_stripe
-from lakectl.kernel.schema_map import conform_batch
+from lakectl.arrow.orc_io import OrcFileWriter
 from lakectl.storage.fs import Storage
-from lakectl.table.layout import escape_partition_value, unescape_partition_value
+from lakectl.table.layout import escape_partition_value
 from lakectl.table.properties import ORC_DICTIONARY_THRESHOLD, pyarrow_orc_codec
-
-from .types import event_schema_ddl
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-    from lakectl.table.schema import Schema
 
 IO_CONF = "spark.lakectl.orc.io"
 # Hadoop schemes that can serve a lakectl scheme, in order of preference.
@@ -134,13 +127,6 @@ def _hadoop_knows(spark: SparkSession, url: str) -> bool:
 
 
 @dataclass
-class OrcFilePartition(InputPartition):
-    """One ORC file to read, with the (raw, escaped) partition directory values of its path."""
-
-    path: str
-    partition_values: list[str | None]
-
-
 @dataclass
 class WrittenFiles(WriterCommitMessage):
     """The files one write task created."""
@@ -153,8 +139,7 @@ class FsspecOrcSource(DataSource):
 
     Not used directly: :func:`register_source` makes a subclass per storage.
 
-    Read options: ``files`` (JSON list of ``[path, [partition dir values]]``). Write options:
-    ``staging`` (directory), ``group_columns`` (JSON list: partition columns, then the bucket
+    Write options: ``staging`` (directory), ``group_columns`` (JSON list: partition columns, then the bucket
     column), ``compression``.
     """
 
@@ -164,9 +149,6 @@ class FsspecOrcSource(DataSource):
     @classmethod
     def name(cls) -> str:
         return cls.source_name
-
-    def reader(self, schema: StructType) -> DataSourceReader:
-        return _EventReader(self.storage, json.loads(self.options["files"]), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> _EventWriter:
         return _EventWriter(
@@ -194,29 +176,6 @@ def register_source(
     source = type(f"{base.__name__}_{digest}", (base,), {"storage": storage, "source_name": name})
     spark.dataSource.register(source)
     return name
-
-
-class _EventReader(DataSourceReader):
-    def __init__(self, storage: Storage, files: list[list[Any]], schema: StructType) -> None:
-        self.storage = storage
-        self.files = files
-        self.schema = schema
-
-    def partitions(self) -> Sequence[InputPartition]:
-        return [OrcFilePartition(path, list(values)) for path, values in self.files]
-
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        import pyarrow.orc as orc
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        assert isinstance(partition, OrcFilePartition)
-        target = to_arrow_schema(self.schema, timezone="UTC")  # what Spark checks batches against
-        # One GET on an object store (ORC reads seek a lot); a failure names the file.
-        with orc_source(self.storage, partition.path) as source:
-            reader = orc.ORCFile(source)
-            for stripe in range(reader.nstripes):
-                batch = read_stripe(reader, source, stripe)
-                yield conform_batch(batch, target, partition.partition_values)
 
 
 class _EventWriter(DataSourceArrowWriter):
@@ -304,37 +263,7 @@ def _runs(batch: pa.RecordBatch, columns: list[str]) -> Iterator[tuple[tuple[Any
         yield key, batch.slice(start, end - start)
 
 
-# --- entry points for acid_read / acid_write ---------------------------------------------------
-
-
-def scan_events(
-    spark: SparkSession,
-    storage: Storage,
-    root: str,
-    files: list[str],
-    data_schema: Schema,
-    partition_schema: Schema,
-) -> DataFrame:
-    """Event files as :func:`lakectl.spark.acid_read._scan` returns them (ACID columns, then
-    the partition columns, typed), read through the data source."""
-    depth = len(partition_schema.columns)
-    listed = []
-    for path in files:
-        # Partition directories follow the root; storage paths are not URI-encoded, so only
-        # Hive's escaping is undone (the default partition becomes null).
-        dirs = path[len(root) + 1 :].split("/")[:depth]
-        listed.append([path, [unescape_partition_value(d.partition("=")[2]) for d in dirs]])
-    strings = ", ".join(f"`{c.name}` string" for c in partition_schema.columns)
-    ddl = event_schema_ddl(data_schema, type(partition_schema)(()))
-    df = (
-        spark.read.format(register_source(spark, storage))
-        .schema(f"{ddl}, {strings}" if strings else ddl)
-        .option("files", json.dumps(listed))
-        .load()
-    )
-    for col in partition_schema.columns:
-        df = df.withColumn(col.name, F.col(f"`{col.name}`").cast(col.type))
-    return df
+# --- entry points for acid_write ---------------------------------------------------
 
 
 def write_events(
@@ -358,6 +287,5 @@ __all__ = [
     "hadoop_url",
     "hadoop_urls",
     "register_source",
-    "scan_events",
     "write_events",
 ]

@@ -1,9 +1,7 @@
 """Finding the stored rows of a batch's keys with pyarrow inside Spark tasks.
 
 A load needs, for each key of its batch, the live stored row with that key: its partition, its
-identity (originalTransaction, bucket, rowId) and the ``--order-by`` value. Through Spark's row
-engine that is a scan of every stored event's key prefix, a broadcast semi join with the batch's
-keys and an anti join with the delete events, about 0.5 us of CPU per stored row.
+identity (originalTransaction, bucket, rowId) and the ``--order-by`` value.
 
 Here each Spark task takes a few partitions of the table and runs the Arrow lookup of
 :mod:`lakectl.arrow.key_lookup` on them (the Arrow engine runs the same in process): only the
@@ -11,8 +9,9 @@ event columns, the key and the order column are read, probed against the batch's
 with the task as one Arrow array), and the live survivors returned.
 
 The path applies to a single-column key that is not a partition column, with key and order
-columns of plain types; otherwise :func:`stored_rows_for_keys` returns ``None`` and the caller
-takes the Spark path.
+columns of plain types; otherwise :func:`lookup_spec` returns ``None`` and the caller reads the
+key columns of the touched partitions through the live-row kernel in Spark tasks
+(:func:`lakectl.spark.kernel_read.kernel_rows`) and keeps the batch's keys with a semi join.
 """
 
 from __future__ import annotations

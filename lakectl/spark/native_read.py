@@ -1,17 +1,17 @@
 """Merge-on-read through lakectl's own Spark data source (``jvm/``, :data:`SOURCE`).
 
-Spark's ORC scan cannot apply delete events while it reads, so :mod:`acid_read` joins the
-rows against a broadcast of every delete event, and attaches partition values by a second
-join. The data source in ``lakectl/jars/lakectl-spark.jar`` reads the same files the way
-Hive's ACID reader does: each task loads the delete events of its partitions' delete deltas
-and skips the rows they name while it decodes the bases and deltas; partition values are
-constants of the task. No delete event is collected, broadcast or hashed.
+Spark's ORC scan cannot apply delete events while it reads. The data source in
+``lakectl/jars/lakectl-spark.jar`` reads the files the way Hive's ACID reader does: each task
+loads the delete events of its partitions' delete deltas and skips the rows they name while it
+decodes the bases and deltas; partition values are constants of the task. No delete event is
+collected, broadcast or hashed.
 
 The planner here decides everything (files, tasks, visibility, typed partition values) and
 hands the data source a JSON plan. :func:`native_rows` returns None where the data source
-cannot serve the read, and the caller falls back to :mod:`acid_read`: the jar not built or not
-on the session's class path, Hive original files, column types it does not decode
-(timestamps), partition values it would have to parse, a filesystem without a Hadoop client.
+cannot serve the read, and the caller falls back to the live-row kernel in Spark tasks
+(:mod:`lakectl.spark.kernel_read`): the jar not built or not on the session's class path, Hive
+original files, column types it does not decode (timestamps), partition values it would have to
+parse, a filesystem without a Hadoop client.
 ``--conf spark.lakectl.read.native=false`` turns it off.
 """
 
@@ -26,9 +26,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lakectl.data_source_jar import jar_path as jar_path  # where the data source is
+from lakectl.kernel.schema_map import row_source
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.planning.read_splits import SplitFile, SplitGroup, pack_splits
-from lakectl.spark.file_partitions import conf_bytes
 from lakectl.spark.fsspec_orc import hadoop_urls
 from lakectl.spark.snapshot_rows import ReadSpec, rows_ddl
 from lakectl.spark.types import row_struct_ddl
@@ -143,13 +143,14 @@ def _evolved_rows(
         rows = native_rows(spark, [p for p in group if p.data_dirs], sub, with_identity)
         if rows is None:
             return None
+        sources = [row_source(i, len(old.columns)) for i in range(len(spec.data_schema.columns))]
         columns = [
             (
-                F.col(f"`{old.columns[i].name}`").cast(c.type)
-                if i < len(old.columns)
+                F.col(f"`{old.columns[at].name}`").cast(c.type)
+                if at is not None
                 else default_column(c)
             ).alias(c.name)
-            for i, c in enumerate(spec.data_schema.columns)
+            for at, c in zip(sources, spec.data_schema.columns, strict=True)
         ]
         rest = [F.col(f"`{n}`") for n in rows.columns[len(old.columns) :]]
         frames.append(rows.select(*columns, *rest))
@@ -175,9 +176,16 @@ def _enabled(spark: SparkSession) -> bool:
 
 
 def _conf_bytes(spark: SparkSession, key: str, default: int) -> int:
-    """A positive byte count from the session, else ``default``."""
-    value = conf_bytes(spark, key, str(default))
-    return value if value is not None and value > 0 else default
+    """A positive byte count from the session (``"10m"``, ``"1048576"``), else ``default``."""
+    from lakectl.errors import UsageError
+    from lakectl.table.properties import parse_size
+
+    text = (spark.conf.get(key, str(default)) or str(default)).strip()
+    try:
+        value = int(text) if text.lstrip("-").isdigit() else parse_size(text)
+    except UsageError:
+        return default
+    return value if value > 0 else default
 
 
 def _parallelism(spark: SparkSession) -> int:
@@ -246,7 +254,7 @@ def _plan_json(
             "dataColumns": len(spec.data_schema.columns),
             "partitionColumns": len(spec.partition_schema.columns),
             "identity": with_identity,
-            # As the join path's guard: a live row's key is never null (other writers' files).
+            # As the kernel's rule: a live row's key is never null (other writers' files).
             "notNullField": _field_index(spec.data_schema, spec.not_null_column),
             "highWatermark": spec.valid.high_watermark,
             "exceptions": sorted(spec.valid.exceptions),

@@ -1,5 +1,5 @@
 """A scan read by Spark: the stored rows of a :class:`~lakectl.scan.plan.Scan` (through
-lakectl's data source or the join path, :mod:`lakectl.spark.acid_read`), its Type 7 statements,
+lakectl's data source or the live-row kernel in Spark tasks), its Type 7 statements,
 its bound ``where`` (built as Spark Columns: the text never reaches Spark's parser), its order
 and its projection."""
 

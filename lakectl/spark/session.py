@@ -45,7 +45,7 @@ _DEFAULT_CONF = {
     "spark.sql.analyzer.maxIterations": "1000",
     # lakectl passes exact file lists; don't launch a listing job to re-list them.
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
-    # ORC maps the `row` struct of ACID files by position: never prune inside it (acid_read).
+    # ORC maps the `row` struct of ACID files by position: never prune inside it.
     "spark.sql.optimizer.nestedSchemaPruning.enabled": "false",
     # PySpark otherwise records the Python call site of every DataFrame and Column call in the
     # JVM (four py4j round trips each) for the query context of user code's errors; lakectl's

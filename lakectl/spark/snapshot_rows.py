@@ -86,14 +86,12 @@ def read_rows(
 ) -> DataFrame:
     """The snapshot's rows as a flat DataFrame: through lakectl's data source where it can
     serve the read (:mod:`native_read`), else by the live-row kernel in Spark tasks
-    (:mod:`kernel_read`), else (a timestamp column, a type Arrow cannot read, or the kernel
-    switched off: :func:`~lakectl.spark.kernel_read.join_reason`) by Spark's ORC scan and
-    joins."""
+    (:mod:`kernel_read`)."""
     return read_rows_and_path(spark, plans, spec, with_identity)[0]
 
 
 # How a read got its rows (:func:`read_rows_and_path`; snapshot's --json names it).
-READ_PATHS = ("data_source", "kernel", "join", "none")
+READ_PATHS = ("data_source", "kernel", "none")
 
 
 def read_rows_and_path(
@@ -103,7 +101,7 @@ def read_rows_and_path(
     with_identity: bool = False,
 ) -> tuple[DataFrame, str]:
     """:func:`read_rows`, and which of :data:`READ_PATHS` it took: lakectl's data source,
-    the kernel in Spark tasks, the joins, or none (no file to read)."""
+    the kernel in Spark tasks, or none (no file to read)."""
     from lakectl.spark.kernel_read import kernel_rows
     from lakectl.spark.native_read import native_rows
 
@@ -113,9 +111,4 @@ def read_rows_and_path(
     rows = kernel_rows(spark, plans, spec, with_identity)
     if rows is not None:
         return rows, "kernel"
-    from lakectl.spark.acid_read import live_events, to_rows
-
-    events = live_events(spark, plans, spec)
-    if events is None:
-        return empty_rows(spark, spec, with_identity), "none"
-    return to_rows(events, spec, with_identity), "join"
+    return empty_rows(spark, spec, with_identity), "none"

@@ -28,7 +28,7 @@ def test_version_says_what_a_missing_jar_costs(lakectl_cli, tmp_path, monkeypatc
     result = lakectl_cli("--version")
     assert result.code == 0
     assert f"NOT found (expected at {missing})" in result.out
-    assert "slower join path" in result.out
+    assert "slower path of the kernel in Spark's Python tasks" in result.out
 
 
 def test_version_starts_no_spark():

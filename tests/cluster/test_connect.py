@@ -156,11 +156,11 @@ def test_the_server_lakectl_starts_resolves_lakectls_data_source(connect_url: st
     assert done.stdout.strip() == "True"
 
 
-def test_a_connect_server_without_lakectls_jar_reads_through_the_join_path(
+def test_a_connect_server_without_lakectls_jar_reads_through_the_kernel(
     tmp_path, lakectl_cli, spark
 ):
     """A server someone else started (here: lakectl's, with its class path emptied) cannot
-    resolve the data source: the client falls back to Spark's ORC scan and the joins."""
+    resolve the data source: the client falls back to the live-row kernel in Spark tasks."""
     port = free_port()
     # The server starts in the background while this process writes the table locally.
     server = start_daemon(

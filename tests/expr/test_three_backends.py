@@ -6,9 +6,9 @@ reads it cannot serve) and the Arrow engine, or fail the same way.
 
 The table has every column type the data source decodes, NaN, infinities and -0.0, strings such
 as '02' and ' 2', three loads (a delta and delete deltas) and a partition per boolean value.
-It has no timestamp column: the data source does not read one, so a timestamp column would send
-every Spark read to the kernel instead; timestamps take part as values
-(``CAST(day AS timestamp)``, literals).
+It has no timestamp column: the data source does not read one, so a timestamp column would
+send every read to the kernel; timestamps take part as values (``CAST(day AS timestamp)``,
+literals).
 
 The seed is fixed; ``LAKECTL_FUZZ_READS`` raises the budget of reads (``make fuzz``).
 """

@@ -136,7 +136,7 @@ def test_renames_read_like_duckdb_at_every_version(tmp_path, spark):
     assert table.scan().to_spark().columns == latest
     assert _spark_rows(table, latest) == expected_now
     assert _arrow_rows(table, latest) == expected_now
-    spark.conf.set("spark.lakectl.read.native", "false")  # the join path too
+    spark.conf.set("spark.lakectl.read.native", "false")  # the kernel path too
     try:
         assert _spark_rows(table, latest) == expected_now
         assert _spark_rows(table, seen[2][0], version=2) == seen[2][1]

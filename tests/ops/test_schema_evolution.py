@@ -271,7 +271,7 @@ def test_random_history_matches_duckdb_at_every_version(tmp_path, spark):
         assert _spark_rows(table, columns, version=version) == expected, version
         assert _arrow_rows(table, columns, version=version) == expected, version
     latest_columns = seen[max(seen)][0]
-    spark.conf.set("spark.lakectl.read.native", "false")  # the join path too
+    spark.conf.set("spark.lakectl.read.native", "false")  # the kernel path too
     try:
         assert _spark_rows(table, latest_columns) == oracle.rows()
     finally:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 
 import pyarrow as pa
-import pytest
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
@@ -114,51 +113,14 @@ def test_a_run_with_null_rows_is_written_with_its_own_values():
     assert written == {0: [{"id": 1, "name": "new1"}, {"id": 2, "name": "new2"}], 1: [None, None]}
 
 
-@pytest.mark.parametrize("damage", ["half", "tail"])
-def test_a_damaged_event_file_is_a_format_error_naming_it(tmp_path, damage: str) -> None:
-    """The fsspec reader inside a Spark task: a file cut short or with a garbled tail is a
-    damaged-table error naming the file (the driver rebuilds it from the task's traceback)."""
+def test_the_event_writer_keeps_every_time_spark_stores(tmp_path) -> None:
+    """Spark's tasks on S3 without hadoop-aws write events through pyarrow, and through pyorc
+    for times pyarrow cannot hold: the instants come back, in ORC ``timestamp``."""
     import pyarrow.orc as orc
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    from lakectl.errors import FormatError
-    from lakectl.spark.fsspec_orc import OrcFilePartition, _EventReader
-    from lakectl.storage.fs import Storage
-
-    path = tmp_path / "bucket_00000"
-    orc.write_table(pa.Table.from_batches([stripe()]), str(path))
-    reader = _EventReader(Storage("file"), [], from_arrow_schema(event_target()))
-    whole = list(reader.read(OrcFilePartition(str(path), [])))
-    assert sum(b.num_rows for b in whole) == 2
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) // 2] if damage == "half" else data[:-24] + b"\xfe" * 24)
-    with pytest.raises(FormatError) as info:
-        list(reader.read(OrcFilePartition(str(path), [])))
-    assert info.value.message.startswith(f"ORC file file://{path} is damaged or truncated (")
-    assert info.value.exit_code == 76
-
-
-def test_a_missing_event_file_is_a_storage_error_naming_it(tmp_path) -> None:
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    from lakectl.errors import StorageError
-    from lakectl.spark.fsspec_orc import OrcFilePartition, _EventReader
-    from lakectl.storage.fs import Storage
-
-    reader = _EventReader(Storage("file"), [], from_arrow_schema(event_target()))
-    missing = tmp_path / "bucket_00000"
-    with pytest.raises(StorageError) as info:
-        list(reader.read(OrcFilePartition(str(missing), [])))
-    assert info.value.message == f"reading file://{missing} failed (No such file or directory)"
-    assert info.value.hint and "permissions" not in info.value.hint
-
-
-def test_the_event_writer_and_reader_keep_every_time_spark_stores(tmp_path) -> None:
-    """Spark's tasks on S3 without hadoop-aws write and read events through pyarrow, and
-    through pyorc for times pyarrow cannot hold: the instants come back, in ORC ``timestamp``."""
     import pyorc
 
-    from lakectl.spark.fsspec_orc import OrcFilePartition, _EventReader, _EventWriter
+    from lakectl.arrow.orc_io import read_file
+    from lakectl.spark.fsspec_orc import _EventWriter
     from lakectl.storage.fs import storage_for
 
     times = [
@@ -181,13 +143,6 @@ def test_the_event_writer_and_reader_keep_every_time_spark_stores(tmp_path) -> N
     (path,) = _EventWriter(storage, staging, ["part"], "snappy").write(iter([batch])).paths
     with open(path, "rb") as handle:
         assert str(pyorc.Reader(handle).schema.fields["row"].fields["ts"]) == "timestamp"
-    reader = _EventReader(storage, [], StructType.fromJson(_ddl_json(target)))
-    (read,) = reader.read(OrcFilePartition(path, ["x"]))
-    assert read.column("row").field("ts").to_pylist() == times
-    assert read.column("part").to_pylist() == ["x"] * 3
-
-
-def _ddl_json(schema: pa.Schema) -> dict:
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    return from_arrow_schema(schema).jsonValue()
+    with open(path, "rb") as handle:
+        read = read_file(orc.ORCFile(handle), handle)
+    assert read.column("row").combine_chunks().field("ts").to_pylist() == times

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import lakectl
-from lakectl.spark.kernel_read import ENABLED_CONF as KERNEL
 from lakectl.spark.native_read import ENABLED_CONF as NATIVE
 from tests.support.cdc_oracle import CdcOracle
 
@@ -77,12 +76,10 @@ def _three_ways(spark: Any, table: Any, version: int) -> list[Counter[tuple[Any,
     got = []
     for native, shows in (("true", "lakectl ACID merge-on-read"), ("false", "MapInArrow")):
         spark.conf.set(NATIVE, native)
-        spark.conf.set(KERNEL, "true")
         try:
             frame = table.scan(version=version).to_spark()
         finally:
             spark.conf.unset(NATIVE)
-            spark.conf.unset(KERNEL)
         assert shows in _plan(frame), f"version {version}: not read by {shows}"
         got.append(_rows(frame.toArrow()))
     got.append(_rows(table.scan(version=version).to_arrow()))

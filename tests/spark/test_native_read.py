@@ -1,7 +1,7 @@
 """lakectl's Spark data source (jvm/, lakectl.spark.native_read): deletes applied inside each
-task. Checked against a plain Python oracle of the same changes, against the live-row kernel in
-Spark tasks (the path of reads the data source cannot serve) and against the join path of
-acid_read (Spark's ORC scan), which is tested against DuckDB; the plans show which path ran."""
+task. Checked against a plain Python oracle of the same changes and against the live-row kernel
+in Spark tasks (the path of reads the data source cannot serve), which is tested against DuckDB;
+the plans show which path ran."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from lakectl.ops.context import Context
 from lakectl.ops.snapshot import SnapshotRequest, snapshot_frame
 from lakectl.planning.read_plan import plan_partition
 from lakectl.scan.target import ReadTarget, open_for_read
-from lakectl.spark.kernel_read import ENABLED_CONF as KERNEL
 from lakectl.spark.native_read import ENABLED_CONF, jar_path
 from lakectl.table.listing import list_table
 from lakectl.table.validity import ValidWriteIds
@@ -107,20 +106,18 @@ def _expected(live: dict[int, dict]) -> Counter:
     return Counter(tuple(row[n] for n in names) for row in live.values())
 
 
-def _read(spark, target: ReadTarget, native: bool, with_identity: bool = False, kernel=True):
+def _read(spark, target: ReadTarget, native: bool, with_identity: bool = False):
     """The snapshot's rows (a Counter) and whether the data source read them (else the kernel
-    in Spark tasks, or with ``kernel`` false Spark's joins)."""
+    in Spark tasks)."""
     ctx = Context(config=Config())
     spark.conf.set(ENABLED_CONF, "true" if native else "false")
-    spark.conf.set(KERNEL, "auto" if kernel else "false")
     try:
         frame = snapshot_frame(ctx, target, SnapshotRequest(), with_identity=with_identity)
         plan = frame._jdf.queryExecution().executedPlan().toString()
         rows = Counter(tuple(r) for r in frame.collect())
     finally:
         spark.conf.unset(ENABLED_CONF)
-        spark.conf.unset(KERNEL)
-    assert native or (KERNEL_SCAN in plan) == kernel or "LocalTableScan <empty>" in plan, plan
+    assert native or KERNEL_SCAN in plan or "LocalTableScan <empty>" in plan, plan
     return rows, SCAN in plan
 
 
@@ -164,8 +161,8 @@ def test_every_version_equals_the_oracle_and_the_kernel_path(spark, history):
 def test_identity_columns_equal_the_kernel_paths(spark, history):
     table, _ = history
     native, used = _read(spark, _target(table), native=True, with_identity=True)
-    joined, _ = _read(spark, _target(table), native=False, with_identity=True)
-    assert used and native == joined
+    by_kernel, _ = _read(spark, _target(table), native=False, with_identity=True)
+    assert used and native == by_kernel
     identities = [row[-3:] for row in native]
     assert len(set(identities)) == len(identities)  # one live row per identity
 
@@ -210,14 +207,14 @@ def test_events_of_write_ids_outside_the_snapshot_are_skipped_inside_a_compacted
     plans = tuple(plan_partition(listing, valid) for listing in listings)
     skipping = dataclasses.replace(target, valid=valid, plans=plans)
     native, used = _read(spark, skipping, native=True)
-    joined, _ = _read(spark, skipping, native=False)
+    by_kernel, _ = _read(spark, skipping, native=False)
     assert used
-    assert native == joined
+    assert native == by_kernel
     full, _ = _read(spark, target, native=True)
     assert native != full  # write id 2 changed rows that the full snapshot shows
 
 
-def test_types_it_does_not_decode_take_the_join_path(spark, tmp_path, lakectl_cli):
+def test_types_it_does_not_decode_take_the_kernel_path(spark, tmp_path, lakectl_cli):
     run_lakectl = lakectl_cli
     table = tmp_path / "ts"
     assert run_lakectl("create", table, "--schema", "id bigint, at timestamp").code == 0
@@ -229,13 +226,6 @@ def test_types_it_does_not_decode_take_the_join_path(spark, tmp_path, lakectl_cl
     assert rows == Counter({(1, dt.datetime(2024, 1, 1)): 1, (2, None): 1})
 
 
-def test_turned_off_by_conf(spark, history):
-    """The data source off, and the kernel too: Spark's joins read the same rows."""
-    table, states = history
-    rows, used = _read(spark, _target(table), native=False, kernel=False)
-    assert not used and rows == states[-1]
-
-
 def test_partition_values_are_typed_only_in_the_plain_form_sparks_cast_reads():
     from lakectl.spark.native_read import _typed_values
     from lakectl.table.schema import parse_schema
@@ -243,7 +233,7 @@ def test_partition_values_are_typed_only_in_the_plain_form_sparks_cast_reads():
     schema = parse_schema("yr int, d date, ok boolean, s string")
     assert _typed_values(["-7", "1999-12-31", "TRUE", "x"], schema) == [-7, 10956, True, "x"]
     assert _typed_values([None, None, None, None], schema) == [None, None, None, None]
-    # Spark's cast reads ASCII digits only; out-of-range, odd forms: the join path decides.
+    # Spark's cast reads ASCII digits only; out-of-range, odd forms: the kernel reads them.
     for odd in (["٥", "2024-01-01", "true", ""], ["５", "2024-01-01", "true", ""]):
         assert _typed_values(odd, schema) is None
     assert _typed_values(["2147483648", "2024-01-01", "true", ""], schema) is None
@@ -255,7 +245,7 @@ def test_a_foreign_insert_event_with_a_null_key_is_not_live_on_either_path(
     spark, tmp_path, lakectl_cli
 ):
     """lakectl's loads refuse NULL keys; a file another writer put in a delta may hold one. The
-    join path's guard drops such rows; the data source must too."""
+    kernel's rule drops such rows; the data source must too."""
     import pyarrow.orc as orc
 
     table = tmp_path / "k"
@@ -281,9 +271,9 @@ def test_a_foreign_insert_event_with_a_null_key_is_not_live_on_either_path(
     )
     orc.write_table(events, delta / "bucket_00003_foreign")
     native, used = _read(spark, _target(table), native=True)
-    joined, _ = _read(spark, _target(table), native=False)
+    by_kernel, _ = _read(spark, _target(table), native=False)
     assert used
-    assert native == joined == Counter({(1, "a"): 1, (2, "b"): 1, (3, "c"): 1})
+    assert native == by_kernel == Counter({(1, "a"): 1, (2, "b"): 1, (3, "c"): 1})
 
 
 def test_deletes_in_runs_gaps_and_at_the_ends_of_large_files(spark, tmp_path, lakectl_cli):
@@ -317,8 +307,8 @@ def test_deletes_in_runs_gaps_and_at_the_ends_of_large_files(spark, tmp_path, la
     native, used = _read(spark, _target(table), native=True)
     assert used
     assert native == Counter((k, f"v{k}") for k in live)
-    joined, _ = _read(spark, _target(table), native=False)
-    assert joined == native
+    by_kernel, _ = _read(spark, _target(table), native=False)
+    assert by_kernel == native
 
 
 def test_the_probe_seeks_forward_over_runs_of_equal_and_smaller_row_ids(spark):
