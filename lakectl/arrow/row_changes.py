@@ -75,6 +75,69 @@ def table_changes(
     return [c for c in found if c.deleted or c.updated]
 
 
+def streamed_changes(
+    spec: MergeSpec,
+    plans: Sequence[PartitionReadPlan],
+    statement: CompiledStatement,
+    workers: int | None = None,
+) -> Iterator[StatementChanges]:
+    """:func:`table_changes` one partition at a time, in the order of ``plans``: at most
+    ``workers`` partitions (default: one per CPU) are read ahead of the one given, so memory
+    holds a few partitions' changes, never the table's."""
+    import os
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    if statement.delete:
+        reads = statement.reads
+        spec = replace(spec, columns=tuple(n for n in spec.data_schema.names if n.lower() in reads))
+    plans = [p for p in plans if not p.is_empty]
+    workers = min(len(plans), workers or os.cpu_count() or 1)
+    if workers <= 1:
+        for plan in plans:
+            found = statement_changes(spec, plan, statement)
+            if found.deleted or found.updated:
+                yield found
+        return
+    with ThreadPoolExecutor(workers, thread_name_prefix="lakectl-arrow") as pool:
+        ahead: deque[Future[StatementChanges]] = deque()
+        try:
+            for plan in plans:
+                ahead.append(pool.submit(statement_changes, spec, plan, statement))
+                if len(ahead) > workers:
+                    found = ahead.popleft().result()
+                    if found.deleted or found.updated:
+                        yield found
+            while ahead:
+                found = ahead.popleft().result()
+                if found.deleted or found.updated:
+                    yield found
+        finally:
+            for future in ahead:
+                future.cancel()
+
+
+def moves_rows(meta: TableMetadata, statement: CompiledStatement) -> bool:
+    """Whether ``statement`` may move rows to another partition (an UPDATE that sets a
+    partition column): then a partition's new rows can come from the other partitions read."""
+    partition = {c.lower() for c in meta.partition_by}
+    return any(name.lower() in partition for name, _ in statement.values)
+
+
+def own_partition_changes(meta: TableMetadata, change: StatementChanges) -> PartitionChanges:
+    """The changes of one partition read by a statement that moves no row
+    (:func:`moves_rows` False): its delete events and new rows both go to that partition."""
+    from lakectl.arrow.acid_writer import PartitionChanges
+
+    inserts = [change.inserts] if change.inserts is not None else None
+    deletes = [change.deletes] if change.deletes.num_rows else None
+    return PartitionChanges(
+        partition_values(meta, change.plan),
+        inserts=_concat(inserts, arrow_schema(meta.data_schema)),
+        deletes=_concat(deletes, _identity_schema()),
+    )
+
+
 def statement_changes(
     spec: MergeSpec, plan: PartitionReadPlan, statement: CompiledStatement
 ) -> StatementChanges:
@@ -206,9 +269,12 @@ __all__ = [
     "StatementChanges",
     "changed_rows",
     "grouped_changes",
+    "moves_rows",
+    "own_partition_changes",
     "partition_changes",
     "split_by_partition",
     "statement_changes",
+    "streamed_changes",
     "table_changes",
     "target_merge_spec",
 ]
