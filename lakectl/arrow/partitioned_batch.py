@@ -28,10 +28,13 @@ if TYPE_CHECKING:
 
 class PartitionedBatch:
     """A batch's shaped rows by target partition (:meth:`add` the parts in order, then read
-    them with :meth:`rows`); use as a context manager, which removes its files."""
+    them with :meth:`rows_of`); use as a context manager, which removes its files. ``keys``:
+    the table's key, for a keyed load (:meth:`decisions`); None for an append."""
 
-    def __init__(self, partition_by: Sequence[str], keys: Sequence[str]) -> None:
+    def __init__(self, partition_by: Sequence[str], keys: Sequence[str] | None) -> None:
         self.partition_by = list(partition_by)
+        self._keyed = keys is not None
+        keys = keys or ()
         self._decision = [*keys, *(c for c in partition_by if c not in keys)]
         self._dir = tempfile.mkdtemp(prefix="lakectl-batch-")
         self._files: dict[tuple[Any, ...], list[str]] = {}
@@ -65,7 +68,8 @@ class PartitionedBatch:
             for c in (*self._decision, POSITION_COL, ACTION_COL, ORDER_COL)
             if c in shaped.schema.names
         ]
-        self._decisions.append(shaped.select(names).combine_chunks())
+        if self._keyed:
+            self._decisions.append(shaped.select(names).combine_chunks())
         for part in cc.partition_runs(shaped, self.partition_by):
             values = tuple(part.column(c)[0].as_py() for c in self.partition_by)
             self._written += 1

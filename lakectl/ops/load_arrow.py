@@ -134,7 +134,8 @@ def load_table_arrow(
     columns = [(f.name, spark_type_of(f.type)) for f in read.schema]
     meta, evolution, batch_opts = batch_target(state, columns, options)
     shaper = BatchShaper(read.schema, meta, batch_opts, options.source)
-    with PartitionedBatch(meta.partition_by, meta.primary_key) as batch:
+    keys = meta.primary_key if options.mode != LoadMode.APPEND else None
+    with PartitionedBatch(meta.partition_by, keys) as batch:
         for part in read.tables:
             batch.add(shaper.shape(part))
         stats = shaper.finish()
