@@ -143,7 +143,7 @@ def _ratio(name: str, label: str, ours: lb.Timing, theirs: lb.Timing, target: fl
         "label": label,
         "value": round(value, 3),
         "target": target,
-        "met": value <= target,
+        "pass": value <= target,
     }
 
 
@@ -276,7 +276,7 @@ def render(report: dict[str, Any]) -> list[str]:
         "",
     ]
     for r in report["ratios"]:
-        mark = "met" if r["met"] else "missed"
+        mark = "met" if r["pass"] else "MISSED"
         lines.append(f"- {r['label']}: {r['value']:.2f}x (target {r['target']}x, {mark})")
     m = report["memory"]
     part = m["batch_largest_partition"]
