@@ -11,7 +11,9 @@ partition, the new rows and the identities of the stored rows replaced or delete
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -144,7 +146,35 @@ def _looked_up(
     types = [arrow_type(c.type) for c in spec.columns.columns]
     keys = pc.unique(batch.column(spec.key).combine_chunks()).cast(types[0])
     lookup = PartitionKeyLookup(storage, spec, types, list(meta.partition_by), keys, valid)
-    return [pa.Table.from_batches([b]) for b in lookup.matches(plans)]
+
+    def matches(group: Sequence[PartitionReadPlan]) -> list[pa.Table]:
+        return [pa.Table.from_batches([b]) for b in lookup.matches(group)]
+
+    groups = _plan_groups(plans, os.cpu_count() or 1)
+    if len(groups) <= 1:
+        return matches(plans)
+    with ThreadPoolExecutor(len(groups), thread_name_prefix="lakectl-lookup") as pool:
+        return [t for found in pool.map(matches, groups) for t in found]
+
+
+def _plan_groups(
+    plans: Sequence[PartitionReadPlan], count: int
+) -> list[Sequence[PartitionReadPlan]]:
+    """``plans`` in up to ``count`` runs of about the same number of stored bytes, in order
+    (read by one thread each: pyarrow reads and probes without holding the GIL)."""
+    sizes = [sum(f.size for d in p.data_dirs for f in d.files) for p in plans]
+    total = sum(sizes)
+    if count <= 1 or len(plans) <= 1 or not total:
+        return [plans] if plans else []
+    groups: list[Sequence[PartitionReadPlan]] = []
+    start = seen = 0
+    for at, size in enumerate(sizes):
+        seen += size
+        if seen * count >= total * (len(groups) + 1) and len(groups) < count - 1:
+            groups.append(plans[start : at + 1])
+            start = at + 1
+    groups.append(plans[start:])
+    return [g for g in groups if g]
 
 
 def _scanned(

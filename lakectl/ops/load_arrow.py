@@ -16,8 +16,9 @@ unpartitioned table is one partition, so its loads hold the batch. The result's
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakectl.engine import Engine, EngineChoice, choose_engine
@@ -37,9 +38,11 @@ from lakectl.table.store import TableStore
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from lakectl.arrow.acid_writer import PartitionChanges
     from lakectl.arrow.partitioned_batch import PartitionedBatch
     from lakectl.arrow.source import SourceBatches
     from lakectl.table.batch_checks import BatchStats
+    from lakectl.table.transaction import WriteTransaction
 
 
 def load_source_arrow(
@@ -177,7 +180,6 @@ def _load_batch(
     before_commit: Callable[[], None] | None,
 ) -> LoadResult:
     """:func:`load_table_arrow` once the batch is read, checked and set aside."""
-    from lakectl.arrow.acid_writer import write_transaction_changes
     from lakectl.arrow.bucket_compaction import peak_memory_bytes
     from lakectl.arrow.load_changes import append_changes, keyed_changes
 
@@ -229,7 +231,7 @@ def _load_batch(
         phases["lookup"] = time.time() - started - sum(phases.values())
         failpoint("load.before_write")
         ctx.progress(f"writing {rows:,} changes" if keyed else f"writing {rows:,} rows")
-        write_transaction_changes(txn, meta, changes.partitions)
+        _write_concurrently(txn, meta, changes.partitions)
         phases["write"] = time.time() - started - sum(phases.values())
         ctx.progress("committing")
         if before_commit is not None:
@@ -256,6 +258,47 @@ def _load_batch(
         engine_reason=choice.reason,
         peak_memory_bytes=peak_memory_bytes(),
     )
+
+
+def _write_concurrently(
+    txn: WriteTransaction, meta: TableMetadata, partitions: Iterable[PartitionChanges]
+) -> None:
+    """Write ``partitions`` (each read as it is taken) by one thread per CPU, each taking the
+    next partition when it has written its last (pyarrow encodes and writes ORC without
+    holding the GIL): about one partition per CPU in memory. The first error stops the
+    others before it is raised."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lakectl.arrow.acid_writer import write_transaction_changes
+
+    workers = os.cpu_count() or 1
+    if workers <= 1:
+        write_transaction_changes(txn, meta, partitions)
+        return
+    source = iter(partitions)
+    lock = threading.Lock()
+    failed = threading.Event()
+
+    def shared() -> Iterator[PartitionChanges]:
+        while not failed.is_set():
+            with lock:
+                change = next(source, None)
+            if change is None:
+                return
+            yield change
+
+    def write() -> None:
+        try:
+            write_transaction_changes(txn, meta, shared())
+        except BaseException:
+            failed.set()
+            raise
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="lakectl-write") as pool:
+        running = [pool.submit(write) for _ in range(workers)]
+    for done in running:
+        done.result()
 
 
 __all__ = ["load_source_arrow", "load_table_arrow"]
