@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.partition_reader import MergeSpec, partition_rows, partition_values
+from lakectl.arrow.partition_reader import MergeSpec, partition_batches, partition_values
 from lakectl.arrow.statements import CompiledStatement, apply_compiled
 from lakectl.arrow.types import arrow_schema
 from lakectl.errors import overflow_error
@@ -62,9 +62,7 @@ def table_changes(
     import os
     from concurrent.futures import ThreadPoolExecutor
 
-    if statement.delete:
-        reads = statement.reads
-        spec = replace(spec, columns=tuple(n for n in spec.data_schema.names if n.lower() in reads))
+    spec = _delete_spec(spec, statement)
     plans = [p for p in plans if not p.is_empty]
     workers = min(len(plans), workers or os.cpu_count() or 1)
     if workers <= 1:
@@ -88,9 +86,7 @@ def streamed_changes(
     from collections import deque
     from concurrent.futures import Future, ThreadPoolExecutor
 
-    if statement.delete:
-        reads = statement.reads
-        spec = replace(spec, columns=tuple(n for n in spec.data_schema.names if n.lower() in reads))
+    spec = _delete_spec(spec, statement)
     plans = [p for p in plans if not p.is_empty]
     workers = min(len(plans), workers or os.cpu_count() or 1)
     if workers <= 1:
@@ -115,6 +111,16 @@ def streamed_changes(
         finally:
             for future in ahead:
                 future.cancel()
+
+
+def _delete_spec(spec: MergeSpec, statement: CompiledStatement) -> MergeSpec:
+    """A DELETE reads only the columns its condition reads, a stripe at a time with only
+    those decoded (``bounded`` False: the streaming reader decodes every column of a row)."""
+    if not statement.delete:
+        return spec
+    reads = statement.reads
+    columns = tuple(n for n in spec.data_schema.names if n.lower() in reads)
+    return replace(spec, columns=columns, bounded=False)
 
 
 def moves_rows(meta: TableMetadata, statement: CompiledStatement) -> bool:
@@ -144,9 +150,8 @@ def statement_changes(
     """What ``statement`` (a DELETE or an UPDATE) does to the live rows of ``plan``."""
     import pyarrow as pa
 
-    rows = partition_rows(spec, plan, with_identity=True)
     try:
-        matched = rows.filter(statement.matches) if rows.num_rows else rows
+        matched = _matched_rows(spec, plan, statement)
         if statement.delete or not matched.num_rows:
             deletes = matched.select(list(IDENTITY))
             return StatementChanges(plan, deletes.num_rows, 0, deletes, None)
@@ -160,6 +165,23 @@ def statement_changes(
     deletes = matched.select(list(IDENTITY)).filter(changed)
     inserts = new.select(names).filter(changed)
     return StatementChanges(plan, 0, inserts.num_rows, deletes, inserts)
+
+
+def _matched_rows(
+    spec: MergeSpec, plan: PartitionReadPlan, statement: CompiledStatement
+) -> pa.Table:
+    """The live rows of ``plan`` (with their identity) that ``statement`` applies to, kept
+    stripe by stripe as they are read: the partition's other rows are never held."""
+    import pyarrow as pa
+
+    schema = pa.schema([*identity_fields(), *spec.output_schema()])
+    kept = []
+    for batch in partition_batches(spec, plan, with_identity=True):
+        if batch.num_rows:
+            found = pa.Table.from_batches([batch]).filter(statement.matches)
+            if found.num_rows:
+                kept.append(found)
+    return pa.concat_tables(kept) if kept else schema.empty_table()
 
 
 def changed_rows(new: pa.Table, old: pa.Table) -> pa.Array:
