@@ -3,7 +3,7 @@ delta-rs' MERGE of the same batch, a delete of 1% of the rows against delta-rs' 
 lakectl step's peak memory next to the size of the largest partition it handled.
 
     python -m bench.arrow_scale_bench [--rows 10000000] [--batch 500000] [--dates 40]
-    python -m bench.run_all --only arrow-scale     # the same inside `make bench`
+    python -m bench.run_all --only arrow-scale     # the same inside `make bench` (5% batch)
 
 The data is :mod:`bench.datagen`'s (a base of ``rows`` rows over ``dates`` create_date
 partitions, one CDC batch of 60% updates, 30% inserts, 10% deletes). lakectl's table is created
@@ -11,7 +11,8 @@ and its base appended with ``--engine arrow``; delta-rs writes the same base. Ea
 runs in its own new Python process that imports lakectl first and opens the table (warm: the
 imports and the log read are not timed) so that its peak resident memory is the step's own,
 not the base load's; delta-rs runs in this process. Both tables must hold the same number of
-rows after each step.
+rows after the steps. The bases are made once per dataset (kept under
+``<data dir>/arrow-scale-<rows>/``) and copied for each run.
 
 Targets: the Arrow engine's CDC load at most :data:`LOAD_TARGET` of delta-rs' MERGE; its delete
 at most :data:`DELETE_TARGET` of delta-rs' delete.
