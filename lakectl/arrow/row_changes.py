@@ -59,18 +59,7 @@ def table_changes(
     """:func:`statement_changes` of every partition of ``plans`` that it changes, partitions
     read by ``workers`` threads at once (default: one per CPU; pyarrow decodes and filters
     without holding the GIL). A DELETE reads only the columns its condition reads."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-
-    spec = _delete_spec(spec, statement)
-    plans = [p for p in plans if not p.is_empty]
-    workers = min(len(plans), workers or os.cpu_count() or 1)
-    if workers <= 1:
-        found = [statement_changes(spec, plan, statement) for plan in plans]
-    else:
-        with ThreadPoolExecutor(workers, thread_name_prefix="lakectl-arrow") as pool:
-            found = list(pool.map(lambda plan: statement_changes(spec, plan, statement), plans))
-    return [c for c in found if c.deleted or c.updated]
+    return list(streamed_changes(spec, plans, statement, workers))
 
 
 def streamed_changes(
@@ -79,9 +68,10 @@ def streamed_changes(
     statement: CompiledStatement,
     workers: int | None = None,
 ) -> Iterator[StatementChanges]:
-    """:func:`table_changes` one partition at a time, in the order of ``plans``: at most
-    ``workers`` partitions (default: one per CPU) are read ahead of the one given, so memory
-    holds a few partitions' changes, never the table's."""
+    """The changes of each partition of ``plans`` that the statement changes, given one at a
+    time in the order of ``plans``: at most ``workers`` partitions (default: one per CPU;
+    pyarrow decodes and filters without holding the GIL) are read ahead of the one given, so
+    memory holds a few partitions' changes, never the table's."""
     import os
     from collections import deque
     from concurrent.futures import Future, ThreadPoolExecutor

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -18,6 +19,7 @@ import pytest
 import lakectl
 from lakectl.arrow import source as arrow_source
 from lakectl.arrow.batch import BatchOptions, BatchShaper, shape_batch_arrow
+from lakectl.arrow.partitioned_batch import PartitionedBatch
 from lakectl.errors import BadInputError
 from lakectl.table.batch_checks import POSITION_COL
 from lakectl.table.metadata import TableMetadata
@@ -73,9 +75,10 @@ def test_a_batch_shaped_in_parts_counts_its_problems_over_every_part() -> None:
 
 # In a new process: a first small load (the imports and first calls a load makes, not
 # measured), then the load measured, its batch read in parts of 16,384 rows (the test's batch
-# is small next to the default part).
+# is small next to the default part), on one thread (one partition in memory at a time).
 _LOAD = """
-import json, sys
+import json, os, sys
+os.cpu_count = lambda: 1
 import lakectl
 from lakectl.arrow import source
 from lakectl.arrow.bucket_compaction import peak_memory_bytes
@@ -138,3 +141,34 @@ def test_a_loads_peak_memory_follows_its_largest_partition_not_its_batch(tmp_pat
     batch_bytes = 320_000 * 200  # the batch's note column alone
     assert one > batch_bytes / 2, (one, eight)
     assert eight < one * 0.6, (one, eight)
+
+
+def test_a_loads_rows_set_aside_on_disk_are_removed_whatever_the_outcome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    spill = tmp_path / "tmp"
+    spill.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill))
+    made: list[str] = []
+    real_init = PartitionedBatch.__init__
+
+    def init(self: PartitionedBatch, *args: Any) -> None:
+        real_init(self, *args)
+        made.append(self._dir)
+
+    monkeypatch.setattr(PartitionedBatch, "__init__", init)
+    table = lakectl.create_table(
+        str(tmp_path / "t"), schema="id bigint, qty int, day string", partition_by="day"
+    )
+    good = tmp_path / "good.csv"
+    good.write_text("id,qty,day\n1,5,a\n2,6,b\n")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,qty,day\n3,7,a\n4,seven,b\n")
+    assert table.load(str(good), mode="append", engine="arrow").inserted == 2
+    with pytest.raises(BadInputError, match="column 'qty': 1 value"):
+        table.load(str(bad), mode="append", engine="arrow")
+    assert len(made) == 2 and all(Path(d).parent == spill for d in made)
+    assert list(spill.iterdir()) == []
+    assert table.history()[-1].version == 1
