@@ -9,6 +9,7 @@
     python -m bench.run_all --only arrow         # only the JVM-free Arrow reader next to Spark
     python -m bench.run_all --only dml           # only delete/update/restore next to delta-rs
     python -m bench.run_all --only arrow-load    # only a cold CDC load, --engine arrow and spark
+    python -m bench.run_all --only arrow-scale   # only the Arrow engine's load and delete at 10M
     python -m bench.run_all --only kernel-read   # only Spark's read without the data source
                                                  # (the live-row kernel in tasks) next to it
     python -m bench.run_all --only statement-reads  # only what installed statements add to a
@@ -26,9 +27,10 @@ Settings (flag / environment variable):
   --skip-cold / BENCH_SKIP_COLD=1  no cold-JVM subprocess load (the first batch loads warm)
   --snapshot-out / BENCH_SNAPSHOT_OUT=1  also time `snapshot --out DIR --format parquet` (slow)
   --only / BENCH_ONLY              `load`, `compact`, `skew`, `updates`, `arrow`, `dml`,
-                                   `kernel-read` or `statement-reads`: only that part
-                                   (default: all)
-  --arrow-rows / BENCH_ARROW_ROWS  Arrow reader bench table size (10000000; quick: 500000)
+                                   `arrow-scale`, `kernel-read` or `statement-reads`: only that
+                                   part (default: all)
+  --arrow-rows / BENCH_ARROW_ROWS  Arrow reader and Arrow load/delete bench table size
+                                   (10000000; quick: 500000; the CDC batch: 5% of it)
   --dml-rows / BENCH_DML_ROWS      delete/update/restore bench table size (10000000; quick: 500000)
   --kernel-rows / BENCH_KERNEL_ROWS  Spark fallback read bench table size (10000000;
                                    quick: 200000)
@@ -58,6 +60,7 @@ from typing import Any
 from bench import (
     arrow_bench,
     arrow_load_bench,
+    arrow_scale_bench,
     compact_bench,
     datagen,
     dml_bench,
@@ -69,7 +72,8 @@ from bench import statement_reads_bench as srb
 from bench import updates_bench as ub
 
 ONLY_CHOICES = (
-    "load", "compact", "skew", "updates", "arrow", "arrow-load", "dml", "statement-reads", "stream",
+    "load", "compact", "skew", "updates", "arrow", "arrow-load", "arrow-scale", "dml",
+    "statement-reads", "stream",
     "kernel-read",
 )  # fmt: skip
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -378,6 +382,8 @@ def render(report: dict[str, Any]) -> str:
         lines += srb.render(report["statement_reads"])
     if report.get("arrow_load"):
         lines += arrow_load_bench.render(report["arrow_load"])
+    if report.get("arrow_scale"):
+        lines += arrow_scale_bench.render(report["arrow_scale"])
     lines.append("")
     lines.append(
         "ratios (the targets are stated at full size: 10M rows; quick runs are smoke tests)"
@@ -455,13 +461,18 @@ def main(argv: list[str] | None = None) -> int:
     arrow_load = None
     if args.only in (None, "arrow-load"):
         arrow_load = arrow_load_bench.run(args.data_dir)
+    arrow_scale = None
+    if args.only in (None, "arrow-scale"):  # the batch: 5% of the table (500k at 10M rows)
+        arrow_scale = arrow_scale_bench.run(
+            args.data_dir, args.arrow_rows, args.arrow_rows // 20, args.dates
+        )
     statement_reads = None
     if args.only in (None, "statement-reads"):
         counts = (0, 100, 500) if args.quick else srb.COUNTS
         statement_reads = srb.run(args.data_dir, counts, 1 if args.quick else 3, keep=args.keep)
     report = _report(
         args, spark, started, load_start, session_timing, results, compaction, skew, updates,
-        arrow, dml, statement_reads, arrow_load, kernel,
+        arrow, dml, statement_reads, arrow_load, kernel, arrow_scale,
     )  # fmt: skip
     _save(report, stamp, partial=False)
     text = render(report)
@@ -500,6 +511,7 @@ def _report(
     statement_reads=None,
     arrow_load=None,
     kernel=None,
+    arrow_scale=None,
 ) -> dict[str, Any]:
     return {
         "started": started,
@@ -541,6 +553,7 @@ def _report(
         "statement_reads": statement_reads,
         "arrow_load": arrow_load,
         "kernel_read": kernel,
+        "arrow_scale": arrow_scale,
         "ratios": ratios(results)
         + (compaction["ratios"] if compaction else [])
         + (skew["ratios"] if skew else [])
@@ -548,7 +561,8 @@ def _report(
         + (arrow["ratios"] if arrow else [])
         + (kernel["ratios"] if kernel else [])
         + (dml["ratios"] if dml else [])
-        + (arrow_load["ratios"] if arrow_load else []),
+        + (arrow_load["ratios"] if arrow_load else [])
+        + (arrow_scale["ratios"] if arrow_scale else []),
     }
 
 

@@ -436,10 +436,20 @@ def finish(
 
 
 def peak_memory_bytes() -> int:
-    """This process's peak resident memory so far (Linux reports kilobytes, macOS bytes); 0
-    where the platform does not say."""
+    """This process's peak resident memory so far; 0 where the platform does not say.
+
+    On Linux, the high-water mark of the process's own memory (``VmHWM``): the rusage figure
+    there also counts the memory of the process that started this one, when it was larger.
+    Elsewhere the rusage figure (macOS reports bytes, other systems kilobytes)."""
     import sys
 
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import resource
     except ImportError:  # not a Unix

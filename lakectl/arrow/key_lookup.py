@@ -94,8 +94,10 @@ class PartitionKeyLookup:
         partition_names: list[str],
         keys: pa.Array,
         valid: ValidWriteIds,
+        probe_rows: int = PROBE_ROWS,
     ) -> None:
         self.storage = storage
+        self.probe_rows = probe_rows  # events held for one probe (memory: about 70 bytes each)
         self.spec = spec
         self.types = types  # of spec.columns
         self.partition_names = partition_names
@@ -104,7 +106,7 @@ class PartitionKeyLookup:
 
     def matches(self, plans: Sequence[PartitionReadPlan]) -> Iterator[pa.RecordBatch]:
         """The matches of ``plans`` as :func:`output_names` (partition values as text),
-        probing up to :data:`PROBE_ROWS` events at a time."""
+        probing up to ``probe_rows`` events (and at least one partition's) at a time."""
         pending: list[tuple[PartitionReadPlan, pa.Table, pa.ChunkedArray]] = []
         rows = 0
         for plan in plans:
@@ -114,7 +116,7 @@ class PartitionKeyLookup:
             events, live = found
             pending.append((plan, events, live))
             rows += events.num_rows
-            if rows >= PROBE_ROWS:
+            if rows >= self.probe_rows:
                 yield from self._probe(pending)
                 pending, rows = [], 0
         if pending:

@@ -11,7 +11,9 @@ partition, the new rows and the identities of the stored rows replaced or delete
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,7 @@ from lakectl.kernel import change_classify as cc
 from lakectl.kernel.live_rows import IDENTITY, identity_fields
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
+from lakectl.table.batch_checks import POSITION_COL
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.validity import ValidWriteIds
 
@@ -29,22 +32,31 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from lakectl.arrow.acid_writer import PartitionChanges
+    from lakectl.arrow.partitioned_batch import PartitionedBatch
+
+
+# Stored events a thread of the key lookup holds for one probe against the batch's keys (each
+# probe hashes every key of the batch; about 70 bytes an event): a partition's when larger.
+LOOKUP_PROBE_ROWS = 1_000_000
 
 
 @dataclass(frozen=True)
 class BatchChanges:
-    """What a load writes: the changes per partition, and its counts (the commit record's)."""
+    """What a load writes: the changes per partition (read one partition at a time as they
+    are iterated, once), and its counts (the commit record's)."""
 
-    partitions: list[PartitionChanges]
+    partitions: Iterable[PartitionChanges]
     counts: dict[str, int]
 
 
-def append_changes(batch: pa.Table, meta: TableMetadata) -> BatchChanges:
+def append_changes(batch: PartitionedBatch, meta: TableMetadata) -> BatchChanges:
     """Every row of ``batch`` (the shaped batch: the table's columns and the load's own) as a
     new row of its partition."""
-    inserts = _by_partition(batch, meta, meta.partition_by)
-    partitions = [_changes(meta, values, rows, None) for values, rows in inserts.items()]
-    return BatchChanges(partitions, {"inserted": batch.num_rows})
+    partitions = (
+        _changes(meta, values, batch.rows_of(values), None)
+        for values in sorted(batch.partitions(), key=_sort_key)
+    )
+    return BatchChanges(partitions, {"inserted": batch.rows})
 
 
 def keyed_changes(
@@ -52,29 +64,44 @@ def keyed_changes(
     plans: Sequence[PartitionReadPlan],
     valid: ValidWriteIds,
     meta: TableMetadata,
-    batch: pa.Table,
+    batch: PartitionedBatch,
     *,
     mode: str,
     order_by: str | None,
 ) -> BatchChanges:
     """The changes of an upsert or cdc ``batch`` against the stored rows of ``plans`` (the
-    partitions the batch touches), with the counts by result."""
+    partitions the batch touches), with the counts by result.
+
+    Each change is decided from the batch's keys, positions, actions and order values (the
+    whole batch's: a key's changes may go to different partitions); the new rows' other
+    columns are read a partition at a time as the changes are iterated."""
+    import pyarrow.compute as pc
+
     order = meta.schema[order_by].name if order_by else None
-    latest = cc.latest_per_key(batch, meta.primary_key, order is not None)
+    latest = cc.latest_per_key(batch.decisions(), meta.primary_key, order is not None)
     stored = stored_rows_for_keys(storage, plans, valid, meta, latest, order)
     classified = cc.classify(
         latest, stored, meta.primary_key, meta.partition_by, mode=mode, order_by=order
     )
-    counts = cc.load_counts(cc.count_results(classified), batch.num_rows)
-    inserts = _by_partition(cc.new_rows(classified), meta, meta.partition_by)
+    counts = cc.load_counts(cc.count_results(classified), batch.rows)
+    where = [*meta.partition_by, POSITION_COL]
+    inserts = _by_partition(cc.new_rows(classified).select(where), meta, meta.partition_by)
     deletes = _by_partition(
         cc.replaced_rows(classified, meta.partition_by), meta, meta.partition_by
     )
-    partitions = [
-        _changes(meta, values, inserts.get(values), deletes.get(values))
-        for values in sorted({*inserts, *deletes}, key=_sort_key)
-    ]
-    return BatchChanges(partitions, counts)
+    del latest, stored, classified
+
+    def partitions() -> Iterator[PartitionChanges]:
+        for values in sorted({*inserts, *deletes}, key=_sort_key):
+            new = None
+            if values in inserts:
+                rows = batch.rows_of(values)
+                assert rows is not None  # a new row's partition holds rows of the batch
+                chosen = inserts[values].column(POSITION_COL).combine_chunks()
+                new = rows.filter(pc.is_in(rows.column(POSITION_COL), value_set=chosen))
+            yield _changes(meta, values, new, deletes.get(values))
+
+    return BatchChanges(partitions(), counts)
 
 
 def stored_rows_for_keys(
@@ -123,8 +150,38 @@ def _looked_up(
 
     types = [arrow_type(c.type) for c in spec.columns.columns]
     keys = pc.unique(batch.column(spec.key).combine_chunks()).cast(types[0])
-    lookup = PartitionKeyLookup(storage, spec, types, list(meta.partition_by), keys, valid)
-    return [pa.Table.from_batches([b]) for b in lookup.matches(plans)]
+    lookup = PartitionKeyLookup(
+        storage, spec, types, list(meta.partition_by), keys, valid, probe_rows=LOOKUP_PROBE_ROWS
+    )
+
+    def matches(group: Sequence[PartitionReadPlan]) -> list[pa.Table]:
+        return [pa.Table.from_batches([b]) for b in lookup.matches(group)]
+
+    groups = _plan_groups(plans, os.cpu_count() or 1)
+    if len(groups) <= 1:
+        return matches(plans)
+    with ThreadPoolExecutor(len(groups), thread_name_prefix="lakectl-lookup") as pool:
+        return [t for found in pool.map(matches, groups) for t in found]
+
+
+def _plan_groups(
+    plans: Sequence[PartitionReadPlan], count: int
+) -> list[Sequence[PartitionReadPlan]]:
+    """``plans`` in up to ``count`` runs of about the same number of stored bytes, in order
+    (read by one thread each: pyarrow reads and probes without holding the GIL)."""
+    sizes = [sum(f.size for d in p.data_dirs for f in d.files) for p in plans]
+    total = sum(sizes)
+    if count <= 1 or len(plans) <= 1 or not total:
+        return [plans] if plans else []
+    groups: list[Sequence[PartitionReadPlan]] = []
+    start = seen = 0
+    for at, size in enumerate(sizes):
+        seen += size
+        if seen * count >= total * (len(groups) + 1) and len(groups) < count - 1:
+            groups.append(plans[start : at + 1])
+            start = at + 1
+    groups.append(plans[start:])
+    return [g for g in groups if g]
 
 
 def _scanned(

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.partition_reader import MergeSpec, partition_rows, partition_values
+from lakectl.arrow.partition_reader import MergeSpec, partition_batches, partition_values
 from lakectl.arrow.statements import CompiledStatement, apply_compiled
 from lakectl.arrow.types import arrow_schema
 from lakectl.errors import overflow_error
@@ -59,20 +59,79 @@ def table_changes(
     """:func:`statement_changes` of every partition of ``plans`` that it changes, partitions
     read by ``workers`` threads at once (default: one per CPU; pyarrow decodes and filters
     without holding the GIL). A DELETE reads only the columns its condition reads."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
+    return list(streamed_changes(spec, plans, statement, workers))
 
-    if statement.delete:
-        reads = statement.reads
-        spec = replace(spec, columns=tuple(n for n in spec.data_schema.names if n.lower() in reads))
+
+def streamed_changes(
+    spec: MergeSpec,
+    plans: Sequence[PartitionReadPlan],
+    statement: CompiledStatement,
+    workers: int | None = None,
+) -> Iterator[StatementChanges]:
+    """The changes of each partition of ``plans`` that the statement changes, given one at a
+    time in the order of ``plans``: at most ``workers`` partitions (default: one per CPU;
+    pyarrow decodes and filters without holding the GIL) are read ahead of the one given, so
+    memory holds a few partitions' changes, never the table's."""
+    import os
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    spec = _delete_spec(spec, statement)
     plans = [p for p in plans if not p.is_empty]
     workers = min(len(plans), workers or os.cpu_count() or 1)
     if workers <= 1:
-        found = [statement_changes(spec, plan, statement) for plan in plans]
-    else:
-        with ThreadPoolExecutor(workers, thread_name_prefix="lakectl-arrow") as pool:
-            found = list(pool.map(lambda plan: statement_changes(spec, plan, statement), plans))
-    return [c for c in found if c.deleted or c.updated]
+        for plan in plans:
+            found = statement_changes(spec, plan, statement)
+            if found.deleted or found.updated:
+                yield found
+        return
+    with ThreadPoolExecutor(workers, thread_name_prefix="lakectl-arrow") as pool:
+        ahead: deque[Future[StatementChanges]] = deque()
+        try:
+            for plan in plans:
+                ahead.append(pool.submit(statement_changes, spec, plan, statement))
+                if len(ahead) > workers:
+                    found = ahead.popleft().result()
+                    if found.deleted or found.updated:
+                        yield found
+            while ahead:
+                found = ahead.popleft().result()
+                if found.deleted or found.updated:
+                    yield found
+        finally:
+            for future in ahead:
+                future.cancel()
+
+
+def _delete_spec(spec: MergeSpec, statement: CompiledStatement) -> MergeSpec:
+    """A DELETE reads only the columns its condition reads, a stripe at a time with only
+    those decoded (``bounded`` False: the streaming reader decodes every column of a row)."""
+    if not statement.delete:
+        return spec
+    reads = statement.reads
+    columns = tuple(n for n in spec.data_schema.names if n.lower() in reads)
+    return replace(spec, columns=columns, bounded=False)
+
+
+def moves_rows(meta: TableMetadata, statement: CompiledStatement) -> bool:
+    """Whether ``statement`` may move rows to another partition (an UPDATE that sets a
+    partition column): then a partition's new rows can come from the other partitions read."""
+    partition = {c.lower() for c in meta.partition_by}
+    return any(name.lower() in partition for name, _ in statement.values)
+
+
+def own_partition_changes(meta: TableMetadata, change: StatementChanges) -> PartitionChanges:
+    """The changes of one partition read by a statement that moves no row
+    (:func:`moves_rows` False): its delete events and new rows both go to that partition."""
+    from lakectl.arrow.acid_writer import PartitionChanges
+
+    inserts = [change.inserts] if change.inserts is not None else None
+    deletes = [change.deletes] if change.deletes.num_rows else None
+    return PartitionChanges(
+        partition_values(meta, change.plan),
+        inserts=_concat(inserts, arrow_schema(meta.data_schema)),
+        deletes=_concat(deletes, _identity_schema()),
+    )
 
 
 def statement_changes(
@@ -81,9 +140,8 @@ def statement_changes(
     """What ``statement`` (a DELETE or an UPDATE) does to the live rows of ``plan``."""
     import pyarrow as pa
 
-    rows = partition_rows(spec, plan, with_identity=True)
     try:
-        matched = rows.filter(statement.matches) if rows.num_rows else rows
+        matched = _matched_rows(spec, plan, statement)
         if statement.delete or not matched.num_rows:
             deletes = matched.select(list(IDENTITY))
             return StatementChanges(plan, deletes.num_rows, 0, deletes, None)
@@ -97,6 +155,23 @@ def statement_changes(
     deletes = matched.select(list(IDENTITY)).filter(changed)
     inserts = new.select(names).filter(changed)
     return StatementChanges(plan, 0, inserts.num_rows, deletes, inserts)
+
+
+def _matched_rows(
+    spec: MergeSpec, plan: PartitionReadPlan, statement: CompiledStatement
+) -> pa.Table:
+    """The live rows of ``plan`` (with their identity) that ``statement`` applies to, kept
+    stripe by stripe as they are read: the partition's other rows are never held."""
+    import pyarrow as pa
+
+    schema = pa.schema([*identity_fields(), *spec.output_schema()])
+    kept = []
+    for batch in partition_batches(spec, plan, with_identity=True):
+        if batch.num_rows:
+            found = pa.Table.from_batches([batch]).filter(statement.matches)
+            if found.num_rows:
+                kept.append(found)
+    return pa.concat_tables(kept) if kept else schema.empty_table()
 
 
 def changed_rows(new: pa.Table, old: pa.Table) -> pa.Array:
@@ -206,9 +281,12 @@ __all__ = [
     "StatementChanges",
     "changed_rows",
     "grouped_changes",
+    "moves_rows",
+    "own_partition_changes",
     "partition_changes",
     "split_by_partition",
     "statement_changes",
+    "streamed_changes",
     "table_changes",
     "target_merge_spec",
 ]

@@ -18,7 +18,9 @@ and Avro, giving the columns and values Spark's readers give with the options
 - **Parquet and ORC**: pyarrow's reader, the columns typed as Spark's readers type them.
 - **Avro**: fastavro (:mod:`lakectl.storage.avro_files`), as the Spark engine reads it.
 
-Every file is read into memory on this machine (a batch is meant to fit one machine).
+CSV (unless its types are inferred), Parquet and ORC are read a part at a time
+(:func:`read_source_batches`); JSON lines, Avro and a CSV batch whose types are inferred are
+read into memory whole.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +53,10 @@ _JAVA_DOUBLE = re.compile(
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 # Spark's CSV reader's own texts for NaN and the infinities (nanValue, positiveInf, negativeInf).
 _CSV_SPECIAL_DOUBLES = ("NaN", "Inf", "-Inf")
+_CSV_SHORT_INFINITIES = ("Inf", "-Inf")  # read as "Infinity" and "-Infinity"
+# A batch is read CHUNK_ROWS rows at a time where its format allows, files _READ_BYTES at a time.
+CHUNK_ROWS = 131_072
+_READ_BYTES = 8 << 20
 _INT_RANGE = (-(2**31), 2**31 - 1)
 _LONG_RANGE = (-(2**63), 2**63 - 1)
 _MAX_PRECISION = 38
@@ -66,24 +72,54 @@ def read_source_arrow(
     where one is at fault), :class:`BadInputError` (a batch without columns, a malformed CSV
     record) and :class:`UsageError` (what only the Spark engine reads as Spark does).
     """
+    import pyarrow as pa
+
+    read = read_source_batches(source, fmt, infer, storage_options)
+    return pa.Table.from_batches(
+        [b for t in read.tables for b in t.to_batches()], schema=read.schema
+    )
+
+
+@dataclass(frozen=True)
+class SourceBatches:
+    """A batch read part by part: its columns (``schema``, known before any part is read) and
+    its rows, a part at a time (``tables``, read as they are iterated, once)."""
+
+    schema: pa.Schema
+    tables: Iterator[pa.Table]
+
+
+def read_source_batches(
+    source: str, fmt: str, infer: bool, storage_options: dict[str, Any] | None = None
+) -> SourceBatches:
+    """:func:`read_source_arrow`'s batch, read a part at a time: CSV (when its types are not
+    inferred) :data:`CHUNK_ROWS` lines at a time, Parquet by record batches and ORC by
+    stripes; JSON lines, Avro and a CSV batch whose types are inferred (every value decides
+    a column's type) in one part. Errors of a later part are raised as it is read."""
     storage, path = storage_for(source, storage_options)
     if not storage.exists(path):
         raise SourceNotFoundError(f"source {source} does not exist")
     if fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
     if fmt == "avro":
-        table = _read_avro(storage, path)
+        read = _whole(_read_avro(storage, path))
     else:
         files = _files(storage, path, source)
-        if fmt == "csv":
-            table = _read_csv(storage, files, source, infer)
+        if fmt == "csv" and infer:
+            read = _whole(_inferred_csv(_read_csv(storage, files, source), source))
+        elif fmt == "csv":
+            read = _read_csv(storage, files, source)
         elif fmt == "json":
-            table = _read_json(storage, files, source)
+            read = _whole(_read_json(storage, files, source))
         else:
-            table = _read_columnar(storage, files, fmt, source)
-    if not table.num_columns:
+            read = _read_columnar(storage, files, fmt, source)
+    if not read.schema.names:
         raise empty_batch_error(source, columns=False)
-    return table
+    return read
+
+
+def _whole(table: pa.Table) -> SourceBatches:
+    return SourceBatches(table.schema, iter([table]))
 
 
 def source_schema(raw: pa.Table) -> Schema:
@@ -154,7 +190,47 @@ def _text(storage: Storage, file: _File) -> str:
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
     """(line number, line) of the lines holding more than blanks (Spark skips the others)."""
-    for number, line in enumerate(_LINE_BREAK.split(text), start=1):
+    return _split_lines([text])
+
+
+def _file_lines(storage: Storage, file: _File) -> Iterator[tuple[int, str]]:
+    """:func:`_lines` of a file read :data:`_READ_BYTES` at a time (a UTF-8 byte order mark
+    dropped)."""
+    import codecs
+
+    def texts() -> Iterator[str]:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        first = True
+        with storage.fs.open(file.path, "rb") as handle:
+            while True:
+                data = handle.read(_READ_BYTES)
+                text = decoder.decode(data, final=not data)
+                if first and text:
+                    text, first = (text[1:] if text.startswith("\ufeff") else text), False
+                if text:
+                    yield text
+                if not data:
+                    return
+
+    return _split_lines(texts())
+
+
+def _split_lines(texts: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """The non-blank lines of the text ``texts`` give in parts, numbered: a line may span
+    parts, and a ``\r`` ending one part may start a ``\r\n`` ending the next."""
+    number = 0
+    rest = ""
+    for part in texts:
+        text = rest + part
+        held = text.endswith("\r")
+        lines = _LINE_BREAK.split(text[:-1] if held else text)
+        rest = lines.pop() + ("\r" if held else "")
+        for line in lines:
+            number += 1
+            if line.strip(_BLANKS):
+                yield number, line
+    for line in _LINE_BREAK.split(rest):
+        number += 1
         if line.strip(_BLANKS):
             yield number, line
 
@@ -162,38 +238,72 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 # --- CSV ----------------------------------------------------------------------------------------
 
 
-def _read_csv(storage: Storage, files: list[_File], source: str, infer: bool) -> pa.Table:
+def _read_csv(storage: Storage, files: list[_File], source: str) -> SourceBatches:
+    """The CSV files' records as text columns, :data:`CHUNK_ROWS` lines at a time; the first
+    file with a line gives the header (the columns), the others' headers are checked as they
+    are reached."""
     import pyarrow as pa
 
-    header: list[str] | None = None
-    columns: list[list[str | None]] = []
-    for file in files:
-        lines = _lines(_text(storage, file))
+    for at, file in enumerate(files):
+        lines = _file_lines(storage, file)
         first = next(lines, None)
         if first is None:
             continue
-        names = csv_fields(first[1])
-        if header is None:
-            header = _csv_header(names, file, source)
-            columns = [[] for _ in header]
-        elif [n.lower() for n in names] != [n.lower() for n in header]:
-            raise parse_error(
-                source,
-                f"CSV header of {file.shown} ({', '.join(names)}) differs from the first "
-                f"file's ({', '.join(header)})",
-            )
-        width = len(header)
-        for number, line in lines:
-            fields = csv_fields(line)
-            if len(fields) != width:
-                raise malformed_csv_error(MalformedLine(file.shown, number, len(fields), width))
-            for values, field in zip(columns, fields, strict=True):
-                values.append(field or None)
-    if header is None:
-        return pa.table({})
-    if not infer:
+        header = _csv_header(csv_fields(first[1]), file, source)
+        schema = pa.schema([(n, pa.string()) for n in header])
+        tables = _csv_tables(storage, (file, lines), files[at + 1 :], header, source)
+        return SourceBatches(schema, tables)
+    return SourceBatches(pa.schema([]), iter([]))
+
+
+def _csv_tables(
+    storage: Storage,
+    first: tuple[_File, Iterator[tuple[int, str]]],
+    rest: list[_File],
+    header: list[str],
+    source: str,
+) -> Iterator[pa.Table]:
+    import pyarrow as pa
+
+    width = len(header)
+    columns: list[list[str | None]] = [[] for _ in header]
+
+    def table() -> pa.Table:
         return pa.table({n: pa.array(v, pa.string()) for n, v in zip(header, columns, strict=True)})
-    return _inferred_csv(header, columns, source)
+
+    def records() -> Iterator[tuple[_File, int, str]]:
+        file, lines = first
+        for number, line in lines:
+            yield file, number, line
+        for file in rest:
+            lines = _file_lines(storage, file)
+            top = next(lines, None)
+            if top is None:
+                continue
+            names = csv_fields(top[1])
+            if [n.lower() for n in names] != [n.lower() for n in header]:
+                raise parse_error(
+                    source,
+                    f"CSV header of {file.shown} ({', '.join(names)}) differs from the first "
+                    f"file's ({', '.join(header)})",
+                )
+            for number, line in lines:
+                yield file, number, line
+
+    count = 0
+    for file, number, line in records():
+        fields = csv_fields(line)
+        if len(fields) != width:
+            raise malformed_csv_error(MalformedLine(file.shown, number, len(fields), width))
+        for values, field in zip(columns, fields, strict=True):
+            values.append(field or None)
+        count += 1
+        if count == CHUNK_ROWS:
+            yield table()
+            columns = [[] for _ in header]
+            count = 0
+    if count:
+        yield table()
 
 
 def csv_fields(line: str) -> list[str]:
@@ -259,20 +369,23 @@ def _csv_header(names: list[str], file: _File, source: str) -> list[str]:
     return names
 
 
-def _inferred_csv(header: list[str], columns: list[list[str | None]], source: str) -> pa.Table:
+def _inferred_csv(read: SourceBatches, source: str) -> pa.Table:
     """The text columns typed as Spark's CSV ``inferSchema`` types them."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from lakectl.arrow.casts import spark_cast
 
+    whole = pa.Table.from_batches([b for t in read.tables for b in t.to_batches()], read.schema)
     arrays = {}
-    for name, values in zip(header, columns, strict=True):
-        text = pa.array(values, pa.string())
+    for name in read.schema.names:
+        text = whole.column(name).combine_chunks()
         type_name = _csv_column_type(text, name, source)
         if type_name == "double":  # Spark's CSV reader reads "Inf" and "-Inf" too
-            text = pa.array([_csv_double_text(v) for v in values], pa.string())
+            for short in _CSV_SHORT_INFINITIES:
+                text = pc.if_else(pc.equal(text, short), short + "inity", text)
         arrays[name] = spark_cast(text, "string", type_name, f"column {name!r}")
-    return pa.table(arrays)
+    return pa.table(arrays) if arrays else pa.table({})
 
 
 # Plain texts typed without looking at each value: (pattern, the type of a text matching it,
@@ -308,12 +421,6 @@ def _csv_column_type(text: pa.Array, column: str, source: str) -> str:
     for value in pc.unique(rest).to_pylist():
         type_name = _wider_csv(type_name, _csv_value_type(value, column, source))
     return type_name or "string"
-
-
-def _csv_double_text(value: str | None) -> str | None:
-    if value in ("Inf", "-Inf"):
-        return value + "inity"
-    return value
 
 
 def _csv_value_type(text: str, column: str, source: str) -> str:
@@ -493,38 +600,70 @@ def _json_text(value: object) -> str:
 # --- Parquet, ORC, Avro -------------------------------------------------------------------------
 
 
-def _read_columnar(storage: Storage, files: list[_File], fmt: str, source: str) -> pa.Table:
+def _read_columnar(storage: Storage, files: list[_File], fmt: str, source: str) -> SourceBatches:
+    """Parquet or ORC files a record batch (a stripe) at a time, typed as Spark's readers type
+    them; the first file's columns are the batch's (the others' matched to them by name)."""
+    if not files:
+        raise BadInputError(f"{source}: no files to read")
+    first, tables = _columnar_file(storage, files[0], fmt)
+
+    def conformed() -> Iterator[pa.Table]:
+        yield from tables
+        for file in files[1:]:
+            _, more = _columnar_file(storage, file, fmt)
+            for table in more:
+                yield _conform(table, first)
+
+    return SourceBatches(first, conformed())
+
+
+def _columnar_file(storage: Storage, file: _File, fmt: str) -> tuple[pa.Schema, Iterator[pa.Table]]:
+    """One Parquet or ORC file's columns (as Spark types them) and its rows, a record batch
+    (Parquet) or a stripe (ORC) at a time."""
     import pyarrow as pa
     import pyarrow.orc as orc
     import pyarrow.parquet as pq
 
-    from lakectl.arrow.orc_io import read_file
+    from lakectl.arrow.orc_io import read_stripe
 
-    tables = []
-    for file in files:
+    def unreadable(exc: Exception) -> Exception:
+        if isinstance(exc, FileNotFoundError):
+            return exc
+        return BadInputError(f"{file.shown}: not a readable {fmt} file: {exc}")
+
+    try:
+        if fmt == "parquet":
+            handle = storage.fs.open(file.path, "rb")
+            parquet = pq.ParquetFile(handle)
+            utc = {
+                parquet.schema.column(i).path.split(".")[0]
+                for i in range(len(parquet.schema))
+                if parquet.schema.column(i).physical_type == "INT96"
+            }
+            schema = parquet.schema_arrow
+        else:
+            buffer = pa.BufferReader(storage.fs.cat_file(file.path))
+            reader = orc.ORCFile(buffer)
+            schema = reader.schema
+            utc = set(schema.names)  # ORC's timestamps are instants to Spark
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise unreadable(exc) from exc
+    typed = _spark_typed(schema.empty_table(), utc, file.shown).schema
+
+    def tables() -> Iterator[pa.Table]:
         try:
             if fmt == "parquet":
-                with storage.fs.open(file.path, "rb") as handle:
-                    parquet = pq.ParquetFile(handle)
-                    int96 = {
-                        parquet.schema.column(i).path.split(".")[0]
-                        for i in range(len(parquet.schema))
-                        if parquet.schema.column(i).physical_type == "INT96"
-                    }
-                    table = parquet.read()
+                with handle:
+                    for batch in parquet.iter_batches(batch_size=CHUNK_ROWS):
+                        yield _spark_typed(pa.Table.from_batches([batch]), utc, file.shown)
             else:
-                buffer = pa.BufferReader(storage.fs.cat_file(file.path))
-                table = read_file(orc.ORCFile(buffer), buffer)
-                int96 = set(table.schema.names)  # ORC's timestamps are instants to Spark
+                for stripe in range(reader.nstripes):
+                    part = pa.Table.from_batches([read_stripe(reader, buffer, stripe)])
+                    yield _spark_typed(part, utc, file.shown)
         except (OSError, pa.ArrowInvalid) as exc:
-            if isinstance(exc, FileNotFoundError):
-                raise
-            raise BadInputError(f"{file.shown}: not a readable {fmt} file: {exc}") from exc
-        tables.append(_spark_typed(table, int96, file.shown))
-    if not tables:
-        raise BadInputError(f"{source}: no files to read")
-    first = tables[0].schema
-    return pa.concat_tables([_conform(t, first) for t in tables])
+            raise unreadable(exc) from exc
+
+    return typed, tables()
 
 
 def _spark_typed(table: pa.Table, utc: set[str], shown: str) -> pa.Table:

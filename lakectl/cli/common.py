@@ -13,6 +13,7 @@ import click
 from lakectl.cli import output
 from lakectl.engine import ENGINE_NAMES, Engine, parse_engine
 from lakectl.errors import LakectlError, UsageError
+from lakectl.table.properties import human_size
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -62,7 +63,10 @@ def render(settings: Settings, result: Any, text: Callable[[Any], None]) -> None
         return
     engine = getattr(result, "engine", None)
     if settings.verbose and isinstance(engine, str) and engine:
-        output.note(f"engine: {engine} ({getattr(result, 'engine_reason', '') or 'asked for'})")
+        peak = getattr(result, "peak_memory_bytes", None)
+        memory = f"; peak memory {human_size(peak)}" if isinstance(peak, int) and peak else ""
+        reason = getattr(result, "engine_reason", "") or "asked for"
+        output.note(f"engine: {engine} ({reason}){memory}")
     text(result)
 
 

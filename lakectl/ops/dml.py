@@ -14,7 +14,7 @@ conflicts with a concurrent data commit to a partition it read, as a merge load 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,6 +31,8 @@ from lakectl.updates.statements import Statement
 from lakectl.updates.validate import check_stored_statement
 
 if TYPE_CHECKING:
+    from lakectl.arrow.acid_writer import PartitionChanges
+    from lakectl.arrow.row_changes import StatementChanges
     from lakectl.arrow.statements import CompiledStatement
     from lakectl.engine import EngineChoice
     from lakectl.expr.tree import Node
@@ -90,6 +92,7 @@ class DmlResult:
     seconds: float = 0.0
     engine: str = "spark"  # the engine that found and wrote the changes
     engine_reason: str = ""
+    peak_memory_bytes: int | None = None  # the Arrow engine's: this process's peak memory
 
     def __repr__(self) -> str:
         return brief(self, "table", "kind", "version", "deleted", "updated", "dry_run")
@@ -121,6 +124,7 @@ class DmlResult:
             "scan": self.scan,
             "engine": self.engine,
             "engine_reason": self.engine_reason,
+            "peak_memory_bytes": self.peak_memory_bytes,
             "seconds": round(self.seconds, 3),
         }
 
@@ -276,26 +280,71 @@ def _apply_arrow(
     result: DmlResult,
 ) -> None:
     """Find the changes partition by partition in Arrow (:mod:`lakectl.arrow.row_changes`) and
-    commit them, written by :func:`lakectl.arrow.acid_writer.write_transaction_changes`."""
+    commit them, written by :func:`lakectl.arrow.acid_writer.write_transaction_changes` as
+    each partition's are found: memory holds a few partitions' changes, not the table's. An
+    UPDATE that sets a partition column (rows may move to a partition read later) gathers
+    the changes of every partition first."""
     from lakectl.arrow.acid_writer import write_transaction_changes
-    from lakectl.arrow.partition_reader import partition_values
-    from lakectl.arrow.row_changes import grouped_changes, table_changes, target_merge_spec
+    from lakectl.arrow.bucket_compaction import peak_memory_bytes
+    from lakectl.arrow.row_changes import (
+        grouped_changes,
+        moves_rows,
+        own_partition_changes,
+        streamed_changes,
+        target_merge_spec,
+    )
 
     meta = target.metadata
     ctx.progress("finding the rows the statement changes")
-    found = table_changes(target_merge_spec(target), target.plans, compiled)
-    per = []
+    found = _counted(meta, streamed_changes(target_merge_spec(target), target.plans, compiled))
+    if result.dry_run:
+        result.partitions = [counted for counted, _ in found]
+    elif moves_rows(meta, compiled):
+        held = list(found)
+        result.partitions = [counted for counted, _ in held]
+
+        def write(txn: WriteTransaction) -> None:
+            ctx.progress(f"writing {result.deleted + result.updated:,} change(s)")
+            write_transaction_changes(txn, meta, grouped_changes(meta, (c for _, c in held)))
+
+        _commit(ctx, store, state, target, result, write)
+    else:
+        first = next(found, None)
+        if first is not None:
+            result.partitions = [first[0]]
+
+            def each() -> Iterator[PartitionChanges]:
+                yield own_partition_changes(meta, first[1])
+                for counted, change in found:
+                    result.partitions.append(counted)
+                    yield own_partition_changes(meta, change)
+
+            def write(txn: WriteTransaction) -> None:
+                ctx.progress("writing the changes of each partition as it is read")
+                write_transaction_changes(txn, meta, each())
+
+            _commit(ctx, store, state, target, result, write)
+    result.partitions.sort(key=lambda p: p.partition)
+    _count(result)
+    result.peak_memory_bytes = peak_memory_bytes()
+
+
+def _counted(
+    meta: TableMetadata, found: Iterator[StatementChanges]
+) -> Iterator[tuple[PartitionChange, StatementChanges]]:
+    """Each partition's changes with what they count (the partition as read)."""
+    from lakectl.arrow.partition_reader import partition_values
+
     for change in found:
         values = [None if v is None else str(v) for v in partition_values(meta, change.plan)]
         rel = partition_path(list(meta.partition_by), values)
-        per.append(PartitionChange(rel, change.deleted, change.updated))
-    result.partitions = sorted(per, key=lambda p: p.partition)
+        yield PartitionChange(rel, change.deleted, change.updated), change
 
-    def write(txn: WriteTransaction) -> None:
-        ctx.progress(f"writing {result.deleted + result.updated:,} change(s)")
-        write_transaction_changes(txn, meta, grouped_changes(meta, found))
 
-    _commit(ctx, store, state, target, result, write)
+def _count(result: DmlResult) -> None:
+    """The result's totals from its partitions' counts."""
+    result.deleted = sum(p.deleted for p in result.partitions)
+    result.updated = sum(p.updated for p in result.partitions)
 
 
 def _commit(
@@ -307,13 +356,14 @@ def _commit(
     write: Callable[[WriteTransaction], None],
 ) -> None:
     """Count the changes found (``result.partitions``) and, unless this is a dry run or
-    nothing changes, write them (``write``) and commit them as one transaction."""
-    result.deleted = sum(p.deleted for p in result.partitions)
-    result.updated = sum(p.updated for p in result.partitions)
+    nothing changes, write them (``write``, which may add the partitions it finds as it
+    writes) and commit them as one transaction."""
+    _count(result)
     if result.dry_run or not result.partitions:
         return
     with store.transaction(result.kind, read=state) as txn:
         write(txn)
+        _count(result)
         ctx.progress("committing")
         txn.commit(
             effective_at=ALWAYS,

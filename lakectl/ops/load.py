@@ -97,6 +97,8 @@ class LoadResult:
     engine: str = "spark"
     """The engine that ran the load (``spark`` or ``arrow``); ``engine_reason`` says why."""
     engine_reason: str = ""
+    peak_memory_bytes: int | None = None
+    """The Arrow engine's: this process's peak resident memory when the load finished."""
 
     def __repr__(self) -> str:
         return brief(self, "table", "version", "status", "counts")
@@ -154,6 +156,7 @@ class LoadResult:
         if self.status == LOADED:
             data["engine"] = self.engine
             data["engine_reason"] = self.engine_reason
+            data["peak_memory_bytes"] = self.peak_memory_bytes
         return data
 
 

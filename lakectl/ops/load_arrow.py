@@ -6,12 +6,19 @@ before a write id is allocated, the same failpoints, the same commit record (cou
 the source and its hash, ``--evolve``'s schema change in the load's own commit), and files in the
 same Hive 3 ACID layout (:mod:`lakectl.arrow.acid_writer`). The batch's changes are labelled by
 the rule Spark's path applies (:mod:`lakectl.kernel.change_classify`).
+
+Memory: the batch is read a part at a time and set aside on disk by target partition; the
+changes are written a partition at a time. A load holds about its largest partition's rows of
+the batch, the stored rows of that partition's keys and the batch's key columns; an
+unpartitioned table is one partition, so its loads hold the batch. The result's
+``peak_memory_bytes`` is the process's peak resident memory.
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakectl.engine import Engine, EngineChoice, choose_engine
@@ -31,6 +38,12 @@ from lakectl.table.store import TableStore
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from lakectl.arrow.acid_writer import PartitionChanges
+    from lakectl.arrow.partitioned_batch import PartitionedBatch
+    from lakectl.arrow.source import SourceBatches
+    from lakectl.table.batch_checks import BatchStats
+    from lakectl.table.transaction import WriteTransaction
+
 
 def load_source_arrow(
     ctx: Context,
@@ -47,7 +60,7 @@ def load_source_arrow(
 ) -> LoadResult:
     """Load ``options.source`` with the Arrow engine (``requested`` arrow or auto); ``auto``
     hands a job over the size limit, or one the Arrow engine cannot do, to ``in_spark``."""
-    from lakectl.arrow.source import read_source_arrow
+    from lakectl.arrow.source import read_source_batches
 
     meta = state.metadata if state is not None else None
     unsupported = _unsupported(meta, options)
@@ -60,7 +73,7 @@ def load_source_arrow(
             return in_spark(early)
     ctx.progress(f"reading {options.source}")
     infer = state is None and options.schema is None
-    raw = read_source_arrow(
+    raw = read_source_batches(
         options.source, fmt, infer=infer, storage_options=ctx.config.storage_options
     )
     return load_table_arrow(
@@ -93,7 +106,7 @@ def load_table_arrow(
     ctx: Context,
     store: TableStore,
     state: TableState | None,
-    raw: pa.Table,
+    raw: pa.Table | SourceBatches,
     options: LoadOptions,
     requested: Engine = Engine.ARROW,
     *,
@@ -104,21 +117,72 @@ def load_table_arrow(
     in_spark: Callable[[EngineChoice], LoadResult],
     before_commit: Callable[[], None] | None = None,
 ) -> LoadResult:
-    """Load the parsed batch ``raw`` (an Arrow table) as one transaction, as
-    :func:`lakectl.ops.load.load_frame` loads a DataFrame. ``state`` is the table's log as read
-    before ``raw`` was read, or ``None`` to create the table from ``raw``'s columns; a load
-    ``auto`` gives to Spark (or the Arrow engine cannot run) goes to ``in_spark``.
-    ``before_commit`` runs just before the commit and may raise to abort it."""
-    from lakectl.arrow.acid_writer import write_transaction_changes
-    from lakectl.arrow.batch import shape_batch_arrow
-    from lakectl.arrow.load_changes import append_changes, keyed_changes
-    from lakectl.arrow.source import spark_type_of
+    """Load the parsed batch ``raw`` (an Arrow table, or one read a part at a time) as one
+    transaction, as :func:`lakectl.ops.load.load_frame` loads a DataFrame. ``state`` is the
+    table's log as read before ``raw`` was read, or ``None`` to create the table from
+    ``raw``'s columns; a load ``auto`` gives to Spark (or the Arrow engine cannot run) goes to
+    ``in_spark``. ``before_commit`` runs just before the commit and may raise to abort it.
+
+    Each part of the batch is shaped and set aside by the partition its rows go to (on disk:
+    :class:`~lakectl.arrow.partitioned_batch.PartitionedBatch`); the changes are then decided
+    from the batch's keys and written a partition at a time, so memory holds about one
+    partition's rows (with the stored rows of its keys), not the batch's."""
+    from lakectl.arrow.batch import BatchShaper
+    from lakectl.arrow.partitioned_batch import PartitionedBatch
+    from lakectl.arrow.source import SourceBatches, spark_type_of
 
     started = time.time() if started is None else started
-    columns = [(f.name, spark_type_of(f.type)) for f in raw.schema]
-    meta, evolution, batch_opts = batch_target(state, columns, options)
-    batch, stats = shape_batch_arrow(raw, meta, batch_opts, options.source)
+    read = raw if isinstance(raw, SourceBatches) else SourceBatches(raw.schema, iter([raw]))
     del raw
+    columns = [(f.name, spark_type_of(f.type)) for f in read.schema]
+    meta, evolution, batch_opts = batch_target(state, columns, options)
+    shaper = BatchShaper(read.schema, meta, batch_opts, options.source)
+    keys = meta.primary_key if options.mode != LoadMode.APPEND else None
+    with PartitionedBatch(meta.partition_by, keys) as batch:
+        for part in read.tables:
+            batch.add(shaper.shape(part))
+        stats = shaper.finish()
+        return _load_batch(
+            ctx,
+            store,
+            state,
+            batch,
+            stats,
+            options,
+            requested,
+            meta=meta,
+            evolution=evolution,
+            fmt=fmt,
+            info=info,
+            started=started,
+            source_bytes=source_bytes,
+            in_spark=in_spark,
+            before_commit=before_commit,
+        )
+
+
+def _load_batch(
+    ctx: Context,
+    store: TableStore,
+    state: TableState | None,
+    batch: PartitionedBatch,
+    stats: BatchStats,
+    options: LoadOptions,
+    requested: Engine,
+    *,
+    meta: TableMetadata,
+    evolution: tuple[TableMetadata, dict[str, Any], list[str]] | None,
+    fmt: str,
+    info: dict[str, Any] | None,
+    started: float,
+    source_bytes: int | None,
+    in_spark: Callable[[EngineChoice], LoadResult],
+    before_commit: Callable[[], None] | None,
+) -> LoadResult:
+    """:func:`load_table_arrow` once the batch is read, checked and set aside."""
+    from lakectl.arrow.bucket_compaction import peak_memory_bytes
+    from lakectl.arrow.load_changes import append_changes, keyed_changes
+
     touched = {partition_key(meta, r) for r in stats.partitions} if meta.partition_by else {""}
     read_with = None
     if state is not None:
@@ -164,11 +228,10 @@ def load_table_arrow(
                 mode=options.mode,
                 order_by=options.order_by,
             )
-        del batch
         phases["lookup"] = time.time() - started - sum(phases.values())
         failpoint("load.before_write")
         ctx.progress(f"writing {rows:,} changes" if keyed else f"writing {rows:,} rows")
-        write_transaction_changes(txn, meta, changes.partitions)
+        _write_concurrently(txn, meta, changes.partitions)
         phases["write"] = time.time() - started - sum(phases.values())
         ctx.progress("committing")
         if before_commit is not None:
@@ -193,7 +256,49 @@ def load_table_arrow(
         evolved=tuple(evolution[2]) if evolution is not None else (),
         engine=choice.engine.value,
         engine_reason=choice.reason,
+        peak_memory_bytes=peak_memory_bytes(),
     )
+
+
+def _write_concurrently(
+    txn: WriteTransaction, meta: TableMetadata, partitions: Iterable[PartitionChanges]
+) -> None:
+    """Write ``partitions`` (each read as it is taken) by one thread per CPU, each taking the
+    next partition when it has written its last (pyarrow encodes and writes ORC without
+    holding the GIL): about one partition per CPU in memory. The first error stops the
+    others before it is raised."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lakectl.arrow.acid_writer import write_transaction_changes
+
+    workers = os.cpu_count() or 1
+    if workers <= 1:
+        write_transaction_changes(txn, meta, partitions)
+        return
+    source = iter(partitions)
+    lock = threading.Lock()
+    failed = threading.Event()
+
+    def shared() -> Iterator[PartitionChanges]:
+        while not failed.is_set():
+            with lock:
+                change = next(source, None)
+            if change is None:
+                return
+            yield change
+
+    def write() -> None:
+        try:
+            write_transaction_changes(txn, meta, shared())
+        except BaseException:
+            failed.set()
+            raise
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="lakectl-write") as pool:
+        running = [pool.submit(write) for _ in range(workers)]
+    for done in running:
+        done.result()
 
 
 __all__ = ["load_source_arrow", "load_table_arrow"]

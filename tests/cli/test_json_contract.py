@@ -257,8 +257,10 @@ def test_verbose_names_the_engine_that_ran_and_why(tmp_path):
     assert run_lakectl("create", table, "--schema", "id bigint, qty int").code == 0
     loud = run_lakectl("--verbose", "load", table, batch, "--engine", "arrow")
     assert loud.code == 0, loud.err
-    assert "engine: arrow (asked for)" in loud.err
+    assert "engine: arrow (asked for); peak memory " in loud.err
     quiet = run_lakectl("load", table, batch, "--engine", "auto", "--force")
     assert quiet.code == 0 and "engine:" not in quiet.err
     auto = run_lakectl("load", table, batch, "--engine", "auto", "--force", "--verbose")
     assert "engine: arrow (auto: " in auto.err
+    measured = run_lakectl("--json", "load", table, batch, "--engine", "arrow", "--force")
+    assert json.loads(measured.out)["peak_memory_bytes"] > 0

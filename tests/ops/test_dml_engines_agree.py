@@ -69,12 +69,13 @@ def built(tmp_path_factory) -> Path:
 
 
 def _result(result: Any) -> dict[str, Any]:
-    """A result as both engines must give it: the table's path, the time, the engine and the
-    bytes a restore read (the files the engines wrote before differ in size, not in content)
-    aside."""
+    """A result as both engines must give it: the table's path, the time, the engine, its
+    memory and the bytes a restore read (the files the engines wrote before differ in size,
+    not in content) aside."""
     data = result.to_dict()
     for key in ("table", "seconds", "engine", "engine_reason"):
         data.pop(key)
+    data.pop("peak_memory_bytes", None)
     if "read" in data:
         data["read"].pop("bytes")
     return data

@@ -1,0 +1,109 @@
+"""A load's shaped batch kept on disk by the partition its rows go to, so that a load holds one
+partition's rows at a time, not the batch's.
+
+Each part of the batch, as it is shaped (:class:`lakectl.arrow.batch.BatchShaper`), is split by
+its partition columns' values and written to Arrow IPC files in a temporary directory (removed
+when the batch is closed, on every exit); :meth:`PartitionedBatch.rows` reads one partition's
+rows back, in batch order. The columns that decide a change of a keyed load (the key, the
+partition columns, the row's position, action and order value) are also kept in memory for
+the whole batch: CDC classification needs all the changes of a key together, and a change may
+move its key to another partition. An unpartitioned table is one partition: a load then holds
+the batch's rows.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lakectl.kernel import change_classify as cc
+from lakectl.table.batch_checks import ACTION_COL, ORDER_COL, POSITION_COL
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+class PartitionedBatch:
+    """A batch's shaped rows by target partition (:meth:`add` the parts in order, then read
+    them with :meth:`rows_of`); use as a context manager, which removes its files. ``keys``:
+    the table's key, for a keyed load (:meth:`decisions`); None for an append."""
+
+    def __init__(self, partition_by: Sequence[str], keys: Sequence[str] | None) -> None:
+        self.partition_by = list(partition_by)
+        self._keyed = keys is not None
+        keys = keys or ()
+        self._decision = [*keys, *(c for c in partition_by if c not in keys)]
+        self._dir = tempfile.mkdtemp(prefix="lakectl-batch-")
+        self._files: dict[tuple[Any, ...], list[str]] = {}
+        self._decisions: list[pa.Table] = []
+        self._written = 0
+        self.rows = 0
+        self.nbytes = 0
+
+    def __enter__(self) -> PartitionedBatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove the batch's files."""
+        shutil.rmtree(self._dir, ignore_errors=True)
+        self._files.clear()
+        self._decisions.clear()
+
+    def add(self, shaped: pa.Table) -> None:
+        """Keep one shaped part (its positions after those of the parts added before)."""
+        import pyarrow as pa
+
+        if not shaped.num_rows:
+            return
+        self.rows += shaped.num_rows
+        self.nbytes += shaped.nbytes
+        names = [
+            c
+            for c in (*self._decision, POSITION_COL, ACTION_COL, ORDER_COL)
+            if c in shaped.schema.names
+        ]
+        if self._keyed:
+            self._decisions.append(shaped.select(names).combine_chunks())
+        for part in cc.partition_runs(shaped, self.partition_by):
+            values = tuple(part.column(c)[0].as_py() for c in self.partition_by)
+            self._written += 1
+            path = os.path.join(self._dir, f"{self._written}.arrow")
+            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, part.schema) as writer:
+                writer.write_table(part)
+            self._files.setdefault(values, []).append(path)
+
+    def partitions(self) -> list[tuple[Any, ...]]:
+        """The partitions the batch's rows go to (values of the table's types)."""
+        return list(self._files)
+
+    def rows_of(self, values: tuple[Any, ...]) -> pa.Table | None:
+        """The shaped rows that go to the partition of ``values``, in batch order (None: none)."""
+        import pyarrow as pa
+
+        files = self._files.get(values)
+        if not files:
+            return None
+        # memory-mapped: the rows stay in the page cache until they are used
+        return pa.concat_tables([pa.ipc.open_file(pa.memory_map(p)).read_all() for p in files])
+
+    def decisions(self) -> pa.Table:
+        """The whole batch's key, partition, position, action and order columns."""
+        import pyarrow as pa
+
+        return pa.concat_tables(self._decisions)
+
+    def each(self) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
+        """Each partition's values and rows (:meth:`rows_of`), one at a time."""
+        for values in list(self._files):
+            rows = self.rows_of(values)
+            if rows is not None:
+                yield values, rows
+
+
+__all__ = ["PartitionedBatch"]

@@ -1,0 +1,174 @@
+"""The Arrow engine's load holds one partition's rows at a time: its batch is read a part at a
+time, set aside by target partition and written a partition at a time. Parts read separately
+give the batch read whole, errors count the whole batch, and the load's peak memory follows
+its largest partition, not its batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import lakectl
+from lakectl.arrow import source as arrow_source
+from lakectl.arrow.batch import BatchOptions, BatchShaper, shape_batch_arrow
+from lakectl.arrow.partitioned_batch import PartitionedBatch
+from lakectl.errors import BadInputError
+from lakectl.table.batch_checks import POSITION_COL
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.schema import parse_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_lines_split_across_reads_are_the_lines_of_the_whole_text() -> None:
+    text = 'a,b\r\n1,2\r\r\n\n3,4\n \n5,"x\ny"\r6,7'
+    whole = list(arrow_source._lines(text))
+    for size in range(1, len(text) + 1):
+        parts = [text[i : i + size] for i in range(0, len(text), size)]
+        assert list(arrow_source._split_lines(parts)) == whole, size
+
+
+def test_a_csv_read_in_small_parts_is_the_csv_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    (folder / "a.csv").write_bytes('\ufeffid,v\r\n1,x\r\n2,\r\n\r\n3,"q,""r"\n'.encode())
+    (folder / "b.csv").write_text("ID,V\n4,é\n5,z\n6,w")
+    whole = arrow_source.read_source_arrow(str(folder), "csv", infer=False)
+    inferred = arrow_source.read_source_arrow(str(folder), "csv", infer=True)
+    monkeypatch.setattr(arrow_source, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(arrow_source, "_READ_BYTES", 3)
+    read = arrow_source.read_source_batches(str(folder), "csv", infer=False)
+    parts = list(read.tables)
+    assert [p.num_rows for p in parts] == [2, 2, 2]
+    assert pa.concat_tables(parts).equals(whole)
+    assert whole.column("id").to_pylist() == ["1", "2", "3", "4", "5", "6"]
+    assert whole.column("v").to_pylist() == ["x", None, 'q,"r', "é", "z", "w"]
+    assert arrow_source.read_source_arrow(str(folder), "csv", infer=True).equals(inferred)
+    assert inferred.schema.types == [pa.int32(), pa.string()]
+
+
+def test_a_batch_shaped_in_parts_counts_its_problems_over_every_part() -> None:
+    meta = TableMetadata(parse_schema("id bigint, qty int"), primary_key=("id",))
+    options = BatchOptions("upsert", None, None, None)
+    text = pa.table({"id": ["1", "2", "x", "4", "y", "6"], "qty": ["1", "a", "3", "b", "c", "6"]})
+    with pytest.raises(BadInputError) as whole:
+        shape_batch_arrow(text, meta, options, "b.csv")
+    shaper = BatchShaper(text.schema, meta, options, "b.csv")
+    shaped = [shaper.shape(text.slice(at, 2)) for at in range(0, 6, 2)]
+    with pytest.raises(BadInputError) as parted:
+        shaper.finish()
+    assert str(parted.value) == str(whole.value)
+    assert "column 'id': 2 value(s) do not fit type bigint, e.g. 'x'" in str(parted.value)
+    positions = pa.concat_tables(shaped).column(POSITION_COL).to_pylist()
+    assert positions == [0, 1, 2, 3, 4, 5]
+
+
+# In a new process: a first small load (the imports and first calls a load makes, not
+# measured), then the load measured, its batch read in parts of 16,384 rows (the test's batch
+# is small next to the default part), on one thread (one partition in memory at a time).
+_LOAD = """
+import json, os, sys
+os.cpu_count = lambda: 1
+import lakectl
+from lakectl.arrow import source
+from lakectl.arrow.bucket_compaction import peak_memory_bytes
+source.CHUNK_ROWS = 16_384
+table = lakectl.open_table(sys.argv[1])
+table.load(sys.argv[3], mode="append", engine="arrow")
+before = peak_memory_bytes()
+done = table.load(sys.argv[2], mode="append", engine="arrow")
+print(json.dumps({"before": before, "peak": done.peak_memory_bytes, "rows": done.inserted}))
+"""
+
+
+def _batch(path: Path, rows: int, partitions: int, start: int = 0) -> Path:
+    """A Parquet batch of ``rows`` rows of about 200 bytes over ``partitions`` partitions."""
+    keys = range(start, start + rows)
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array(keys, pa.int64()),
+                "note": pa.array([f"{i:012d}" + "x" * 180 for i in keys], pa.string()),
+                "day": pa.array([f"2024-01-0{1 + i % partitions}" for i in keys], pa.string()),
+            }
+        ),
+        path,
+        row_group_size=16_384,
+    )
+    return path
+
+
+def _load_peak(tmp_path: Path, name: str, parts: int) -> tuple[int, int]:
+    """The growth of a new process's peak memory over an Arrow load of the same rows spread
+    over ``parts`` partitions, and the rows loaded."""
+    batch = _batch(tmp_path / f"{name}.parquet", 320_000, parts)
+    first = _batch(tmp_path / f"{name}-first.parquet", 100, parts, start=-100)
+    table = tmp_path / name
+    lakectl.create_table(
+        str(table),
+        schema="id bigint, note string, day string",
+        primary_key="id",
+        partition_by="day",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOAD, str(table), str(batch), str(first)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    done = json.loads(proc.stdout.strip().splitlines()[-1])
+    return done["peak"] - done["before"], done["rows"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="peak resident memory as Linux reports it")
+def test_a_loads_peak_memory_follows_its_largest_partition_not_its_batch(tmp_path: Path) -> None:
+    one, rows = _load_peak(tmp_path, "one", 1)
+    eight, rows_eight = _load_peak(tmp_path, "eight", 8)
+    assert rows == rows_eight == 320_000
+    batch_bytes = 320_000 * 200  # the batch's note column alone
+    assert one > batch_bytes / 2, (one, eight)
+    assert eight < one * 0.6, (one, eight)
+
+
+def test_a_loads_rows_set_aside_on_disk_are_removed_whatever_the_outcome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    spill = tmp_path / "tmp"
+    spill.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill))
+    made: list[str] = []
+    real_init = PartitionedBatch.__init__
+
+    def init(self: PartitionedBatch, *args: Any) -> None:
+        real_init(self, *args)
+        made.append(self._dir)
+
+    monkeypatch.setattr(PartitionedBatch, "__init__", init)
+    table = lakectl.create_table(
+        str(tmp_path / "t"), schema="id bigint, qty int, day string", partition_by="day"
+    )
+    good = tmp_path / "good.csv"
+    good.write_text("id,qty,day\n1,5,a\n2,6,b\n")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,qty,day\n3,7,a\n4,seven,b\n")
+    assert table.load(str(good), mode="append", engine="arrow").inserted == 2
+    with pytest.raises(BadInputError, match="column 'qty': 1 value"):
+        table.load(str(bad), mode="append", engine="arrow")
+    assert len(made) == 2 and all(Path(d).parent == spill for d in made)
+    assert list(spill.iterdir()) == []
+    assert table.history()[-1].version == 1
