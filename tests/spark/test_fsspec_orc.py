@@ -10,7 +10,8 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from lakectl.arrow.acid_writer import unsliced as _unsliced
-from lakectl.spark.fsspec_orc import _runs, conform_batch
+from lakectl.kernel.schema_map import conform_batch
+from lakectl.spark.fsspec_orc import _runs
 
 
 def event_target(*partitions: str) -> pa.Schema:
