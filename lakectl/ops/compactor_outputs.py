@@ -2,8 +2,8 @@
 the write ids it keeps, the partitions' inputs as read plans, the empty base of a partition left
 without a row, and the markers of a compactor-written directory.
 
-(:mod:`lakectl.ops.rewrite` holds the same rules for compaction; ``list-bucket --engine arrow``
-(:mod:`lakectl.ops.list_bucket_arrow`) takes them from here.)
+Compaction (:mod:`lakectl.ops.rewrite`) and ``list-bucket --engine arrow``
+(:mod:`lakectl.ops.list_bucket_arrow`) take them from here.
 """
 
 from __future__ import annotations

@@ -9,21 +9,23 @@ lowest still open (nothing from it up may be rewritten).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from lakectl.errors import UsageError
-from lakectl.failpoints import failpoint, is_crash
+from lakectl.failpoints import is_crash
+from lakectl.ops.compactor_outputs import (
+    add_empty_bases,
+    kept_write_ids,
+    major_read_plans,
+    write_compactor_markers,
+)
 from lakectl.ops.context import Context
 from lakectl.planning.compaction_plan import MAJOR, PartitionCompaction
 from lakectl.planning.list_bucket_plan import ListBucketing, kept_layouts
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.layout import (
-    ACID_VERSION,
-    ACID_VERSION_FILE,
-    COMPACTOR_METADATA_FILE,
     delta_dir_name,
     parse_partition_path,
     parse_partition_spec,
@@ -35,13 +37,9 @@ from lakectl.table.paths import STAGING_DIR, Shape, table_path
 from lakectl.table.properties import parse_size, property_value, pyarrow_orc_codec
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
-from lakectl.table.validity import ValidWriteIds
 
 if TYPE_CHECKING:
     from lakectl.arrow.bucket_compaction import BucketGroup
-
-# Hive's AcidUtils.MetaDataFile marker of a compactor-written directory.
-COMPACTOR_MARKER = json.dumps({"thisFileVersion": "0", "dataFormat": "compacted"})
 
 
 def lowest_open_write_id(
@@ -154,7 +152,7 @@ def _bucket_groups(
     majors = [p for p in chosen if p.kind == MAJOR]
     minors = [p for p in chosen if p.kind != MAJOR]
     out_dirs = {p.relative: p.output_base or "" for p in majors}
-    return bucket_groups(store.storage, store.root, _major_plans(meta, majors), out_dirs), (
+    return bucket_groups(store.storage, store.root, major_read_plans(meta, majors), out_dirs), (
         minor_groups(
             store.storage,
             store.root,
@@ -163,15 +161,6 @@ def _bucket_groups(
             {p.relative: p.output_delete_delta or "" for p in minors},
         )
     )
-
-
-def _major_plans(meta: TableMetadata, majors: list[PartitionCompaction]) -> list[PartitionReadPlan]:
-    return [
-        PartitionReadPlan(
-            p.relative, partition_values(meta, p.relative), p.base, p.deltas, p.delete_deltas, ()
-        )
-        for p in majors
-    ]
 
 
 def _minor_plans(meta: TableMetadata, chosen: list[PartitionCompaction]) -> list[PartitionReadPlan]:
@@ -183,17 +172,6 @@ def _minor_plans(meta: TableMetadata, chosen: list[PartitionCompaction]) -> list
         for p in chosen
         if p.kind != MAJOR and (p.deltas or p.delete_deltas)
     ]
-
-
-def _validity(
-    meta: TableMetadata, state: TableState, chosen: list[PartitionCompaction]
-) -> tuple[ValidWriteIds, str | None]:
-    """The write ids a rewrite keeps (every committed one up to the highest compacted), and the
-    key column a live row must have set."""
-    top = max(p.max_write_id for p in chosen)
-    committed = state.committed_write_ids
-    valid = ValidWriteIds(top, frozenset(w for w in range(1, top + 1) if w not in committed))
-    return valid, meta.data_key
 
 
 def rewrite_partitions(
@@ -218,7 +196,7 @@ def rewrite_partitions(
     counts: dict[str, int] = {"partitions": len(chosen)}
     if engine == "arrow":
         _rewrite_with_arrow(store, meta, state, chosen, added, counts)
-        _write_markers(store, added)
+        write_compactor_markers(store, added)
     else:
         staging = table_path(
             store.storage,
@@ -231,7 +209,7 @@ def rewrite_partitions(
             _rewrite_with_spark(
                 ctx, store, meta, state, chosen, staging, layouts, target_size, added, counts
             )
-            _write_markers(store, added)
+            write_compactor_markers(store, added)
         except BaseException as exc:
             if not is_crash(exc):  # a simulated crash leaves the staging a killed run leaves
                 store.storage.delete(staging, recursive=True)
@@ -240,29 +218,6 @@ def rewrite_partitions(
     counts["dirs_in"] = sum(len(p.inputs) for p in chosen)
     counts["dirs_out"] = len(added)
     return added, counts
-
-
-def _write_markers(store: TableStore, added: set[str]) -> None:
-    """Each written directory's ``_orc_acid_version`` and compactor marker."""
-    failpoint("compact.before_markers")
-    for rel in added:
-        directory = _dir_path(store, rel)
-        store.storage.write_bytes(
-            store.storage.join(directory, ACID_VERSION_FILE), ACID_VERSION.encode()
-        )
-        store.storage.write_bytes(
-            store.storage.join(directory, COMPACTOR_METADATA_FILE),
-            COMPACTOR_MARKER.encode(),
-        )
-
-
-def _empty_bases(store: TableStore, majors: list[PartitionCompaction], added: set[str]) -> None:
-    """A partition whose rows were all deleted still gets its (empty) base."""
-    for p in majors:
-        rel = p.output_path(p.output_base or "")
-        if rel not in added:
-            store.storage.makedirs(_dir_path(store, rel))
-            added.add(rel)
 
 
 def _rewrite_with_arrow(
@@ -276,7 +231,7 @@ def _rewrite_with_arrow(
     """The Arrow engine: every (partition, bucket) in this process, one after the other."""
     from lakectl.arrow.bucket_compaction import BucketCompactor, compact_groups
 
-    valid, key = _validity(meta, state, chosen)
+    valid, key = kept_write_ids(meta, state, chosen)
     compactor = BucketCompactor(
         store.storage,
         meta.data_schema,
@@ -291,7 +246,7 @@ def _rewrite_with_arrow(
         merged = compact_groups(compactor, store.root, major_groups or [])
         added |= merged.dirs
         cpu_ms, peak = merged.task_cpu_ms, merged.peak_memory_bytes
-        _empty_bases(store, majors, added)
+        add_empty_bases(store, majors, added)
         counts["rows_written"] = merged.rows
     if minor_groups:
         merged = compact_groups(compactor, store.root, minor_groups)
@@ -320,7 +275,7 @@ def _rewrite_with_spark(
     from lakectl.spark import acid_write, bucket_rewrite, kernel_read, list_bucket, snapshot_rows
 
     spark = ctx.spark()
-    valid, key = _validity(meta, state, chosen)
+    valid, key = kept_write_ids(meta, state, chosen)
     spec = snapshot_rows.ReadSpec(
         store.storage,
         store.root,
@@ -337,7 +292,7 @@ def _rewrite_with_spark(
     majors = [p for p in chosen if p.kind == MAJOR]
     minors = [p for p in chosen if p.kind != MAJOR]
     if majors:
-        plans = with_written_schemas(_major_plans(meta, majors), state)
+        plans = with_written_schemas(major_read_plans(meta, majors), state)
         out_dirs = {p.relative: p.output_base or "" for p in majors}
         split = kept_layouts(state.records, majors) if layouts is None else layouts
         merged = None
@@ -380,7 +335,7 @@ def _rewrite_with_spark(
                     subdir_names=subdirs,
                 )
             )
-        _empty_bases(store, majors, added)
+        add_empty_bases(store, majors, added)
         counts["rows_written"] = (
             merged.rows
             if merged is not None
