@@ -8,6 +8,8 @@ Compaction (:mod:`lakectl.ops.rewrite`) and ``list-bucket --engine arrow``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lakectl.failpoints import failpoint
 from lakectl.planning.compaction_plan import PartitionCompaction
 from lakectl.planning.read_plan import PartitionReadPlan
@@ -23,6 +25,9 @@ from lakectl.table.paths import Shape, table_path
 from lakectl.table.store import TableStore
 from lakectl.table.validity import ValidWriteIds
 
+if TYPE_CHECKING:
+    from lakectl.arrow.bucket_compaction import BucketCompactor
+
 COMPACTOR_MARKER = '{"thisFileVersion": "0", "dataFormat": "compacted"}'
 """Hive's ``AcidUtils.MetaDataFile`` marker of a compactor-written directory."""
 
@@ -36,6 +41,24 @@ def kept_write_ids(
     committed = state.committed_write_ids
     valid = ValidWriteIds(top, frozenset(w for w in range(1, top + 1) if w not in committed))
     return valid, meta.data_key
+
+
+def arrow_compactor(
+    store: TableStore, meta: TableMetadata, state: TableState, chosen: list[PartitionCompaction]
+) -> BucketCompactor:
+    """The per-bucket merge (:class:`~lakectl.arrow.bucket_compaction.BucketCompactor`) of a
+    rewrite of ``chosen``: the write ids it keeps, the key, the table's ORC codec."""
+    from lakectl.arrow.bucket_compaction import BucketCompactor
+    from lakectl.table.properties import pyarrow_orc_codec
+
+    valid, key = kept_write_ids(meta, state, chosen)
+    return BucketCompactor(
+        store.storage,
+        meta.data_schema,
+        valid,
+        key=key,
+        compression=pyarrow_orc_codec(meta.property("orc.compress") or "snappy"),
+    )
 
 
 def major_read_plans(
@@ -86,6 +109,7 @@ def _dir_path(store: TableStore, rel: str) -> str:
 __all__ = [
     "COMPACTOR_MARKER",
     "add_empty_bases",
+    "arrow_compactor",
     "kept_write_ids",
     "major_read_plans",
     "write_compactor_markers",

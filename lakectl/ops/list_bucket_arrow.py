@@ -10,7 +10,6 @@ from lakectl.planning.compaction_plan import PartitionCompaction
 from lakectl.planning.list_bucket_plan import ListBucketing
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
-from lakectl.table.properties import pyarrow_orc_codec
 from lakectl.table.store import TableStore
 
 
@@ -26,24 +25,17 @@ def rewrite_split_arrow(
     the table) and the counts of the commit record (``partitions``, ``rows_written``,
     ``dirs_in``, ``dirs_out``). The caller's write transaction removes what was written if
     this raises; :func:`lakectl.ops.rewrite.arrow_unsupported` must have said Arrow can."""
-    from lakectl.arrow.bucket_compaction import BucketCompactor, bucket_groups
+    from lakectl.arrow.bucket_compaction import bucket_groups
     from lakectl.arrow.list_bucket_split import split_partitions
     from lakectl.errors import ArrowEngineLimit
     from lakectl.ops.compactor_outputs import (
         add_empty_bases,
-        kept_write_ids,
+        arrow_compactor,
         major_read_plans,
         write_compactor_markers,
     )
 
-    valid, key = kept_write_ids(meta, state, chosen)
-    compactor = BucketCompactor(
-        store.storage,
-        meta.data_schema,
-        valid,
-        key=key,
-        compression=pyarrow_orc_codec(meta.property("orc.compress") or "snappy"),
-    )
+    compactor = arrow_compactor(store, meta, state, chosen)
     out_dirs = {p.relative: p.output_base or "" for p in chosen}
     groups = bucket_groups(store.storage, store.root, major_read_plans(meta, chosen), out_dirs)
     if groups is None:  # the engine choice checks this first; a file added meanwhile

@@ -17,6 +17,7 @@ from lakectl.errors import UsageError
 from lakectl.failpoints import is_crash
 from lakectl.ops.compactor_outputs import (
     add_empty_bases,
+    arrow_compactor,
     kept_write_ids,
     major_read_plans,
     write_compactor_markers,
@@ -34,7 +35,7 @@ from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import read_footer
 from lakectl.table.paths import STAGING_DIR, Shape, table_path
-from lakectl.table.properties import parse_size, property_value, pyarrow_orc_codec
+from lakectl.table.properties import parse_size, property_value
 from lakectl.table.store import TableStore
 from lakectl.table.transaction import WriteTransaction
 
@@ -229,16 +230,9 @@ def _rewrite_with_arrow(
     counts: dict[str, int],
 ) -> None:
     """The Arrow engine: every (partition, bucket) in this process, one after the other."""
-    from lakectl.arrow.bucket_compaction import BucketCompactor, compact_groups
+    from lakectl.arrow.bucket_compaction import compact_groups
 
-    valid, key = kept_write_ids(meta, state, chosen)
-    compactor = BucketCompactor(
-        store.storage,
-        meta.data_schema,
-        valid,
-        key=key,
-        compression=pyarrow_orc_codec(meta.property("orc.compress") or "snappy"),
-    )
+    compactor = arrow_compactor(store, meta, state, chosen)
     majors = [p for p in chosen if p.kind == MAJOR]
     major_groups, minor_groups = _bucket_groups(store, meta, chosen)
     cpu_ms = peak = 0
