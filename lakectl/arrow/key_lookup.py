@@ -94,10 +94,12 @@ class PartitionKeyLookup:
         partition_names: list[str],
         keys: pa.Array,
         valid: ValidWriteIds,
-        probe_rows: int = PROBE_ROWS,
+        probe_rows: int | None = PROBE_ROWS,
     ) -> None:
         self.storage = storage
-        self.probe_rows = probe_rows  # events held for one probe (memory: about 70 bytes each)
+        # Events held for one probe (memory: about 70 bytes each); None: the most events of one
+        # partition read so far (a probe then holds at most about twice the largest partition's).
+        self.probe_rows = probe_rows
         self.spec = spec
         self.types = types  # of spec.columns
         self.partition_names = partition_names
@@ -106,9 +108,10 @@ class PartitionKeyLookup:
 
     def matches(self, plans: Sequence[PartitionReadPlan]) -> Iterator[pa.RecordBatch]:
         """The matches of ``plans`` as :func:`output_names` (partition values as text),
-        probing up to ``probe_rows`` events (and at least one partition's) at a time."""
+        probing up to ``probe_rows`` events (and at least one partition's) at a time; with
+        ``probe_rows`` None, up to the most events one partition of ``plans`` has had so far."""
         pending: list[tuple[PartitionReadPlan, pa.Table, pa.ChunkedArray]] = []
-        rows = 0
+        rows = largest = 0
         for plan in plans:
             found = self._events(plan)
             if found is None:  # no stored row: e.g. a partition whose compaction kept none
@@ -116,7 +119,8 @@ class PartitionKeyLookup:
             events, live = found
             pending.append((plan, events, live))
             rows += events.num_rows
-            if rows >= self.probe_rows:
+            largest = max(largest, events.num_rows)
+            if rows >= (largest if self.probe_rows is None else self.probe_rows):
                 yield from self._probe(pending)
                 pending, rows = [], 0
         if pending:

@@ -35,11 +35,6 @@ if TYPE_CHECKING:
     from lakectl.arrow.partitioned_batch import PartitionedBatch
 
 
-# Stored events a thread of the key lookup holds for one probe against the batch's keys (each
-# probe hashes every key of the batch; about 70 bytes an event): a partition's when larger.
-LOOKUP_PROBE_ROWS = 1_000_000
-
-
 @dataclass(frozen=True)
 class BatchChanges:
     """What a load writes: the changes per partition (read one partition at a time as they
@@ -150,8 +145,10 @@ def _looked_up(
 
     types = [arrow_type(c.type) for c in spec.columns.columns]
     keys = pc.unique(batch.column(spec.key).combine_chunks()).cast(types[0])
+    # A thread probes a partition's events at a time (small partitions together, up to the
+    # largest's events): about twice the largest partition's events in memory, not a fixed count.
     lookup = PartitionKeyLookup(
-        storage, spec, types, list(meta.partition_by), keys, valid, probe_rows=LOOKUP_PROBE_ROWS
+        storage, spec, types, list(meta.partition_by), keys, valid, probe_rows=None
     )
 
     def matches(group: Sequence[PartitionReadPlan]) -> list[pa.Table]:
