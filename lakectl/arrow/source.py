@@ -40,6 +40,7 @@ from lakectl.table.schema import Column, Schema
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BLANKS = "".join(chr(c) for c in range(33))  # what Java's String.trim removes
@@ -57,6 +58,7 @@ _CSV_SHORT_INFINITIES = ("Inf", "-Inf")  # read as "Infinity" and "-Infinity"
 # A batch is read CHUNK_ROWS rows at a time where its format allows, files _READ_BYTES at a time.
 CHUNK_ROWS = 131_072
 _READ_BYTES = 8 << 20
+_PARQUET_DECODE_ROWS = 32_768
 _INT_RANGE = (-(2**31), 2**31 - 1)
 _LONG_RANGE = (-(2**63), 2**63 - 1)
 _MAX_PRECISION = 38
@@ -654,8 +656,8 @@ def _columnar_file(storage: Storage, file: _File, fmt: str) -> tuple[pa.Schema, 
         try:
             if fmt == "parquet":
                 with handle:
-                    for batch in parquet.iter_batches(batch_size=CHUNK_ROWS):
-                        yield _spark_typed(pa.Table.from_batches([batch]), utc, file.shown)
+                    for part in _parquet_parts(parquet):
+                        yield _spark_typed(part, utc, file.shown)
             else:
                 for stripe in range(reader.nstripes):
                     part = pa.Table.from_batches([read_stripe(reader, buffer, stripe)])
@@ -664,6 +666,25 @@ def _columnar_file(storage: Storage, file: _File, fmt: str) -> tuple[pa.Schema, 
             raise unreadable(exc) from exc
 
     return typed, tables()
+
+
+def _parquet_parts(parquet: pq.ParquetFile) -> Iterator[pa.Table]:
+    """A Parquet file's rows in parts of about :data:`CHUNK_ROWS` rows, each decoded a few pages
+    at a time (:data:`_PARQUET_DECODE_ROWS` rows, on this thread: pyarrow's decoding buffers
+    then stay small next to a part, whatever the size of the file's row groups)."""
+    import pyarrow as pa
+
+    held: list[pa.RecordBatch] = []
+    rows = 0
+    size = min(_PARQUET_DECODE_ROWS, CHUNK_ROWS)
+    for batch in parquet.iter_batches(batch_size=size, use_threads=False):
+        held.append(batch)
+        rows += batch.num_rows
+        if rows >= CHUNK_ROWS:
+            yield pa.Table.from_batches(held)
+            held, rows = [], 0
+    if held:
+        yield pa.Table.from_batches(held)
 
 
 def _spark_typed(table: pa.Table, utc: set[str], shown: str) -> pa.Table:
