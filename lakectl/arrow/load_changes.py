@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.key_lookup import LookupSpec, PartitionKeyLookup, lookup_spec
+from lakectl.arrow.memory import release_unused_memory
 from lakectl.arrow.partition_reader import MergeSpec, partition_batches
 from lakectl.arrow.types import arrow_schema, arrow_type
 from lakectl.kernel import change_classify as cc
@@ -152,7 +153,11 @@ def _looked_up(
     )
 
     def matches(group: Sequence[PartitionReadPlan]) -> list[pa.Table]:
-        return [pa.Table.from_batches([b]) for b in lookup.matches(group)]
+        found = []
+        for match in lookup.matches(group):  # the events probed before are freed by now
+            found.append(pa.Table.from_batches([match]))
+            release_unused_memory()
+        return found
 
     groups = _plan_groups(plans, os.cpu_count() or 1)
     if len(groups) <= 1:

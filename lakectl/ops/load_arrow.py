@@ -128,6 +128,7 @@ def load_table_arrow(
     from the batch's keys and written a partition at a time, so memory holds about one
     partition's rows (with the stored rows of its keys), not the batch's."""
     from lakectl.arrow.batch import BatchShaper
+    from lakectl.arrow.memory import release_unused_memory
     from lakectl.arrow.partitioned_batch import PartitionedBatch
     from lakectl.arrow.source import SourceBatches, spark_type_of
 
@@ -141,6 +142,8 @@ def load_table_arrow(
     with PartitionedBatch(meta.partition_by, keys) as batch:
         for part in read.tables:
             batch.add(shaper.shape(part))
+            del part
+            release_unused_memory()
         stats = shaper.finish()
         return _load_batch(
             ctx,
@@ -182,6 +185,7 @@ def _load_batch(
     """:func:`load_table_arrow` once the batch is read, checked and set aside."""
     from lakectl.arrow.bucket_compaction import peak_memory_bytes
     from lakectl.arrow.load_changes import append_changes, keyed_changes
+    from lakectl.arrow.memory import release_unused_memory
 
     touched = {partition_key(meta, r) for r in stats.partitions} if meta.partition_by else {""}
     read_with = None
@@ -228,6 +232,7 @@ def _load_batch(
                 mode=options.mode,
                 order_by=options.order_by,
             )
+        release_unused_memory()
         phases["lookup"] = time.time() - started - sum(phases.values())
         failpoint("load.before_write")
         ctx.progress(f"writing {rows:,} changes" if keyed else f"writing {rows:,} rows")
@@ -271,6 +276,7 @@ def _write_concurrently(
     from concurrent.futures import ThreadPoolExecutor
 
     from lakectl.arrow.acid_writer import write_transaction_changes
+    from lakectl.arrow.memory import release_unused_memory
 
     workers = os.cpu_count() or 1
     if workers <= 1:
@@ -282,6 +288,7 @@ def _write_concurrently(
 
     def shared() -> Iterator[PartitionChanges]:
         while not failed.is_set():
+            release_unused_memory()  # the partition written before
             with lock:
                 change = next(source, None)
             if change is None:
