@@ -172,3 +172,68 @@ def test_a_loads_rows_set_aside_on_disk_are_removed_whatever_the_outcome(
     assert len(made) == 2 and all(Path(d).parent == spill for d in made)
     assert list(spill.iterdir()) == []
     assert table.history()[-1].version == 1
+
+
+def test_the_key_lookup_probes_about_a_partition_at_a_time_and_finds_the_same_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakectl.arrow.key_lookup import PartitionKeyLookup, lookup_spec
+    from lakectl.scan.target import plan_lakectl
+    from lakectl.storage.fs import storage_for
+    from lakectl.table.store import TableStore
+
+    sizes = {"a": 3, "b": 10, "c": 2, "d": 2, "e": 2, "f": 2, "g": 2}
+    table = lakectl.create_table(
+        str(tmp_path / "t"),
+        schema="id bigint, v string, day string",
+        primary_key="id",
+        partition_by="day",
+    )
+    rows = [(n, day) for n, day in enumerate(d for d, k in sizes.items() for _ in range(k))]
+    batch = tmp_path / "b.csv"
+    batch.write_text("id,v,day\n" + "".join(f"{n},v{n},{day}\n" for n, day in rows))
+    table.load(str(batch), mode="append", engine="arrow")
+    storage, root = storage_for(str(tmp_path / "t"))
+    store = TableStore(storage, root, "t")
+    state = store.read_state()
+    valid, plans, _ = plan_lakectl(store, state)
+    plans = sorted(plans, key=lambda p: p.values)
+    meta = state.metadata
+    spec = lookup_spec(meta.data_schema, meta.primary_key, None)
+    assert spec is not None
+    wanted = pa.array([0, 5, 14, 20, 22, 99], pa.int64())
+    probed: list[list[int]] = []
+    real_probe = PartitionKeyLookup._probe
+
+    def probe(self: PartitionKeyLookup, pending: list[Any]) -> Any:
+        probed.append([events.num_rows for _, events, _ in pending])
+        return real_probe(self, pending)
+
+    monkeypatch.setattr(PartitionKeyLookup, "_probe", probe)
+    found = {}
+    for probe_rows in (None, 1, 10**9):
+        probed.clear()
+        lookup = PartitionKeyLookup(
+            storage, spec, [pa.int64()], ["day"], wanted, valid, probe_rows=probe_rows
+        )
+        matches = pa.Table.from_batches(list(lookup.matches(plans)))
+        ids, days = matches.column("id").to_pylist(), matches.column("day").to_pylist()
+        found[probe_rows] = sorted(zip(ids, days, strict=True))
+        if probe_rows is None:  # small partitions together, up to the largest one's events
+            assert probed == [[3], [10], [2, 2, 2, 2, 2]]
+    assert found[None] == found[1] == found[10**9]
+    assert found[None] == [(0, "a"), (5, "b"), (14, "c"), (20, "f"), (22, "g")]
+
+
+def test_a_parquet_row_group_is_read_in_parts_equal_to_the_file_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "one-group.parquet"
+    pq.write_table(pa.table({"id": range(10), "v": [f"x{i}" for i in range(10)]}), path)
+    whole = arrow_source.read_source_arrow(str(path), "parquet", infer=False)
+    monkeypatch.setattr(arrow_source, "CHUNK_ROWS", 4)
+    monkeypatch.setattr(arrow_source, "_PARQUET_DECODE_ROWS", 3)
+    parts = list(arrow_source.read_source_batches(str(path), "parquet", infer=False).tables)
+    assert [p.num_rows for p in parts] == [6, 4]
+    assert pa.concat_tables(parts).equals(whole)
+    assert whole.column("id").to_pylist() == list(range(10))
