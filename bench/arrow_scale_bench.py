@@ -221,6 +221,12 @@ def run(data_dir: str, rows: int, batch_rows: int, dates: int) -> dict[str, Any]
         "delete_peak_bytes": delete.detail["peak_memory_bytes"],
         "delete_before_bytes": delete.detail["memory_before_bytes"],
     }
+    # what the load added to the process, in multiples of the largest partition as Arrow
+    memory["load_growth_per_largest_partition"] = round(
+        (memory["load_peak_bytes"] - memory["load_before_bytes"])
+        / max(1, memory["base_largest_partition"]["arrow_bytes"]),
+        1,
+    )
     return {
         "rows": rows,
         "batch_rows": batch_rows,
@@ -287,7 +293,8 @@ def render(report: dict[str, Any]) -> list[str]:
         f" MB before the load); the batch's largest partition: {part['rows']:,} rows,"
         f" {part['arrow_bytes'] / mb:.0f} MB in Arrow (whole batch {part['all_rows_arrow_bytes'] / mb:.0f} MB);"
         f" the table's largest partition: {base['rows']:,} rows, {base['arrow_bytes'] / mb:.0f} MB"
-        f" in Arrow, {m['stored_largest_partition_bytes'] / mb:.0f} MB stored",
+        f" in Arrow, {m['stored_largest_partition_bytes'] / mb:.0f} MB stored; the load added"
+        f" {m['load_growth_per_largest_partition']}x that partition's Arrow size",
         f"- delete peak memory {m['delete_peak_bytes'] / mb:.0f} MB (process"
         f" {m['delete_before_bytes'] / mb:.0f} MB before)",
         f"- rows after: lakectl {report['checks']['rows_lakectl']:,}, delta-rs"
