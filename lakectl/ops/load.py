@@ -578,7 +578,7 @@ def load_frame(
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.kernel.change_classify import load_counts
-    from lakectl.spark import acid_write, change_classify
+    from lakectl.spark import acid_write, change_classify, load_tasks
     from lakectl.spark.batch import shape_batch
 
     started = time.time() if started is None else started
@@ -610,6 +610,7 @@ def load_frame(
             touched = {partition_key(meta, r) for r in part_rows} if meta.partition_by else {""}
             rows = stats.rows
             tasks = write_tasks(rows, len(part_rows), parallelism)
+            changes = None
             if options.mode == LoadMode.APPEND:
                 changes = acid_write.change_events(
                     batch,
@@ -619,6 +620,14 @@ def load_frame(
                     old=lambda _: F.lit(None),
                 )
                 observation = None
+            elif load_tasks.eligible(spark, meta):
+                ctx.progress(f"looking up {rows:,} keys")
+                read_with = state if evolution is None else state.with_next_metadata(meta)
+                counts = _load_in_tasks(
+                    ctx, store, txn, read_with, meta, touched, options, batch, rows, phases,
+                    started, parallelism,
+                )  # fmt: skip
+                observation = None
             else:
                 ctx.progress(f"looking up {rows:,} keys")
                 read_with = state if evolution is None else state.with_next_metadata(meta)
@@ -627,27 +636,30 @@ def load_frame(
                     classified, f"load_{write_id}"
                 )
                 changes = change_classify.changes_to_write(observed, meta)
-            phases["lookup"] = time.time() - started - sum(phases.values())
-            failpoint("load.before_write")
-            ctx.progress(f"writing {rows:,} changes" if observation else f"writing {rows:,} rows")
-            written = acid_write.write_changes(
-                changes,
-                target,
-                write_id,
-                tasks,
-                delta_dir=delta_dir_name(write_id),
-                delete_dir=delta_dir_name(write_id, delete=True),
-            )
-            added += written.directories
-            if observation is None:
-                counts = {"inserted": written.inserts}
-            else:
-                metrics = change_classify.observed_counts(observation, written)
-                by_result = change_classify.checked_counts(
-                    metrics, written, rows
-                ) or change_classify.count_results(classified)
-                counts = load_counts(by_result, rows)
-            phases["write"] = time.time() - started - sum(phases.values())
+            if changes is not None:
+                phases["lookup"] = time.time() - started - sum(phases.values())
+                failpoint("load.before_write")
+                ctx.progress(
+                    f"writing {rows:,} changes" if observation else f"writing {rows:,} rows"
+                )
+                written = acid_write.write_changes(
+                    changes,
+                    target,
+                    write_id,
+                    tasks,
+                    delta_dir=delta_dir_name(write_id),
+                    delete_dir=delta_dir_name(write_id, delete=True),
+                )
+                added += written.directories
+                if observation is None:
+                    counts = {"inserted": written.inserts}
+                else:
+                    metrics = change_classify.observed_counts(observation, written)
+                    by_result = change_classify.checked_counts(
+                        metrics, written, rows
+                    ) or change_classify.count_results(classified)
+                    counts = load_counts(by_result, rows)
+                phases["write"] = time.time() - started - sum(phases.values())
             if before_commit is not None:
                 before_commit()
             ctx.progress("committing")
@@ -673,6 +685,81 @@ def load_frame(
         phases=phases,
         evolved=tuple(evolution[2]) if evolution is not None else (),
     )
+
+
+def _load_in_tasks(
+    ctx: Context,
+    store: TableStore,
+    txn: Any,
+    state: TableState,
+    meta: TableMetadata,
+    touched: set[str],
+    options: LoadOptions,
+    batch: Any,
+    rows: int,
+    phases: dict[str, float],
+    started: float,
+    parallelism: int,
+) -> dict[str, int]:
+    """An upsert or cdc load's changes decided and written by the Arrow engine's rules in
+    Spark tasks (:mod:`lakectl.spark.load_tasks`), moved into place; the load's counts."""
+    import time
+
+    from lakectl.kernel.change_classify import load_counts
+    from lakectl.spark import load_tasks
+
+    spark = batch.sparkSession
+    existing = _stored_rows(spark, store, state, meta, touched, options, batch, rows)
+    phases["lookup"] = time.time() - started - sum(phases.values())
+    failpoint("load.before_write")
+    ctx.progress(f"writing {rows:,} changes")
+    storage = store.storage
+    staging = storage.join(txn.staging, "changes")
+    write_id = txn.version
+    written = load_tasks.write_keyed_changes(
+        batch,
+        existing,
+        meta,
+        storage,
+        staging,
+        write_id,
+        mode=options.mode,
+        order_by=options.order_by,
+        key_tasks=parallelism,
+        write_tasks=write_tasks(rows, max(1, len(touched)), parallelism),
+        delta_dir=delta_dir_name(write_id),
+        delete_dir=delta_dir_name(write_id, delete=True),
+    )
+    for rel in written.directories:
+        txn.added.append(rel)
+        load_tasks.move_into_place(storage, store.root, staging, rel)
+    if storage.exists(txn.staging):
+        storage.delete(txn.staging, recursive=True)
+    phases["write"] = time.time() - started - sum(phases.values())
+    return load_counts(written.by_result, rows)
+
+
+def _stored_rows(
+    spark,
+    store: TableStore,
+    state,
+    meta: TableMetadata,
+    touched: set[str],
+    options: LoadOptions,
+    batch,
+    rows: int,
+):
+    """The stored rows of the batch's keys (:func:`_existing_keys`), looked up with the
+    batch's keys collected once when the batch is small enough."""
+    from pyspark.sql import functions as F
+
+    from lakectl.spark import key_lookup
+
+    lookup = key_lookup.lookup_spec(spark, meta.data_schema, meta.primary_key, options.order_by)
+    found = None
+    if lookup is not None and rows <= BROADCAST_LOOKUP_ROWS:
+        found = (lookup, key_lookup.batch_keys(batch.select(F.col(f"`{lookup.key}`"))))
+    return _existing_keys(spark, store, state, meta, touched, options.order_by, batch, found)
 
 
 def _classify(
