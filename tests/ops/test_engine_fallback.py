@@ -139,3 +139,46 @@ def test_auto_loads_into_the_table_its_arrow_attempt_created(spark, base, tmp_pa
         done = table.load(source, create=True, primary_key="id", engine="auto")
     assert (done.engine, done.created_table, done.inserted) == ("spark", True, 2)
     assert _rows(table.refresh()) == [(1, "v1", "a"), (2, "v2", "b")]
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every path under ``root``: a file's hash, a directory's ``dir``."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        if p.is_file()
+        else "dir"
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def _create_load(table: Path, source: str, engine: str, lakectl_cli: Callable[..., Any]) -> Any:
+    return lakectl_cli(
+        "load", table, source, "--create", "--primary-key", "id", "--partition-by", "part",
+        "--engine", engine, "--json",
+    )  # fmt: skip
+
+
+def test_a_create_the_arrow_engine_gives_up_on_leaves_nothing_behind(tmp_path, lakectl_cli):
+    source = _csv(tmp_path / "new.csv", ["id,val,part", "1,v1,a", "2,v2,b"])
+    kept = tmp_path / "kept"  # an empty directory that was there before: it stays
+    kept.mkdir()
+    for table in (tmp_path / "new", kept):
+        with arrow_limit_at(POINT):
+            failed = _create_load(table, source, "arrow", lakectl_cli)
+        assert failed.code == 2 and f"failpoint {POINT}" in failed.err, failed.err
+    assert not (tmp_path / "new").exists()
+    assert kept.is_dir() and _tree(kept) == {}
+    for table in (tmp_path / "new", kept):  # nothing was left in the way of a new --create
+        done = _create_load(table, source, "arrow", lakectl_cli)
+        assert done.code == 0, done.err
+        assert (done.json["created_table"], done.json["counts"]["inserted"]) == (True, 2)
+    assert _rows(lakectl.open_table(str(kept))) == [(1, "v1", "a"), (2, "v2", "b")]
+
+
+def test_a_create_spark_fails_to_load_leaves_nothing_behind(spark, tmp_path, lakectl_cli):
+    source = _csv(tmp_path / "new.csv", ["id,val,part", "1,v1,a", "2,v2,b"])
+    # Any error after the table was created (here one raised just before the rows are written).
+    with arrow_limit_at("load.before_write"):
+        failed = _create_load(tmp_path / "new", source, "spark", lakectl_cli)
+    assert failed.code == 2 and "failpoint load.before_write" in failed.err, failed.err
+    assert not (tmp_path / "new").exists()
