@@ -62,7 +62,21 @@ def test_list_bucket_with_the_arrow_engine(table, lakectl_cli) -> None:
     assert _rows(lakectl_cli, table) == before
 
 
-def test_auto_values_need_spark(table, lakectl_cli) -> None:
-    done = lakectl_cli("list-bucket", table, "--column", "x", "--auto", "--engine", "arrow")
-    assert done.code == 2
-    assert "--auto measures the skew with Spark" in done.err and "--keys" in done.err
+def test_auto_values_are_counted_without_a_jvm(table, lakectl_cli) -> None:
+    skew = lakectl_cli("skew", table, "--column", "x", "--engine", "arrow", "--json")
+    assert skew.code == 0, skew.err
+    assert (skew.json["engine"], skew.json["engine_reason"]) == ("arrow", "asked for")
+    top = {
+        p["partition"]: [(v["values"], v["rows"]) for v in p["top"]]
+        for p in skew.json["partitions"]
+    }
+    assert top == {
+        "ds=d0": [(["0"], 5), (["1"], 4), (["2"], 4), ([None], 2)],
+        "ds=d1": [(["2"], 5), (["0"], 4), (["1"], 4), ([None], 2)],
+    }
+    done = lakectl_cli("list-bucket", table, "--column", "x", "--auto", "--engine", "arrow",
+                       "--json")  # fmt: skip
+    assert done.code == 0, done.err
+    assert (done.json["engine"], done.json["rows_written"]) == ("arrow", 30)
+    after = {p["partition"]: p["after"]["values"] for p in done.json["partitions"]}
+    assert after == {"ds=d0": [["0"], ["1"], ["2"]], "ds=d1": [["2"], ["0"], ["1"]]}
