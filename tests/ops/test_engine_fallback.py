@@ -127,6 +127,8 @@ def test_auto_hands_the_job_to_spark(spark, base, tmp_path) -> None:
             done = WRITERS[writer](table, "auto", tmp_path / writer / "land")
         if writer == "stream":  # the stream's engine is the one asked for; its batches say
             assert done.status.engines == {"spark": 1}
+            assert (done.status.fallback_reason, done.engine_reason) == (reason, reason)
+            assert done.to_dict()["status"]["fallback_reason"] == reason
         else:
             assert (done.engine, done.engine_reason) == ("spark", reason), writer
         assert _rows(table.refresh()) == _rows(expected.refresh()), writer
