@@ -171,7 +171,7 @@ def measure_skew(
     from lakectl.engine import choose_engine, run_in_engine
 
     meta = state.metadata
-    keep = max(top, max_values)
+    job = _Counting(store, state, plans, columns, max(top, max_values))
     choice = choose_engine(
         engine,
         work_bytes=sum(f.size for p in plans for d in p.data_dirs for f in d.files),
@@ -180,10 +180,10 @@ def measure_skew(
     )
 
     def in_spark(chosen: EngineChoice) -> tuple[list[_Counted], EngineChoice]:
-        return _spark_counts(ctx, store, state, plans, columns, keep), chosen
+        return _spark_counts(ctx, job), chosen
 
     def in_arrow(chosen: EngineChoice) -> tuple[list[_Counted], EngineChoice]:
-        return _arrow_counts(store, state, plans, columns, keep), chosen
+        return _arrow_counts(job), chosen
 
     counted, choice = run_in_engine(engine, choice, in_arrow, in_spark)
     layouts = layouts_by_dir(state.records)
@@ -206,34 +206,39 @@ _Counted = tuple[int, int, list[tuple[ValueTuple, int]]]
 """One partition's rows, distinct value tuples and heaviest tuples with their rows."""
 
 
-def _spark_counts(
-    ctx: Context,
-    store: TableStore,
-    state: TableState,
-    plans: list[PartitionReadPlan],
-    columns: tuple[str, ...],
-    keep: int,
-) -> list[_Counted]:
+@dataclass(frozen=True)
+class _Counting:
+    """What to count: ``columns``' value tuples in ``plans``' partitions of ``state``, the
+    ``keep`` heaviest per partition."""
+
+    store: TableStore
+    state: TableState
+    plans: list[PartitionReadPlan]
+    columns: tuple[str, ...]
+    keep: int
+
+
+def _spark_counts(ctx: Context, job: _Counting) -> list[_Counted]:
     """Per plan, the counts of one Spark job over the partitions' stored rows."""
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
     from lakectl.spark import snapshot_rows
     from lakectl.spark.list_bucket import skew_counts
 
-    meta = state.metadata
+    meta = job.state.metadata
     spec = snapshot_rows.ReadSpec(
-        store.storage,
-        store.root,
+        job.store.storage,
+        job.store.root,
         meta.data_schema,
         meta.schema.select(list(meta.partition_by)),
-        state.valid_write_ids(),
+        job.state.valid_write_ids(),
         meta.data_key,
     )
-    rows = snapshot_rows.read_rows(ctx.spark(), plans, spec)
+    rows = snapshot_rows.read_rows(ctx.spark(), job.plans, spec)
     by_partition: dict[tuple[str | None, ...], list[GroupCount]] = {}
-    for entry in skew_counts(rows, meta.partition_by, columns, keep):
+    for entry in skew_counts(rows, meta.partition_by, job.columns, job.keep):
         by_partition.setdefault(_partition_key(meta, entry.partition), []).append(entry)
     out: list[_Counted] = []
-    for plan in plans:
+    for plan in job.plans:
         entries = sorted(
             by_partition.get(_partition_key(meta, plan.values), []), key=lambda e: e.rank
         )
@@ -242,23 +247,17 @@ def _spark_counts(
     return out
 
 
-def _arrow_counts(
-    store: TableStore,
-    state: TableState,
-    plans: list[PartitionReadPlan],
-    columns: tuple[str, ...],
-    keep: int,
-) -> list[_Counted]:
+def _arrow_counts(job: _Counting) -> list[_Counted]:
     """Per plan, the counts of the partition's live rows read in this process."""
     from lakectl.arrow.partition_reader import MergeSpec
     from lakectl.arrow.value_counts import value_counts
 
-    meta = state.metadata
-    spec = MergeSpec.of_table(store.storage, meta, state.valid_write_ids(), columns=columns)
+    valid = job.state.valid_write_ids()
+    spec = MergeSpec.of_table(job.store.storage, job.state.metadata, valid, columns=job.columns)
     out: list[_Counted] = []
-    for plan in plans:
-        groups = value_counts(spec, plan, columns)
-        out.append((sum(c for _, c in groups), len(groups), heaviest(groups, keep)))
+    for plan in job.plans:
+        groups = value_counts(spec, plan, job.columns)
+        out.append((sum(c for _, c in groups), len(groups), heaviest(groups, job.keep)))
     return out
 
 

@@ -20,6 +20,7 @@ import pytest
 import lakectl
 from lakectl.errors import ArrowEngineLimit
 from lakectl.failpoints import arrow_limit_at
+from tests.support.table_files import tree
 from tests.support.table_logs import log_on_disk, store_at
 
 SCHEMA = "id bigint, val string, part string"
@@ -143,16 +144,6 @@ def test_auto_loads_into_the_table_its_arrow_attempt_created(spark, base, tmp_pa
     assert _rows(table.refresh()) == [(1, "v1", "a"), (2, "v2", "b")]
 
 
-def _tree(root: Path) -> dict[str, str]:
-    """Every path under ``root``: a file's hash, a directory's ``dir``."""
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        if p.is_file()
-        else "dir"
-        for p in sorted(root.rglob("*"))
-    }
-
-
 def _create_load(table: Path, source: str, engine: str, lakectl_cli: Callable[..., Any]) -> Any:
     return lakectl_cli(
         "load", table, source, "--create", "--primary-key", "id", "--partition-by", "part",
@@ -169,7 +160,7 @@ def test_a_create_the_arrow_engine_gives_up_on_leaves_nothing_behind(tmp_path, l
             failed = _create_load(table, source, "arrow", lakectl_cli)
         assert failed.code == 2 and f"failpoint {POINT}" in failed.err, failed.err
     assert not (tmp_path / "new").exists()
-    assert kept.is_dir() and _tree(kept) == {}
+    assert kept.is_dir() and tree(kept) == {}
     for table in (tmp_path / "new", kept):  # nothing was left in the way of a new --create
         done = _create_load(table, source, "arrow", lakectl_cli)
         assert done.code == 0, done.err

@@ -5,7 +5,6 @@ The loads that create tables through it: tests/ops/test_engine_fallback.py."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
@@ -15,18 +14,10 @@ from lakectl.table.created_table import table_to_write
 from lakectl.table.log import Operation
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import parse_schema
+from tests.support.table_files import tree
 from tests.support.table_logs import store_at
 
 META = TableMetadata(parse_schema("id bigint, qty int, part string"), ("id",), ("part",))
-
-
-def _tree(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        if p.is_file()
-        else "dir"
-        for p in sorted(root.rglob("*"))
-    }
 
 
 def _fail_after_creating(root: Path) -> None:
@@ -53,9 +44,9 @@ def test_a_directory_that_was_there_keeps_exactly_what_it_held(tmp_path) -> None
     (root / "_lakectl" / "notes").mkdir(parents=True)  # even a _lakectl without a log
     (root / "_lakectl" / "notes" / "mine.txt").write_text("kept\n")
     (root / "README").write_text("the user's own file\n")
-    before = _tree(root)
+    before = tree(root)
     _fail_after_creating(root)
-    assert _tree(root) == before
+    assert tree(root) == before
 
 
 def test_a_table_another_writer_committed_into_is_kept(tmp_path) -> None:
