@@ -80,3 +80,13 @@ def test_auto_values_are_counted_without_a_jvm(table, lakectl_cli) -> None:
     assert (done.json["engine"], done.json["rows_written"]) == ("arrow", 30)
     after = {p["partition"]: p["after"]["values"] for p in done.json["partitions"]}
     assert after == {"ds=d0": [["0"], ["1"], ["2"]], "ds=d1": [["2"], ["0"], ["1"]]}
+
+
+def test_a_column_without_one_text_per_value_is_counted_by_spark_only(tmp_path, lakectl_cli):
+    (tmp_path / "d.csv").write_text("id,v\n1,1.5\n2,2.5\n")
+    made = lakectl_cli("load", tmp_path / "d", tmp_path / "d.csv", "--create", "--engine", "arrow")
+    assert made.code == 0, made.err
+    done = lakectl_cli("skew", tmp_path / "d", "--column", "v", "--engine", "arrow")
+    assert done.code == 2
+    assert "cannot run this: counting values of v (double)" in done.err
+    assert "hint: use --engine spark" in done.err and "Traceback" not in done.err
