@@ -136,12 +136,15 @@ def test_auto_hands_the_job_to_spark(spark, base, tmp_path) -> None:
 
 
 def test_auto_loads_into_the_table_its_arrow_attempt_created(spark, base, tmp_path) -> None:
+    """The Arrow attempt removes the table it created when it gives up; Spark creates it again
+    and loads it: one creation in the log."""
     source = _csv(tmp_path / "new.csv", ["id,val,part", "1,v1,a", "2,v2,b"])
     table = lakectl.open_table(str(tmp_path / "new"), spark=spark)
     with arrow_limit_at(POINT):
         done = table.load(source, create=True, primary_key="id", engine="auto")
     assert (done.engine, done.created_table, done.inserted) == ("spark", True, 2)
     assert _rows(table.refresh()) == [(1, "v1", "a"), (2, "v2", "b")]
+    assert [r["operation"] for r in _committed(tmp_path / "new")] == ["create", "upsert"]
 
 
 def _create_load(table: Path, source: str, engine: str, lakectl_cli: Callable[..., Any]) -> Any:
