@@ -406,9 +406,10 @@ class Table:
         top: int = 10,
         min_share: float = 0.01,
         max_values: int = 10,
+        engine: str | None = None,
     ) -> SkewResult:
         """Per partition, the heaviest values of ``columns`` and the list-bucketing
-        recommendation (a Spark job over the pinned version).
+        recommendation (one pass over the pinned version's stored rows).
 
         Args:
             columns: the column(s) whose values to count.
@@ -416,13 +417,18 @@ class Table:
             top: the heaviest values listed per partition.
             min_share: the share of rows a value needs to be recommended.
             max_values: at most this many values recommended.
+            engine: ``"spark"``, ``"arrow"`` (in this process, no JVM; columns of integer,
+                string, date or boolean type) or ``"auto"`` (Arrow when the partitions read
+                are at most ``engine.auto.max-bytes``); default: the configured engine.
 
         Returns:
-            A :class:`lakectl.SkewResult`.
+            A :class:`lakectl.SkewResult` (``engine`` says which engine counted).
         """
         from lakectl.ops.skew import SkewOptions, skew
 
-        options = SkewOptions(column_names(columns), tuple(partitions), top, min_share, max_values)
+        options = SkewOptions(
+            column_names(columns), tuple(partitions), top, min_share, max_values, engine
+        )
         return skew(self._reading(), self._ref, options)
 
     # --- writing (each refreshes the table) --------------------------------------------------
@@ -882,8 +888,8 @@ class Table:
             dry_run: say what would be rewritten; write nothing.
             min_share: with ``auto``: the share of rows a value needs.
             max_values: with ``auto``: at most this many values.
-            engine: ``"spark"``, ``"arrow"`` (in this process, no JVM; not with ``auto``,
-                whose skew is measured by Spark) or ``"auto"`` (Arrow when the directories
+            engine: ``"spark"``, ``"arrow"`` (in this process, no JVM; with ``auto`` the
+                skew is counted in it too) or ``"auto"`` (Arrow when the directories
                 rewritten are at most ``engine.auto.max-bytes``); default: the configured
                 engine.
 

@@ -26,6 +26,7 @@ from lakectl.kernel.live_rows import IDENTITY, identity_fields
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
 from lakectl.table.batch_checks import POSITION_COL
+from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.validity import ValidWriteIds
 
@@ -62,7 +63,7 @@ def keyed_changes(
     meta: TableMetadata,
     batch: PartitionedBatch,
     *,
-    mode: str,
+    mode: LoadMode,
     order_by: str | None,
 ) -> BatchChanges:
     """The changes of an upsert or cdc ``batch`` against the stored rows of ``plans`` (the

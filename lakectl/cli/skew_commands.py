@@ -65,6 +65,7 @@ def _label(values: tuple[str | None, ...] | list[str | None]) -> str:
     show_default=True,
     help="Recommend at most this many values per partition.",
 )
+@engine_option
 @common_options
 def skew(
     table: str,
@@ -73,24 +74,32 @@ def skew(
     top: int,
     min_share: float,
     max_values: int,
+    engine: str | None,
     settings: Settings,
 ) -> None:
     """Show per partition the heaviest values of a column, their share of rows, and which
     values deserve a list-bucketing directory.
 
-    One Spark pass over the stored rows of the current snapshot. The recommendation is what
-    `list-bucket --auto` uses with the same --min-share / --max-values.
+    One pass over the stored rows of the current snapshot. The recommendation is what
+    `list-bucket --auto` uses with the same --min-share / --max-values. --engine arrow counts
+    in this process without a JVM (columns of integer, string, date or boolean type).
 
     \b
     Example:
       lakectl skew events --column x --top 10
       lakectl skew events --column x --column y --partition ds=2024-01-02 --json
+      lakectl skew events --column x --engine arrow
     """
     result = run_operation(
         settings,
         make_context(settings),
         lambda ctx: api_table(ctx, table).skew(
-            columns, partitions=partitions, top=top, min_share=min_share, max_values=max_values
+            columns,
+            partitions=partitions,
+            top=top,
+            min_share=min_share,
+            max_values=max_values,
+            engine=engine,
         ),
     )
     render(settings, result, _print_skew)
@@ -166,7 +175,7 @@ def list_bucket(
     `snapshot --where "x = 6"` then reads only that directory (plus later deltas). Loads keep
     working; a major compaction keeps the layout. Refused: bucketed tables (--buckets), partition
     columns, column types other than integers/string/date/boolean. --engine arrow rewrites
-    in this process without a JVM (not with --auto, whose skew is measured by Spark).
+    in this process without a JVM (with --auto, it counts the skew there too).
 
     \b
     Example:

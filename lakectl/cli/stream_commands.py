@@ -171,6 +171,8 @@ def _print_stream(result: StreamResult) -> None:
         output.line(
             f"  engine: {result.engine}" + (f" (micro-batches: {engines})" if engines else "")
         )
+        if s.fallback_reason:
+            output.line(f"  the latest micro-batch loaded by Spark: {s.fallback_reason}")
     if s.counts:
         output.line("  " + ", ".join(f"{k.replace('_', ' ')}: {v:,}" for k, v in s.counts.items()))
     if s.bad_files:

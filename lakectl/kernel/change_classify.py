@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from lakectl.kernel.live_rows import IDENTITY
 from lakectl.table.batch_checks import ACTION_COL, ORDER_COL, POSITION_COL
+from lakectl.table.log import LoadMode
 
 if TYPE_CHECKING:
     import numpy as np
@@ -106,7 +107,7 @@ def classify(
     primary_key: Sequence[str],
     partition_by: Sequence[str],
     *,
-    mode: str,
+    mode: LoadMode,
     order_by: str | None,
 ) -> pa.Table:
     """``latest`` (one change per key) matched with the ``stored`` live rows of its key and
@@ -144,7 +145,7 @@ def classify(
         newer = pa.chunked_array([pa.array([True] * joined.num_rows, pa.bool_())])
     replaces = pc.and_(exists, newer)
     update = pc.if_else(replaces, "update", pc.if_else(exists, "ignored", "insert"))
-    if mode == "cdc":
+    if mode is LoadMode.CDC:
         delete = pc.if_else(replaces, "delete", "ignored")
         result = pc.if_else(pc.equal(joined.column(ACTION_COL), "delete"), delete, update)
     else:

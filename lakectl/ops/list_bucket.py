@@ -132,17 +132,12 @@ def list_bucket(
 ) -> ListBucketResult:
     """Decide per partition, rewrite the ones that change, commit once (nothing when dry run),
     in the engine ``options.engine`` names (else the configured one)."""
-    from lakectl.engine import Engine, parse_engine, run_in_engine
+    from lakectl.engine import parse_engine, run_in_engine
     from lakectl.ops.rewrite import lowest_open_write_id
 
     started = time.time()
     _check_options(options)
     requested = parse_engine(options.engine or ctx.config.engine)
-    if options.auto and requested is Engine.ARROW:
-        raise UsageError(
-            "the Arrow engine cannot run this: --auto measures the skew with Spark",
-            hint="give the values with --keys (see `lakectl skew`), or use --engine spark",
-        )
     store = ctx.table(table_ref)
     state = store.read_state()
     meta = state.metadata
@@ -159,7 +154,7 @@ def list_bucket(
         wanted = {p.relative: ListBucketing(columns, keys) for p in plans}
     elif options.auto:
         ctx.progress(f"measuring skew of {', '.join(columns)}")
-        result.skew = measure_skew(
+        result.skew, _ = measure_skew(
             ctx,
             store,
             state,
@@ -168,6 +163,7 @@ def list_bucket(
             options.max_values,
             options.min_share,
             options.max_values,
+            requested,
         )
         wanted = {
             s.partition: ListBucketing(columns, s.recommended) if s.recommended else None
@@ -195,7 +191,7 @@ def list_bucket(
         result.seconds = time.time() - started
         return result
     rewritten = [d.compaction for d in result.rewritten if d.compaction is not None]
-    choice = _choose_engine(store, state, rewritten, requested, options.auto)
+    choice = _choose_engine(store, state, rewritten, requested)
 
     def in_engine(choice: EngineChoice) -> tuple[CommitRecord, int]:
         result.engine, result.engine_reason = choice.engine.value, choice.reason
@@ -216,7 +212,6 @@ def _choose_engine(
     state: TableState,
     chosen: list[PartitionCompaction],
     requested: Engine,
-    auto: bool,
 ) -> EngineChoice:
     """The engine that rewrites ``chosen`` (:func:`~lakectl.engine.choose_engine`: the work is
     the bytes of the directories it rewrites)."""
@@ -224,8 +219,8 @@ def _choose_engine(
     from lakectl.ops.rewrite import arrow_unsupported
 
     meta = state.metadata
-    unsupported = "--auto measures the skew with Spark" if auto else None
-    if unsupported is None and requested is not Engine.SPARK:
+    unsupported = None
+    if requested is not Engine.SPARK:
         # No mapping given: the kept-layout rule of compaction does not apply to a re-split.
         unsupported = arrow_unsupported(store, meta, state, chosen, layouts={})
     return choose_engine(

@@ -28,6 +28,7 @@ from lakectl.storage.fs import Storage, storage_for
 from lakectl.storage.inputs import require_input_files
 from lakectl.storage.source_files import SourceDigest
 from lakectl.table.batch_checks import BatchOptions
+from lakectl.table.created_table import table_to_write
 from lakectl.table.layout import delta_dir_name, escape_partition_value
 from lakectl.table.log import ALWAYS, LoadMode, TableState
 from lakectl.table.metadata import TableMetadata
@@ -354,15 +355,12 @@ def _load_with_engine(
     def in_spark(choice: EngineChoice) -> LoadResult:
         read = state
         if state is None and store.has_log():
-            # An Arrow attempt created the table before it met its limit (or another writer
-            # did meanwhile): the load goes into it, as `--create` loads into a table that
-            # exists, and counts it as created.
+            # Another writer created the table meanwhile (an Arrow attempt that gave up
+            # removed the table it created): the load goes into it, as `--create` loads into
+            # a table that exists.
             read = store.read_state()
         result = _load_source(ctx, store, read, options, fmt, info, started)
-        created = result.created_table or read is not state
-        return replace(
-            result, engine=choice.engine.value, engine_reason=choice.reason, created_table=created
-        )
+        return replace(result, engine=choice.engine.value, engine_reason=choice.reason)
 
     if requested is Engine.SPARK:
         return in_spark(choose_engine(requested, work_bytes=source_bytes, meta=None))
@@ -583,7 +581,6 @@ def load_frame(
 
     started = time.time() if started is None else started
     spark = ctx.spark()
-    created = False
     meta, evolution, batch_opts = batch_target(state, spark_columns(raw), options)
     if cache_source:  # parse the source once: the checks and every later step read the cache
         raw = raw.persist()
@@ -595,13 +592,14 @@ def load_frame(
     cached: list[Any] = [raw] if cache_source else []  # frames to unpersist at the end
     phases: dict[str, float] = {"validate": time.time() - started}
     try:
-        if state is None:
-            store.create(meta, {"source": options.source})
-            state = store.read_state()
-            created = True
+        created = state is None
         # With --evolve the new columns commit with the rows: one record, so a crash leaves
-        # the table's schema and rows as they were.
-        with store.transaction(options.mode.operation, read=state) as txn:
+        # the table's schema and rows as they were. A table created here is removed again
+        # when the load does not commit.
+        with (
+            table_to_write(store, state, meta, {"source": options.source}) as state,
+            store.transaction(options.mode.operation, read=state) as txn,
+        ):
             write_id = txn.version
             target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
             parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)

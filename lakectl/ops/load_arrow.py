@@ -31,6 +31,7 @@ from lakectl.ops.load import (
     partition_key,
 )
 from lakectl.scan.target import plan_lakectl
+from lakectl.table.created_table import table_to_write
 from lakectl.table.log import ALWAYS, LoadMode, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import TableStore
@@ -208,13 +209,13 @@ def _load_batch(
     if not choice.arrow:
         return in_spark(choice)
     phases: dict[str, float] = {"validate": time.time() - started}
-    created = False
-    if state is None:
-        store.create(meta, {"source": options.source})
-        state = store.read_state()
-        created = True
+    created = state is None
     rows = stats.rows
-    with store.transaction(options.mode.operation, read=state) as txn:
+    # A table created here is removed again when the load does not commit.
+    with (
+        table_to_write(store, state, meta, {"source": options.source}) as state,
+        store.transaction(options.mode.operation, read=state) as txn,
+    ):
         write_id = txn.version
         if not keyed:
             changes = append_changes(batch, meta)

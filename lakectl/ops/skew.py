@@ -1,8 +1,9 @@
 """``lakectl skew``: per partition, the heaviest values of one or more columns and what to do.
 
-One Spark pass over the stored rows of the current snapshot (as ``snapshot --raw``: list
-bucketing places rows by their stored values, so Type 7 statements are not applied): group by
-partition columns and the skew column(s), then rank per partition. The recommendation is the
+One pass over the stored rows of the current snapshot (as ``snapshot --raw``: list bucketing
+places rows by their stored values, so Type 7 statements are not applied), in Spark (group by
+partition columns and the skew column(s)) or in the Arrow engine (each partition's live rows
+counted in this process, :mod:`lakectl.arrow.value_counts`), then rank per partition. The recommendation is the
 input of ``list-bucket --auto``: the values whose share of the partition's rows is at least
 ``--min-share``, heaviest first, at most ``--max-values``.
 """
@@ -18,6 +19,8 @@ from lakectl.errors import UsageError
 from lakectl.ops.context import Context
 from lakectl.planning.list_bucket_plan import (
     ListBucketing,
+    ValueTuple,
+    heaviest,
     layout_of,
     layouts_by_dir,
     recommend,
@@ -31,6 +34,7 @@ from lakectl.table.metadata import TableMetadata
 from lakectl.table.store import TableStore
 
 if TYPE_CHECKING:
+    from lakectl.engine import Engine, EngineChoice
     from lakectl.spark.list_bucket import GroupCount
 
 
@@ -41,6 +45,8 @@ class SkewOptions:
     top: int = 10
     min_share: float = 0.01
     max_values: int = 10
+    engine: str | None = None
+    """``spark``, ``arrow`` or ``auto`` (:mod:`lakectl.engine`); ``None``: the configured one."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,10 @@ class SkewResult:
     max_values: int
     partitions: list[PartitionSkew] = field(default_factory=list)
     seconds: float = 0.0
+    engine: str = ""
+    """The engine that counted the values (``spark`` or ``arrow``); ``engine_reason`` says
+    why."""
+    engine_reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -111,6 +121,8 @@ class SkewResult:
             "max_values": self.max_values,
             "partitions": [p.to_dict() for p in self.partitions],
             "seconds": round(self.seconds, 3),
+            "engine": self.engine or None,
+            "engine_reason": self.engine_reason or None,
         }
 
 
@@ -150,44 +162,102 @@ def measure_skew(
     top: int,
     min_share: float,
     max_values: int,
-) -> list[PartitionSkew]:
-    """Count value tuples of ``columns`` in ``plans``' partitions (one Spark job)."""
-    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark import snapshot_rows
-    from lakectl.spark.list_bucket import skew_counts
+    engine: Engine | str,
+) -> tuple[list[PartitionSkew], EngineChoice]:
+    """Count value tuples of ``columns`` in ``plans``' partitions in the engine ``engine``
+    asks for (one Spark job, or the live rows read and counted in this process); returns the
+    partitions' skew and the engine that counted."""
+    from lakectl.arrow.value_counts import uncountable_reason
+    from lakectl.engine import choose_engine, run_in_engine
 
     meta = state.metadata
-    spec = snapshot_rows.ReadSpec(
-        store.storage,
-        store.root,
-        meta.data_schema,
-        meta.schema.select(list(meta.partition_by)),
-        state.valid_write_ids(),
-        meta.data_key,
+    job = _Counting(store, state, plans, columns, max(top, max_values))
+    choice = choose_engine(
+        engine,
+        work_bytes=sum(f.size for p in plans for d in p.data_dirs for f in d.files),
+        meta=meta,
+        arrow_unsupported=uncountable_reason(meta, columns),
     )
-    rows = snapshot_rows.read_rows(ctx.spark(), plans, spec)
-    counted = skew_counts(rows, meta.partition_by, columns, max(top, max_values))
-    by_partition: dict[tuple[str | None, ...], list[GroupCount]] = {}
-    for entry in counted:
-        by_partition.setdefault(_partition_key(meta, entry.partition), []).append(entry)
+
+    def in_spark(chosen: EngineChoice) -> tuple[list[_Counted], EngineChoice]:
+        return _spark_counts(ctx, job), chosen
+
+    def in_arrow(chosen: EngineChoice) -> tuple[list[_Counted], EngineChoice]:
+        return _arrow_counts(job), chosen
+
+    counted, choice = run_in_engine(engine, choice, in_arrow, in_spark)
     layouts = layouts_by_dir(state.records)
     out = []
-    for plan in plans:
-        entries = sorted(
-            by_partition.get(_partition_key(meta, plan.values), []), key=lambda e: e.rank
-        )
-        total = entries[0].total if entries else 0
-        counts = [(e.values, e.rows) for e in entries]
+    for plan, (total, distinct, counts) in zip(plans, counted, strict=True):
         out.append(
             PartitionSkew(
                 partition=plan.relative,
                 rows=total,
-                distinct=entries[0].distinct if entries else 0,
+                distinct=distinct,
                 top=tuple(ValueCount(v, c, c / total) for v, c in counts[:top]),
                 recommended=recommend(counts, total, min_share, max_values),
                 current=layout_of(plan, layouts),
             )
         )
+    return out, choice
+
+
+_Counted = tuple[int, int, list[tuple[ValueTuple, int]]]
+"""One partition's rows, distinct value tuples and heaviest tuples with their rows."""
+
+
+@dataclass(frozen=True)
+class _Counting:
+    """What to count: ``columns``' value tuples in ``plans``' partitions of ``state``, the
+    ``keep`` heaviest per partition."""
+
+    store: TableStore
+    state: TableState
+    plans: list[PartitionReadPlan]
+    columns: tuple[str, ...]
+    keep: int
+
+
+def _spark_counts(ctx: Context, job: _Counting) -> list[_Counted]:
+    """Per plan, the counts of one Spark job over the partitions' stored rows."""
+    import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
+    from lakectl.spark import snapshot_rows
+    from lakectl.spark.list_bucket import skew_counts
+
+    meta = job.state.metadata
+    spec = snapshot_rows.ReadSpec(
+        job.store.storage,
+        job.store.root,
+        meta.data_schema,
+        meta.schema.select(list(meta.partition_by)),
+        job.state.valid_write_ids(),
+        meta.data_key,
+    )
+    rows = snapshot_rows.read_rows(ctx.spark(), job.plans, spec)
+    by_partition: dict[tuple[str | None, ...], list[GroupCount]] = {}
+    for entry in skew_counts(rows, meta.partition_by, job.columns, job.keep):
+        by_partition.setdefault(_partition_key(meta, entry.partition), []).append(entry)
+    out: list[_Counted] = []
+    for plan in job.plans:
+        entries = sorted(
+            by_partition.get(_partition_key(meta, plan.values), []), key=lambda e: e.rank
+        )
+        total, distinct = (entries[0].total, entries[0].distinct) if entries else (0, 0)
+        out.append((total, distinct, [(e.values, e.rows) for e in entries]))
+    return out
+
+
+def _arrow_counts(job: _Counting) -> list[_Counted]:
+    """Per plan, the counts of the partition's live rows read in this process."""
+    from lakectl.arrow.partition_reader import MergeSpec
+    from lakectl.arrow.value_counts import value_counts
+
+    valid = job.state.valid_write_ids()
+    spec = MergeSpec.of_table(job.store.storage, job.state.metadata, valid, columns=job.columns)
+    out: list[_Counted] = []
+    for plan in job.plans:
+        groups = value_counts(spec, plan, job.columns)
+        out.append((sum(c for _, c in groups), len(groups), heaviest(groups, job.keep)))
     return out
 
 
@@ -202,8 +272,16 @@ def skew(ctx: Context, table_ref: str | None, options: SkewOptions) -> SkewResul
     _, plans, _ = plan_lakectl(store, state)
     plans = select_partitions(meta, plans, options.partitions)
     ctx.progress(f"counting {', '.join(columns)} in {len(plans)} partition(s)")
-    partitions = measure_skew(
-        ctx, store, state, plans, columns, options.top, options.min_share, options.max_values
+    partitions, choice = measure_skew(
+        ctx,
+        store,
+        state,
+        plans,
+        columns,
+        options.top,
+        options.min_share,
+        options.max_values,
+        options.engine or ctx.config.engine,
     )
     return SkewResult(
         table=store.name or store.url,
@@ -213,4 +291,6 @@ def skew(ctx: Context, table_ref: str | None, options: SkewOptions) -> SkewResul
         max_values=options.max_values,
         partitions=partitions,
         seconds=time.time() - started,
+        engine=choice.engine.value,
+        engine_reason=choice.reason,
     )

@@ -122,6 +122,11 @@ class StreamStatus:
     max_deltas_per_partition: int = 0  # most delta + delete-delta dirs a reader saw in one
     already_applied_files_skipped: int = 0  # handed over again, but a committed record named
     engines: dict[str, int] = field(default_factory=dict)  # committed micro-batches per engine
+    engine_reason: str | None = None
+    """Why the latest committed micro-batch ran in its engine (as ``load``'s ``engine_reason``)."""
+    fallback_reason: str | None = None
+    """Under ``auto``: why the latest micro-batch handed to Spark went there (its size, or what
+    the Arrow engine could not do); ``None`` while every micro-batch ran in Arrow."""
 
     @property
     def lag_seconds_median(self) -> float | None:
@@ -152,6 +157,8 @@ class StreamStatus:
             "max_deltas_per_partition": self.max_deltas_per_partition,
             "already_applied_files_skipped": self.already_applied_files_skipped,
             "engines": dict(self.engines),
+            "engine_reason": self.engine_reason,
+            "fallback_reason": self.fallback_reason,
         }
 
 
@@ -166,6 +173,12 @@ class StreamResult:
     """The stream's engine: ``spark``, ``arrow`` or ``auto`` (``status.engines`` counts the
     micro-batches each engine loaded)."""
 
+    @property
+    def engine_reason(self) -> str:
+        """Why micro-batches ran where they did: under ``auto`` the latest reason one went to
+        Spark, else the latest micro-batch's reason (empty before any committed)."""
+        return self.status.fallback_reason or self.status.engine_reason or ""
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
@@ -173,6 +186,7 @@ class StreamResult:
             "stopped_by": self.stopped_by,
             "seconds": round(self.seconds, 3),
             "engine": self.engine,
+            "engine_reason": self.engine_reason or None,
             "status": self.status.to_dict(),
         }
 
@@ -653,6 +667,10 @@ class StreamRunner:
         st = self.status
         st.batches += 1
         st.engines[result.engine] = st.engines.get(result.engine, 0) + 1
+        st.engine_reason = result.engine_reason or "asked for"
+        if self.engine is Engine.AUTO and result.engine == Engine.SPARK.value:
+            st.fallback_reason = st.engine_reason
+            self.event(f"version {result.write_id} loaded by Spark ({st.engine_reason})")
         st.files += len(names)
         st.rows += sum(result.counts.values())  # every row of the batch, whatever it did
         for key, value in result.counts.items():

@@ -279,6 +279,20 @@ def check_keys(
 # --- recommendation ------------------------------------------------------------------------------
 
 
+ValueTuple = tuple[str | None, ...]
+"""The values of the skew columns in one row, as Spark's ``CAST(v AS STRING)`` (None: NULL)."""
+
+
+def heaviest(groups: Sequence[tuple[ValueTuple, int]], top: int) -> list[tuple[ValueTuple, int]]:
+    """The ``top`` value tuples of one partition with the most rows, heaviest first; ties are
+    broken by the values' text, NULL first, so every engine ranks the same counts alike."""
+    import heapq
+
+    return heapq.nsmallest(
+        top, groups, key=lambda g: (-g[1], [(v is not None, v or "") for v in g[0]])
+    )
+
+
 def recommend(
     counts: Sequence[tuple[tuple[str | None, ...], int]],
     total: int,

@@ -14,6 +14,7 @@ from pyspark.sql import Observation, Window
 from pyspark.sql import functions as F
 
 from lakectl.kernel.change_classify import OLD, RESULT_COL, RESULTS
+from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 
 from . import acid_write
@@ -46,7 +47,7 @@ def classify(
     existing: DataFrame,
     meta: TableMetadata,
     *,
-    mode: str,
+    mode: LoadMode,
     order_by: str | None,
     broadcast_existing: bool = False,
 ) -> DataFrame:
@@ -76,7 +77,7 @@ def classify(
         newer = stored.isNull() | (F.col(ORDER_COL) > stored)
     else:
         newer = F.lit(True)
-    if mode == "cdc":
+    if mode is LoadMode.CDC:
         op = F.col(ACTION_COL)
         result = (
             F.when(op == "delete", F.when(exists & newer, "delete").otherwise("ignored"))

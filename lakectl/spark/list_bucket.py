@@ -6,7 +6,6 @@ directory names of :func:`lakectl.planning.list_bucket_plan.subdir_names`.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Mapping, Sequence
 from functools import reduce
 from typing import TYPE_CHECKING, NamedTuple
@@ -17,6 +16,7 @@ from lakectl.planning.list_bucket_plan import (
     DEFAULT_SUBDIR,
     NO_SUBDIR,
     ListBucketing,
+    heaviest,
     subdir_names,
 )
 from lakectl.table.layout import parse_partition_path
@@ -138,11 +138,8 @@ def skew_counts(
     out = []
     for partition, groups in by_partition.items():
         total = sum(c for _, c in groups)
-        heaviest = heapq.nsmallest(
-            top, groups, key=lambda g: (-g[1], [(v is not None, v or "") for v in g[0]])
-        )
         out += [
             GroupCount(partition, values, count, total, len(groups), rank)
-            for rank, (values, count) in enumerate(heaviest, start=1)
+            for rank, (values, count) in enumerate(heaviest(groups, top), start=1)
         ]
     return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lakectl.errors import BadInputError, SourceParseError
+from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Column
 
@@ -24,7 +25,7 @@ POSITION_COL = "__lakectl_pos"
 
 @dataclass(frozen=True)
 class BatchOptions:
-    mode: str  # append | upsert | cdc
+    mode: LoadMode
     op_column: str | None = None
     op_values: dict[str, str] | None = None  # code -> insert|update|delete
     order_by: str | None = None
@@ -67,7 +68,7 @@ def batch_columns(
     missing op column, missing required columns and unknown columns."""
     expected = {c.lower() for c in meta.schema.names}
     op_col = match_column(columns, options.op_column) if options.op_column else None
-    if options.mode == "cdc" and op_col is None:
+    if options.mode is LoadMode.CDC and op_col is None:
         raise BadInputError(
             f"{source}: no op column {options.op_column!r} (columns: {', '.join(columns)})",
             hint="name it with --op-column",

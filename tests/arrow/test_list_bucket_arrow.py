@@ -62,7 +62,31 @@ def test_list_bucket_with_the_arrow_engine(table, lakectl_cli) -> None:
     assert _rows(lakectl_cli, table) == before
 
 
-def test_auto_values_need_spark(table, lakectl_cli) -> None:
-    done = lakectl_cli("list-bucket", table, "--column", "x", "--auto", "--engine", "arrow")
+def test_auto_values_are_counted_without_a_jvm(table, lakectl_cli) -> None:
+    skew = lakectl_cli("skew", table, "--column", "x", "--engine", "arrow", "--json")
+    assert skew.code == 0, skew.err
+    assert (skew.json["engine"], skew.json["engine_reason"]) == ("arrow", "asked for")
+    top = {
+        p["partition"]: [(v["values"], v["rows"]) for v in p["top"]]
+        for p in skew.json["partitions"]
+    }
+    assert top == {
+        "ds=d0": [(["0"], 5), (["1"], 4), (["2"], 4), ([None], 2)],
+        "ds=d1": [(["2"], 5), (["0"], 4), (["1"], 4), ([None], 2)],
+    }
+    done = lakectl_cli("list-bucket", table, "--column", "x", "--auto", "--engine", "arrow",
+                       "--json")  # fmt: skip
+    assert done.code == 0, done.err
+    assert (done.json["engine"], done.json["rows_written"]) == ("arrow", 30)
+    after = {p["partition"]: p["after"]["values"] for p in done.json["partitions"]}
+    assert after == {"ds=d0": [["0"], ["1"], ["2"]], "ds=d1": [["2"], ["0"], ["1"]]}
+
+
+def test_a_column_without_one_text_per_value_is_counted_by_spark_only(tmp_path, lakectl_cli):
+    (tmp_path / "d.csv").write_text("id,v\n1,1.5\n2,2.5\n")
+    made = lakectl_cli("load", tmp_path / "d", tmp_path / "d.csv", "--create", "--engine", "arrow")
+    assert made.code == 0, made.err
+    done = lakectl_cli("skew", tmp_path / "d", "--column", "v", "--engine", "arrow")
     assert done.code == 2
-    assert "--auto measures the skew with Spark" in done.err and "--keys" in done.err
+    assert "cannot run this: counting values of v (double)" in done.err
+    assert "hint: use --engine spark" in done.err and "Traceback" not in done.err

@@ -22,6 +22,7 @@ from lakectl.arrow.batch import BatchOptions, BatchShaper, shape_batch_arrow
 from lakectl.arrow.partitioned_batch import PartitionedBatch
 from lakectl.errors import BadInputError
 from lakectl.table.batch_checks import POSITION_COL
+from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import parse_schema
 
@@ -59,7 +60,7 @@ def test_a_csv_read_in_small_parts_is_the_csv_read_whole(
 
 def test_a_batch_shaped_in_parts_counts_its_problems_over_every_part() -> None:
     meta = TableMetadata(parse_schema("id bigint, qty int"), primary_key=("id",))
-    options = BatchOptions("upsert", None, None, None)
+    options = BatchOptions(LoadMode.UPSERT, None, None, None)
     text = pa.table({"id": ["1", "2", "x", "4", "y", "6"], "qty": ["1", "a", "3", "b", "c", "6"]})
     with pytest.raises(BadInputError) as whole:
         shape_batch_arrow(text, meta, options, "b.csv")

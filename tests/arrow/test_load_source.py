@@ -24,10 +24,11 @@ from lakectl.errors import (
 )
 from lakectl.ops.create import build_metadata
 from lakectl.table.batch_checks import ACTION_COL, ORDER_COL, POSITION_COL, BatchOptions
+from lakectl.table.log import LoadMode
 from lakectl.table.schema import parse_schema
 
-UPSERT = BatchOptions("upsert")
-CDC = BatchOptions("cdc", "op", {"I": "insert", "U": "update", "D": "delete"}, "ts")
+UPSERT = BatchOptions(LoadMode.UPSERT)
+CDC = BatchOptions(LoadMode.CDC, "op", {"I": "insert", "U": "update", "D": "delete"}, "ts")
 UTC = dt.UTC
 
 

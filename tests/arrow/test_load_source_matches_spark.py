@@ -19,12 +19,13 @@ from lakectl.ops.create import build_metadata
 from lakectl.storage.fs import storage_for
 from lakectl.storage.source_files import first_malformed_csv_line, malformed_csv_error
 from lakectl.table.batch_checks import POSITION_COL, BatchOptions
+from lakectl.table.log import LoadMode
 from lakectl.table.schema import parse_schema
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_data"
-CDC = BatchOptions("cdc", "op_code", {"I": "insert", "U": "update", "D": "delete"})
-UPSERT = BatchOptions("upsert")
-ORDERED = BatchOptions("upsert", order_by="ts")
+CDC = BatchOptions(LoadMode.CDC, "op_code", {"I": "insert", "U": "update", "D": "delete"})
+UPSERT = BatchOptions(LoadMode.UPSERT)
+ORDERED = BatchOptions(LoadMode.UPSERT, order_by="ts")
 
 # (name, file name, text, table schema (None: inferred from the batch), key, partitions, options)
 CASES: list[tuple[str, str, str, str | None, tuple[str, ...], tuple[str, ...], BatchOptions]] = [

@@ -136,4 +136,14 @@ def test_auto_stream_loads_small_micro_batches_in_arrow(tmp_path, lakectl_cli):
 
     assert result["engine"] == "auto"  # the last --engine given wins
     assert result["status"]["engines"] == {"arrow": 1}
-    assert stream_batches(table) == [["a.csv"]]
+    reason = result["status"]["engine_reason"]
+    assert reason.startswith("auto: ") and "of work, at most engine.auto.max-bytes=" in reason
+    assert (result["engine_reason"], result["status"]["fallback_reason"]) == (reason, None)
+    drop(land, "b.csv", ChangeFeed(seed=9).file(10))
+    verbose = lakectl_cli(
+        "stream", table, land, "--op-column", "op_code", "--order-by", "ts", "--trigger",
+        "200ms", "--max-batches", "1", "--no-compact", "--engine", "auto", "--verbose",
+    )  # fmt: skip
+    assert verbose.code == 0, verbose.err
+    assert "engine: auto (auto: " in verbose.err and "of work, at most" in verbose.err
+    assert stream_batches(table) == [["a.csv"], ["b.csv"]]

@@ -28,6 +28,7 @@ from lakectl.arrow.orc_io import OrcFileWriter, read_file
 from lakectl.arrow.types import event_schema
 from lakectl.kernel.orc_timestamps import micros_from_stored, stored_from_micros
 from lakectl.storage.fs import storage_for
+from tests.support.acid_events import event_table
 from tests.support.cli import run_lakectl
 from tests.support.orc_streams import bloom_filter_columns
 
@@ -67,17 +68,7 @@ def _events(meta, ids: list[int], times: list[int | None], deleted=()) -> pa.Tab
         names=["id", "at", "day", "note"],
         mask=pa.array([i in deleted for i in range(n)]),
     )
-    return pa.Table.from_arrays(
-        [
-            pa.array([2 if i in deleted else 0 for i in range(n)], pa.int32()),
-            pa.array([1] * n, pa.int64()),
-            pa.array([536870912] * n, pa.int32()),
-            pa.array(range(n), pa.int64()),
-            pa.array([1] * n, pa.int64()),
-            rows,
-        ],
-        schema=event_schema(meta.data_schema),
-    )
+    return event_table(rows, meta.data_schema, deleted)
 
 
 def _read_back(store, meta, path: str) -> list[tuple[int, int | None, dt.date | None]]:

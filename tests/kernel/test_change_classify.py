@@ -6,6 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from lakectl.kernel import change_classify as cc
+from lakectl.table.log import LoadMode
 
 POS, OP, ORDER = cc.POSITION_COL, cc.ACTION_COL, cc.ORDER_COL
 
@@ -73,7 +74,7 @@ def test_cdc_changes_are_labelled_against_the_stored_rows_by_order_value():
     )
     stored = _stored([(1, 5, 10), (2, 5, 20), (3, 5, 30), (4, 5, 40), (7, 5, 70), (8, None, 80)])
     latest = cc.latest_per_key(batch, ["id"], has_order=True)
-    classified = cc.classify(latest, stored, ["id"], [], mode="cdc", order_by="ts")
+    classified = cc.classify(latest, stored, ["id"], [], mode=LoadMode.CDC, order_by="ts")
     results = dict(
         zip(
             classified.column("id").to_pylist(),
@@ -108,7 +109,9 @@ def test_cdc_changes_are_labelled_against_the_stored_rows_by_order_value():
 def test_upsert_without_an_order_replaces_every_stored_key_and_deletes_are_not_special():
     batch = _batch([(1, "delete", None, "x"), (2, "insert", None, "y")])
     latest = cc.latest_per_key(batch, ["id"], has_order=False)
-    classified = cc.classify(latest, _stored([(1, 9, 1)]), ["id"], [], mode="upsert", order_by=None)
+    classified = cc.classify(
+        latest, _stored([(1, 9, 1)]), ["id"], [], mode=LoadMode.UPSERT, order_by=None
+    )
     assert classified.column(cc.RESULT_COL).to_pylist() == ["update", "insert"]
 
 
@@ -116,7 +119,7 @@ def test_a_key_moved_to_another_partition_deletes_in_the_old_one_and_inserts_in_
     batch = _batch([(1, "update", 2, "moved")]).append_column("day", pa.array(["d2"]))
     stored = _stored([(1, 1, 5)]).append_column("day", pa.array(["d1"]))
     latest = cc.latest_per_key(batch, ["id"], has_order=True)
-    classified = cc.classify(latest, stored, ["id"], ["day"], mode="cdc", order_by="ts")
+    classified = cc.classify(latest, stored, ["id"], ["day"], mode=LoadMode.CDC, order_by="ts")
     assert cc.new_rows(classified).column("day").to_pylist() == ["d2"]
     replaced = cc.replaced_rows(classified, ["day"])
     assert replaced.to_pylist() == [

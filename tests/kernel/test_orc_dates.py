@@ -148,7 +148,7 @@ def test_pythons_writers_store_the_days_sparks_writer_stores(tmp_path):
     writer does, and the kernel reads them back."""
     import lakectl
     from lakectl.arrow.acid_writer import write_event_file
-    from lakectl.arrow.types import event_schema
+    from tests.support.acid_events import event_table
 
     table = lakectl.create_table(str(tmp_path / "t"), schema="id bigint, day date")
     store = table.context.table(table.location)
@@ -158,17 +158,7 @@ def test_pythons_writers_store_the_days_sparks_writer_stores(tmp_path):
     rows = pa.StructArray.from_arrays(
         [pa.array(range(n), pa.int64()), pa.array(dates, pa.date32())], names=["id", "day"]
     )
-    events = pa.Table.from_arrays(
-        [
-            pa.array([0] * n, pa.int32()),
-            pa.array([1] * n, pa.int64()),
-            pa.array([536870912] * n, pa.int32()),
-            pa.array(range(n), pa.int64()),
-            pa.array([1] * n, pa.int64()),
-            rows,
-        ],
-        schema=event_schema(meta.data_schema),
-    )
+    events = event_table(rows, meta.data_schema)
     path = str(tmp_path / "bucket_00000")
     write_event_file(store.storage, path, events, meta)
     stored = orc.ORCFile(path).read().column("row").combine_chunks().field("day")
@@ -183,6 +173,7 @@ def test_a_timestamp_pyarrow_cannot_hold_is_written_and_read(tmp_path):
     from lakectl.arrow.acid_writer import write_event_file
     from lakectl.arrow.event_reader import EventRead
     from lakectl.arrow.types import event_schema
+    from tests.support.acid_events import event_table
 
     table = lakectl.create_table(str(tmp_path / "t"), schema="id bigint, until timestamp")
     store = table.context.table(table.location)
@@ -192,11 +183,7 @@ def test_a_timestamp_pyarrow_cannot_hold_is_written_and_read(tmp_path):
         [pa.array([1], pa.int64()), pa.array([until], pa.timestamp("us", tz="UTC"))],
         names=["id", "until"],
     )
-    one = [pa.array([0], pa.int32()), pa.array([1], pa.int64()), pa.array([536870912], pa.int32())]
-    events = pa.Table.from_arrays(
-        [*one, pa.array([0], pa.int64()), pa.array([1], pa.int64()), rows],
-        schema=event_schema(meta.data_schema),
-    )
+    events = event_table(rows, meta.data_schema)
     path = str(tmp_path / "bucket_00000")
     write_event_file(store.storage, path, events, meta)
     fields = tuple(event_schema(meta.data_schema).field("row").type)

@@ -14,15 +14,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pyarrow.orc as orc
 import pytest
 
 import lakectl
 from tests.support.hive23_reader import hive_txn_list, read_partition
+from tests.support.table_files import data_files, without_run_fields
 from tests.support.table_logs import log_on_disk, store_at
 
 SCHEMA = "id bigint, name string, qty int, day string"
-TIMES = ("committed_at", "started_at", "run_id", "merge_task_cpu_ms")
 
 
 def _frame(spark: Any, rows: list[tuple[Any, ...]], schema: str = SCHEMA) -> Any:
@@ -46,29 +45,6 @@ def history(spark, tmp_path_factory) -> Path:
     return root
 
 
-def _without_times(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_times(v) for k, v in value.items() if k not in TIMES}
-    if isinstance(value, list):
-        return [_without_times(v) for v in value]
-    return value
-
-
-def _files(root: Path) -> dict[str, Any]:
-    """Every data file and marker under the table (the log aside): ORC files as their events in
-    file order, the others as their bytes."""
-    out: dict[str, Any] = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        if path.is_dir() or rel.startswith("_lakectl"):
-            continue
-        if path.name.startswith("bucket_"):
-            out[rel] = orc.ORCFile(str(path)).read().to_pylist()
-        else:
-            out[rel] = path.read_bytes()
-    return out
-
-
 def _rows(table: lakectl.Table, version: int, engine: str) -> list[tuple[Any, ...]]:
     got = table.scan(version=version, engine=engine)  # type: ignore[arg-type]
     if engine == "spark":
@@ -89,8 +65,8 @@ def test_arrow_compaction_writes_what_spark_writes(spark, history, tmp_path) -> 
         assert done["arrow"].peak_memory_bytes and done["arrow"].peak_memory_bytes > 0
         assert done["arrow"].added == done["spark"].added != ()
         assert done["arrow"].counts.keys() == done["spark"].counts.keys()
-        assert _files(roots["arrow"]) == _files(roots["spark"])
-        logs = {e: _without_times(log_on_disk(store_at(r))) for e, r in roots.items()}
+        assert data_files(roots["arrow"]) == data_files(roots["spark"])
+        logs = {e: without_run_fields(log_on_disk(store_at(r))) for e, r in roots.items()}
         assert logs["arrow"] == logs["spark"]
         for table in tables.values():
             for v in versions:

@@ -20,6 +20,7 @@ import pytest
 import lakectl
 from lakectl.errors import ArrowEngineLimit
 from lakectl.failpoints import arrow_limit_at
+from tests.support.table_files import tree
 from tests.support.table_logs import log_on_disk, store_at
 
 SCHEMA = "id bigint, val string, part string"
@@ -127,15 +128,53 @@ def test_auto_hands_the_job_to_spark(spark, base, tmp_path) -> None:
             done = WRITERS[writer](table, "auto", tmp_path / writer / "land")
         if writer == "stream":  # the stream's engine is the one asked for; its batches say
             assert done.status.engines == {"spark": 1}
+            assert (done.status.fallback_reason, done.engine_reason) == (reason, reason)
+            assert done.to_dict()["status"]["fallback_reason"] == reason
         else:
             assert (done.engine, done.engine_reason) == ("spark", reason), writer
         assert _rows(table.refresh()) == _rows(expected.refresh()), writer
 
 
 def test_auto_loads_into_the_table_its_arrow_attempt_created(spark, base, tmp_path) -> None:
+    """The Arrow attempt removes the table it created when it gives up; Spark creates it again
+    and loads it: one creation in the log."""
     source = _csv(tmp_path / "new.csv", ["id,val,part", "1,v1,a", "2,v2,b"])
     table = lakectl.open_table(str(tmp_path / "new"), spark=spark)
     with arrow_limit_at(POINT):
         done = table.load(source, create=True, primary_key="id", engine="auto")
     assert (done.engine, done.created_table, done.inserted) == ("spark", True, 2)
     assert _rows(table.refresh()) == [(1, "v1", "a"), (2, "v2", "b")]
+    assert [r["operation"] for r in _committed(tmp_path / "new")] == ["create", "upsert"]
+
+
+def _create_load(table: Path, source: str, engine: str, lakectl_cli: Callable[..., Any]) -> Any:
+    return lakectl_cli(
+        "load", table, source, "--create", "--primary-key", "id", "--partition-by", "part",
+        "--engine", engine, "--json",
+    )  # fmt: skip
+
+
+def test_a_create_the_arrow_engine_gives_up_on_leaves_nothing_behind(tmp_path, lakectl_cli):
+    source = _csv(tmp_path / "new.csv", ["id,val,part", "1,v1,a", "2,v2,b"])
+    kept = tmp_path / "kept"  # an empty directory that was there before: it stays
+    kept.mkdir()
+    for table in (tmp_path / "new", kept):
+        with arrow_limit_at(POINT):
+            failed = _create_load(table, source, "arrow", lakectl_cli)
+        assert failed.code == 2 and f"failpoint {POINT}" in failed.err, failed.err
+    assert not (tmp_path / "new").exists()
+    assert kept.is_dir() and tree(kept) == {}
+    for table in (tmp_path / "new", kept):  # nothing was left in the way of a new --create
+        done = _create_load(table, source, "arrow", lakectl_cli)
+        assert done.code == 0, done.err
+        assert (done.json["created_table"], done.json["counts"]["inserted"]) == (True, 2)
+    assert _rows(lakectl.open_table(str(kept))) == [(1, "v1", "a"), (2, "v2", "b")]
+
+
+def test_a_create_spark_fails_to_load_leaves_nothing_behind(spark, tmp_path, lakectl_cli):
+    source = _csv(tmp_path / "new.csv", ["id,val,part", "1,v1,a", "2,v2,b"])
+    # Any error after the table was created (here one raised just before the rows are written).
+    with arrow_limit_at("load.before_write"):
+        failed = _create_load(tmp_path / "new", source, "spark", lakectl_cli)
+    assert failed.code == 2 and "failpoint load.before_write" in failed.err, failed.err
+    assert not (tmp_path / "new").exists()

@@ -17,15 +17,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pyarrow.orc as orc
 import pytest
 
 import lakectl
 from lakectl.spark.native_read import ENABLED_CONF as DATA_SOURCE
+from tests.support.table_files import data_files, without_run_fields
 from tests.support.table_logs import log_on_disk, store_at
 
 SCHEMA = "id bigint, name string, qty int, day string"
-TIMES = ("committed_at", "started_at", "run_id", "merge_task_cpu_ms")
 DEFAULT = "HIVE_DEFAULT_LIST_BUCKETING_DIR_NAME"
 
 
@@ -57,29 +56,6 @@ def history(tmp_path_factory) -> Path:
     return root
 
 
-def _without_times(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _without_times(v) for k, v in value.items() if k not in TIMES}
-    if isinstance(value, list):
-        return [_without_times(v) for v in value]
-    return value
-
-
-def _files(root: Path) -> dict[str, Any]:
-    """Every data file and marker under the table (the log aside): ORC files as their events in
-    file order, the others as their bytes."""
-    out: dict[str, Any] = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        if path.is_dir() or rel.startswith("_lakectl"):
-            continue
-        if path.name.startswith("bucket_"):
-            out[rel] = orc.ORCFile(str(path)).read().to_pylist()
-        else:
-            out[rel] = path.read_bytes()
-    return out
-
-
 def _rows(table: lakectl.Table, engine: str, where: str | None = None) -> list[tuple[Any, ...]]:
     got = table.scan(engine=engine, where=where)  # type: ignore[arg-type]
     if engine == "spark":
@@ -103,8 +79,8 @@ def test_arrow_list_bucketing_writes_what_spark_writes(spark, history, tmp_path)
         done = {e: t.list_bucket(**step, engine=e) for e, t in tables.items()}
         assert (done["arrow"].engine, done["spark"].engine) == ("arrow", "spark")
         assert done["arrow"].rows_written == done["spark"].rows_written > 0
-        assert _files(roots["arrow"]) == _files(roots["spark"]), step
-        logs = {e: _without_times(log_on_disk(store_at(r))) for e, r in roots.items()}
+        assert data_files(roots["arrow"]) == data_files(roots["spark"]), step
+        logs = {e: without_run_fields(log_on_disk(store_at(r))) for e, r in roots.items()}
         assert logs["arrow"] == logs["spark"], step
         assert _rows(tables["arrow"], "arrow") == want, step
         if n == 0:  # a load on top: the next re-split reads a split base and a delta

@@ -100,6 +100,20 @@ def test_two_columns_one_partition_and_limits(table, lakectl_cli):
     assert len(wanted) == 4  # the limit, not the threshold, stopped it
 
 
+def test_the_arrow_engine_counts_what_spark_counts(table, lakectl_cli):
+    path, _ = table
+    for columns in (("--column", "x"), ("--column", "x", "--column", "y")):
+        done = {
+            engine: lakectl_cli("skew", path, *columns, "--top", "50", "--engine", engine, "--json")
+            for engine in ("spark", "arrow")
+        }
+        for engine, result in done.items():
+            assert result.code == 0, result.err
+            assert (result.json["engine"], result.json["engine_reason"]) == (engine, "asked for")
+        assert done["arrow"].json["partitions"] == done["spark"].json["partitions"], columns
+        assert [p["rows"] for p in done["arrow"].json["partitions"]] == [2000, 2000]
+
+
 def test_text_output_and_auto(table, lakectl_cli):
     path, _ = table
     text = lakectl_cli("skew", path, "--column", "x", "--top", "3")

@@ -6,7 +6,6 @@ reader of the live rows and their identities) and against the event files read r
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -16,35 +15,25 @@ from lakectl.ops.context import Context
 from lakectl.scan.target import plan_lakectl
 from lakectl.spark import kernel_read, snapshot_rows
 from lakectl.spark.native_read import native_rows
+from tests.support.cli import create_region_table, csv_file
 
 SCHEMA = "id bigint, note string, region string"
+HEADER = ["op", "id", "note", "region"]
 CDC = ("--mode", "cdc", "--op-column", "op", "--engine", "arrow", "--json")
 REGIONS = ["a/b", "c", None]  # an escaped value and the default partition
-
-
-def _csv(path: Path, rows: list[tuple[str, int, str, str | None]]) -> Path:
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["op", "id", "note", "region"])
-        writer.writerows(rows)
-    return path
 
 
 def _table(tmp_path: Path, lakectl_cli) -> Path:
     """Three commits (by the Arrow engine: the reads are under test): 12 inserts; 4 updates
     and 3 deletes; 2 inserts after an added column."""
     wh = tmp_path / "wh"
-    created = lakectl_cli(
-        "create", "t", "--warehouse", wh, "--schema", SCHEMA,
-        "--primary-key", "id", "--partition-by", "region", "--json",
-    )  # fmt: skip
-    assert created.code == 0, created.err
+    create_region_table(wh, SCHEMA)
     first = [("I", i, f"n{i}", REGIONS[i % 3]) for i in range(12)]
     second = [("U", i, "upd", REGIONS[i % 3]) for i in range(4)]
     second += [("D", i, "", REGIONS[i % 3]) for i in range(4, 7)]
     for n, rows in enumerate((first, second)):
         loaded = lakectl_cli(
-            "load", "t", _csv(tmp_path / f"{n}.csv", rows), "--warehouse", wh, *CDC
+            "load", "t", csv_file(tmp_path / f"{n}.csv", HEADER, rows), "--warehouse", wh, *CDC
         )
         assert loaded.code == 0, loaded.err
     altered = lakectl_cli("--json", "alter", wh / "t", "--add-column", "qty int default 7")

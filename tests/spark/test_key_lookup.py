@@ -4,39 +4,26 @@ updated rows' old versions are gone), with their identities."""
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 from lakectl.ops.context import Context
 from lakectl.ops.load import _existing_keys
 from lakectl.scan.target import plan_lakectl
 from lakectl.spark import key_lookup
+from tests.support.cli import create_region_table, csv_file
 
 SCHEMA = "id bigint, change_ts string, note string, region string"
+HEADER = ["op", "id", "change_ts", "note", "region"]
 CDC = ("--mode", "cdc", "--op-column", "op", "--order-by", "change_ts", "--json")
-
-
-def _csv(path: Path, rows: list[tuple[str, int, str, str, str | None]]) -> Path:
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["op", "id", "change_ts", "note", "region"])
-        writer.writerows(rows)
-    return path
 
 
 def test_arrow_lookup_matches_spark_lookup(tmp_path, lakectl_cli, spark):
     wh = tmp_path / "wh"
-    created = lakectl_cli(
-        "create", "t", "--warehouse", wh, "--schema", SCHEMA,
-        "--primary-key", "id", "--partition-by", "region", "--json",
-    )  # fmt: skip
-    assert created.code == 0, created.err
+    create_region_table(wh, SCHEMA)
     first = [("I", i, "2024-01-01", f"n{i}", ["a/b", "c", None][i % 3]) for i in range(1, 31)]
     second = [("U", i, "2024-01-02", "upd", ["a/b", "c", None][i % 3]) for i in range(1, 11)]
     second += [("D", i, "2024-01-02", "", ["a/b", "c", None][i % 3]) for i in range(11, 16)]
     for n, rows in enumerate((first, second)):
         loaded = lakectl_cli(
-            "load", "t", _csv(tmp_path / f"{n}.csv", rows), "--warehouse", wh, *CDC
+            "load", "t", csv_file(tmp_path / f"{n}.csv", HEADER, rows), "--warehouse", wh, *CDC
         )
         assert loaded.code == 0, loaded.err
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -50,3 +53,22 @@ def run_lakectl_until_crash(*args: object, failpoint: str) -> CliRun:
         f"lakectl {' '.join(map(str, args))} ended with {code} before failpoint {failpoint}:\n"
         f"{err.getvalue()[-2000:]}"
     )
+
+
+def create_region_table(warehouse: Path, schema: str) -> None:
+    """Create the table ``t`` of ``schema`` in ``warehouse``, keyed by ``id`` and partitioned
+    by ``region``, through the CLI in this process."""
+    created = run_lakectl(
+        "create", "t", "--warehouse", warehouse, "--schema", schema,
+        "--primary-key", "id", "--partition-by", "region", "--json",
+    )  # fmt: skip
+    assert created.code == 0, created.err
+
+
+def csv_file(path: Path, header: Sequence[str], rows: Iterable[Sequence[object]]) -> Path:
+    """``rows`` under ``header`` written to the CSV file ``path`` (``None`` as an empty field)."""
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
