@@ -31,6 +31,7 @@ from lakectl.kernel.live_rows import IDENTITY
 from lakectl.storage.fs import Storage
 from lakectl.table.batch_checks import POSITION_COL
 from lakectl.table.layout import ACID_VERSION_FILE
+from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.paths import Shape, table_path
 
@@ -77,7 +78,7 @@ def write_keyed_changes(
     staging: str,
     write_id: int,
     *,
-    mode: str,
+    mode: LoadMode,
     order_by: str | None,
     key_tasks: int,
     write_tasks: int,
@@ -172,7 +173,7 @@ class ClassifyTask:
         meta: TableMetadata,
         batch_names: Sequence[str],
         stored_names: Sequence[str],
-        mode: str,
+        mode: LoadMode,
         order_by: str | None,
         events: StructType,
     ) -> None:
