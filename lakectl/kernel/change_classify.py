@@ -145,7 +145,7 @@ def classify(
         newer = pa.chunked_array([pa.array([True] * joined.num_rows, pa.bool_())])
     replaces = pc.and_(exists, newer)
     update = pc.if_else(replaces, "update", pc.if_else(exists, "ignored", "insert"))
-    if mode is LoadMode.CDC:
+    if mode == LoadMode.CDC:
         delete = pc.if_else(replaces, "delete", "ignored")
         result = pc.if_else(pc.equal(joined.column(ACTION_COL), "delete"), delete, update)
     else:

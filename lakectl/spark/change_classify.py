@@ -77,7 +77,7 @@ def classify(
         newer = stored.isNull() | (F.col(ORDER_COL) > stored)
     else:
         newer = F.lit(True)
-    if mode is LoadMode.CDC:
+    if mode == LoadMode.CDC:
         op = F.col(ACTION_COL)
         result = (
             F.when(op == "delete", F.when(exists & newer, "delete").otherwise("ignored"))

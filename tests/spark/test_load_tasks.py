@@ -15,6 +15,7 @@ from lakectl.ops.create import build_metadata
 from lakectl.spark import load_tasks as lt
 from lakectl.storage.fs import storage_for
 from lakectl.table.layout import encode_bucket
+from lakectl.table.log import LoadMode
 from lakectl.table.schema import parse_schema
 
 META = build_metadata(parse_schema("id bigint, v string, ts double, p string"), ("id",), ("p",), 0)
@@ -63,7 +64,9 @@ def _task_input() -> pa.Table:
 
 def _classified() -> pa.Table:
     names = cc.stored_columns(["id"], ["p"], "ts")
-    task = lt.ClassifyTask(META, BATCH.names, names, "cdc", "ts", lt.events_struct(BATCH, META))
+    task = lt.ClassifyTask(
+        META, BATCH.names, names, LoadMode.CDC, "ts", lt.events_struct(BATCH, META)
+    )
     return pa.Table.from_batches(list(task(iter(_task_input().to_batches(max_chunksize=3)))))
 
 
