@@ -103,13 +103,15 @@ def _state(table: lakectl.Table, root: Path) -> Any:
     return table.context.table(str(root)).read_state()
 
 
-def _delete_events(directories: list[Path]) -> Counter[tuple[int, int, int]]:
-    """How many delete events name each row id (originalTransaction, bucket, rowId)."""
-    events: Counter[tuple[int, int, int]] = Counter()
+def _delete_events(directories: list[Path]) -> Counter[tuple[str, int, int, int]]:
+    """How many delete events name each row of a partition (its directory, then the row id:
+    originalTransaction, bucket, rowId; row ids are numbered per partition, as Hive's are)."""
+    events: Counter[tuple[str, int, int, int]] = Counter()
     for directory in directories:
         for path in directory.glob("bucket_*"):
             keys = orc.ORCFile(str(path)).read(columns=["originalTransaction", "bucket", "rowId"])
-            events.update(zip(*(keys.column(i).to_pylist() for i in range(3)), strict=True))
+            ids = zip(*(keys.column(i).to_pylist() for i in range(3)), strict=True)
+            events.update((directory.parent.name, *row_id) for row_id in ids)
     return events
 
 
