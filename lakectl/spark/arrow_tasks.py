@@ -47,9 +47,11 @@ def plan_bytes(plan: PartitionReadPlan) -> int:
 
 def task_counts(sizes: Sequence[int], slots: int) -> list[int]:
     """Into how many tasks each unit of ``sizes`` (bytes) is split: about two tasks per slot
-    over all units, at most :data:`TASK_BYTES` each."""
+    over all units, about :data:`TASK_BYTES` each at most. The count is rounded, not rounded
+    up: every task of a split unit reads all of the unit's delete deltas again, so a unit a
+    little larger than its share stays whole."""
     share = max(1, sum(sizes) // max(1, 2 * slots))
-    return [max(1, min(-(-size // min(share, TASK_BYTES)), _MAX_GROUPS)) for size in sizes]
+    return [max(1, min(round(size / min(share, TASK_BYTES)), _MAX_GROUPS)) for size in sizes]
 
 
 def bucket_groups(plans: Sequence[PartitionReadPlan], parts: int) -> list[set[int | None]]:
