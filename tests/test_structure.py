@@ -216,7 +216,7 @@ def test_the_scan_package_imports_no_engine_at_module_level() -> None:
 # The live-row rule and the schema mapping are written once in Python, in lakectl/kernel/; every
 # Spark job that reads stored rows without lakectl's data source runs it in its tasks
 # (lakectl/spark/kernel_read.py). The data source (jvm/) is the one other implementation.
-SPARK_EXPRESSED: set[str] = set()
+
 # Modules that name the delete operation code without deciding which rows are live.
 WRITES_OPERATIONS = {
     "lakectl.table.layout",
@@ -231,13 +231,13 @@ def _outside_kernel() -> dict[str, ast.Module]:
 
 
 def test_only_the_kernel_tells_delete_events_from_inserts() -> None:
-    """No module outside lakectl/kernel/ (and the Spark-expressed copy) tests an event's
+    """No module outside lakectl/kernel/ (nor the writers of events) tests an event's
     operation code: neither names OP_DELETE nor compares an ``operation`` column."""
     import re
 
     found = []
     for name, tree in _outside_kernel().items():
-        if name in SPARK_EXPRESSED or name in WRITES_OPERATIONS:
+        if name in WRITES_OPERATIONS:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Name | ast.alias) and "OP_DELETE" in (
@@ -260,8 +260,6 @@ def test_only_the_kernel_builds_a_delete_set() -> None:
     copies did); they use the kernel's ``DeleteSet``."""
     found = []
     for name, tree in _outside_kernel().items():
-        if name in SPARK_EXPRESSED:
-            continue
         for node in ast.walk(tree):
             text = ast.unparse(node) if isinstance(node, ast.Call) else ""
             if text.startswith(("set(zip(", "np.lexsort(", "np.searchsorted(")):
@@ -277,15 +275,13 @@ def test_only_the_kernel_builds_a_delete_set() -> None:
 
 
 def test_only_the_kernel_maps_older_files_to_todays_schema() -> None:
-    """No module outside lakectl/kernel/ (and the Spark-expressed copies) matches a file's
+    """No module outside lakectl/kernel/ matches a file's
     fields to today's columns by position, as the copies did: a column's position tested
     against the number of a file's fields (``position < len(children)``)."""
     import re
 
     found = []
     for name, tree in _outside_kernel().items():
-        if name in SPARK_EXPRESSED:
-            continue
         for node in ast.walk(tree):
             if not isinstance(node, ast.Compare) or len(node.comparators) != 1:
                 continue
