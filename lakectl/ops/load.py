@@ -749,15 +749,23 @@ def _stored_rows(
 ):
     """The stored rows of the batch's keys (:func:`_existing_keys`), looked up with the
     batch's keys collected once when the batch is small enough."""
+    lookup, keys = _batch_keys(spark, meta, options, batch, rows)
+    found = (lookup, keys) if lookup is not None and keys is not None else None
+    return _existing_keys(spark, store, state, meta, touched, options.order_by, batch, found)
+
+
+def _batch_keys(spark, meta: TableMetadata, options: LoadOptions, batch, rows: int):
+    """The per-partition key lookup's description (None where it does not serve the table),
+    and the batch's keys collected to the driver once when the batch is small enough to
+    broadcast (None otherwise)."""
     from pyspark.sql import functions as F
 
     from lakectl.spark import key_lookup
 
     lookup = key_lookup.lookup_spec(spark, meta.data_schema, meta.primary_key, options.order_by)
-    found = None
-    if lookup is not None and rows <= BROADCAST_LOOKUP_ROWS:
-        found = (lookup, key_lookup.batch_keys(batch.select(F.col(f"`{lookup.key}`"))))
-    return _existing_keys(spark, store, state, meta, touched, options.order_by, batch, found)
+    if lookup is None or rows > BROADCAST_LOOKUP_ROWS:
+        return lookup, None
+    return lookup, key_lookup.batch_keys(batch.select(F.col(f"`{lookup.key}`")))
 
 
 def _classify(
@@ -776,15 +784,11 @@ def _classify(
     observed in it). A batch without repeated keys skips the window over the batch, and the
     lookup's result is broadcast to the join (no sort-merge join over the batch's rows).
     """
-    from pyspark.sql import functions as F
-
     from lakectl.spark import change_classify, key_lookup
 
-    lookup = key_lookup.lookup_spec(spark, meta.data_schema, meta.primary_key, options.order_by)
-    keys = None
-    if lookup is not None and rows <= BROADCAST_LOOKUP_ROWS:
-        # The keys go to the driver once: the repeated-key check and the lookup both use them.
-        keys = key_lookup.batch_keys(batch.select(F.col(f"`{lookup.key}`")))
+    # The keys go to the driver once: the repeated-key check and the lookup both use them.
+    lookup, keys = _batch_keys(spark, meta, options, batch, rows)
+    if keys is not None:
         unique = not key_lookup.has_repeated_keys(keys)
     else:
         unique = not change_classify.has_repeated_keys(batch, meta)
