@@ -704,7 +704,7 @@ def _load_in_tasks(
     import time
 
     from lakectl.kernel.change_classify import load_counts
-    from lakectl.spark import load_tasks
+    from lakectl.spark import event_write, load_tasks
 
     spark = batch.sparkSession
     existing = _stored_rows(spark, store, state, meta, touched, options, batch, rows)
@@ -730,7 +730,7 @@ def _load_in_tasks(
     )
     for rel in written.directories:
         txn.added.append(rel)
-        load_tasks.move_into_place(storage, store.root, staging, rel)
+        event_write.move_into_place(storage, store.root, staging, rel)
     if storage.exists(txn.staging):
         storage.delete(txn.staging, recursive=True)
     phases["write"] = time.time() - started - sum(phases.values())

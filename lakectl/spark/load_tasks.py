@@ -8,11 +8,12 @@ One Spark job, two steps, each a ``mapInArrow`` over a shuffle:
    the events: each new row (insert or update) with its new partition values, and the
    identity of each stored row an update or delete replaces, with that row's partition
    values; one more row per task counts its ignored changes;
-2. by target partition: each partition's events come to one task, which writes them with
-   :func:`lakectl.arrow.acid_writer.write_changes` (the Arrow engine's ORC event writer) under
-   the transaction's staging directory and returns the directories written and its counts.
+2. by target partition: :func:`lakectl.spark.event_write.write_events` (the Arrow engine's
+   ORC event writer in tasks) writes each partition's events under the transaction's staging
+   directory and returns the directories written and the summed counts.
 
-The driver then moves the files into place (:func:`move_into_place`). Tables whose column types
+The driver then moves the files into place (:func:`lakectl.spark.event_write.move_into_place`).
+Tables whose column types
 do not pass between Spark and Python's Arrow as tested (:func:`eligible`) keep Spark's own
 classification and writer.
 """
@@ -23,19 +24,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.acid_writer import PartitionChanges, unsupported_reason, write_changes
+from lakectl.arrow.acid_writer import unsupported_reason
 from lakectl.arrow.bucket_compaction import unsafe_type
-from lakectl.failpoints import failpoint
 from lakectl.kernel import change_classify as cc
 from lakectl.kernel.live_rows import IDENTITY
 from lakectl.storage.fs import Storage
 from lakectl.table.batch_checks import POSITION_COL
-from lakectl.table.layout import ACID_VERSION_FILE
 from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
-from lakectl.table.paths import Shape, table_path
 
-from .session import wait_for_running_tasks
+from . import event_write as ew
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -46,11 +44,6 @@ if TYPE_CHECKING:
 # as an escape hatch): ``lakectl --conf spark.lakectl.load.arrowTasks=false load ...``.
 ENABLED_CONF = "spark.lakectl.load.arrowTasks"
 STORED_TAG = "__lakectl_stored"
-_KIND = "__lakectl_kind"
-_RESULT = "__lakectl_result"
-_IGNORED = "__lakectl_ignored"
-_ID = {c: f"__lakectl_{c}" for c in IDENTITY}  # the replaced row's identity in an event
-_INSERT, _DELETE, _COUNT = 0, 1, 2
 
 
 def eligible(spark: Any, meta: TableMetadata) -> bool:
@@ -90,7 +83,6 @@ def write_keyed_changes(
     ``staging`` (``<staging>/<partition>/<delta_dir or delete_dir>/bucket_N``)."""
     from pyspark.sql import functions as F
 
-    spark = batch.sparkSession
     order = meta.schema[order_by].name if order_by else None
     keys = list(meta.primary_key)
     lower_keys = {k.lower() for k in keys}
@@ -100,69 +92,21 @@ def write_keyed_changes(
         stored.select(*old, F.lit(True).alias(STORED_TAG)), allowMissingColumns=True
     )
     by_key = tagged.repartition(key_tasks, *[F.col(f"`{k}`") for k in keys])
-    struct = events_struct(batch.schema, meta)
+    struct = ew.events_struct(batch.schema, meta)
     classify = ClassifyTask(meta, list(batch.columns), names, mode, order, struct)
     events = by_key.mapInArrow(classify, struct)
-    parts = [F.col(f"`{c}`") for c in meta.partition_by]
-    by_partition = events.repartition(write_tasks, *parts) if parts else events.repartition(1)
-    write = WriteTask(meta, storage, staging, write_id, delta_dir, delete_dir)
-    try:
-        rows = by_partition.mapInArrow(write, _WRITTEN_DDL).collect()
-    except Exception:
-        # A task failed: the others are being killed and may still be writing to staging,
-        # which the transaction's abort removes once they have stopped.
-        wait_for_running_tasks(spark)
-        raise
-    by_result = {r: sum(int(row[r]) for row in rows) for r in cc.RESULTS}
-    return WrittenLoad(sorted(row["dir"] for row in rows if row["dir"] is not None), by_result)
-
-
-def move_into_place(storage: Storage, root: str, staging: str, rel_dir: str) -> None:
-    """Move the files of ``rel_dir`` (an ACID directory the tasks wrote under ``staging``) to
-    the same place under the table's ``root``."""
-    source = table_path(storage, staging, rel_dir, Shape.DATA_DIR, source="the directories written")
-    final = table_path(storage, root, rel_dir, Shape.DATA_DIR, source="the directories written")
-    storage.makedirs(final)
-    names = sorted(storage.list_names(source), key=lambda n: n == ACID_VERSION_FILE)
-    for name in names:
-        storage.move(storage.join(source, name), storage.join(final, name))
-        failpoint("write.after_first_move")
-
-
-_WRITTEN_DDL = "dir string, insert bigint, update bigint, delete bigint, ignored bigint"
-
-
-def events_struct(batch: StructType, meta: TableMetadata) -> StructType:
-    """The events step 1 emits: kind, result, ignored count, the table's columns (partition
-    columns first), the replaced row's identity."""
-    from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
-
-    fields = {f.name: f for f in batch.fields}
-    columns = [*meta.partition_by, *meta.data_schema.names]
-    return StructType(
-        [
-            StructField(_KIND, IntegerType()),
-            StructField(_RESULT, StringType()),
-            StructField(_IGNORED, LongType()),
-            *[StructField(c, fields[c].dataType) for c in columns],
-            StructField(_ID["originalTransaction"], LongType()),
-            StructField(_ID["bucket"], IntegerType()),
-            StructField(_ID["rowId"], LongType()),
-        ]
+    written = ew.write_events(
+        events,
+        meta,
+        storage,
+        staging,
+        write_id,
+        tasks=write_tasks,
+        delta_dir=delta_dir,
+        delete_dir=delete_dir,
     )
-
-
-def _arrow_schema(struct: StructType) -> pa.Schema:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(struct, timezone="UTC")
-
-
-def _gather(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
-    import pyarrow as pa
-
-    parts = [b for b in batches if b.num_rows]
-    return pa.Table.from_batches(parts).combine_chunks() if parts else None
+    by_result = {r: written.tallies.get(r, 0) for r in cc.RESULTS}
+    return WrittenLoad(written.directories, by_result)
 
 
 class ClassifyTask:
@@ -188,8 +132,8 @@ class ClassifyTask:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        target = _arrow_schema(self.events)
-        rows = _gather(batches)
+        target = ew.arrow_events_schema(self.events)
+        rows = ew.gather(batches)
         if rows is None:
             return
         meta, keys = self.meta, list(self.meta.primary_key)
@@ -220,145 +164,26 @@ class ClassifyTask:
         inserts = latest.filter(
             pc.is_in(latest.column(POSITION_COL), value_set=chosen.column(POSITION_COL))
         )
-        result_of = pc.index_in(inserts.column(POSITION_COL), value_set=chosen.column(POSITION_COL))
-        results = chosen.column(cc.RESULT_COL).take(result_of)
         n = inserts.num_rows
         new = {c: inserts.column(c) for c in (*meta.partition_by, *meta.data_schema.names)}
-        new[_KIND] = pa.repeat(pa.scalar(_INSERT, pa.int32()), n)
-        new[_RESULT] = results
-        yield from _as(target, new, n)
+        new[ew.KIND_COL] = pa.repeat(pa.scalar(ew.KIND_INSERT, pa.int32()), n)
+        yield from ew.as_batches(target, new, n)
         replaced = classified.filter(
             pc.is_in(classified.column(cc.RESULT_COL), value_set=pa.array(["update", "delete"]))
         )
         n = replaced.num_rows
         gone = {c: replaced.column(cc.OLD + c) for c in meta.partition_by}
-        gone.update({_ID[c]: replaced.column(cc.OLD + c) for c in IDENTITY})
-        gone[_KIND] = pa.repeat(pa.scalar(_DELETE, pa.int32()), n)
-        gone[_RESULT] = replaced.column(cc.RESULT_COL)
-        yield from _as(target, gone, n)
-        count = {
-            _KIND: pa.array([_COUNT], pa.int32()),
-            _IGNORED: pa.array([counts["ignored"]], pa.int64()),
-        }
-        yield from _as(target, count, 1)
-
-
-def _as(target: pa.Schema, columns: dict[str, Any], n: int) -> Iterator[pa.RecordBatch]:
-    """``columns`` (the rest null) as record batches of ``target``."""
-    import pyarrow as pa
-
-    if not n:
-        return
-    arrays = []
-    for field in target:
-        column = columns.get(field.name)
-        if column is None:
-            arrays.append(pa.nulls(n, field.type))
-            continue
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        arrays.append(column if column.type == field.type else column.cast(field.type))
-    yield from pa.Table.from_arrays(arrays, schema=target).to_batches()
-
-
-class WriteTask:
-    """Step 2 (picklable): a task's partitions' events written as ACID files under staging."""
-
-    def __init__(
-        self,
-        meta: TableMetadata,
-        storage: Storage,
-        staging: str,
-        write_id: int,
-        delta_dir: str,
-        delete_dir: str,
-    ) -> None:
-        self.meta = meta
-        self.storage = storage
-        self.staging = staging
-        self.write_id = write_id
-        self.delta_dir = delta_dir
-        self.delete_dir = delete_dir
-
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        from lakectl.arrow.types import arrow_schema
-
-        schema = pa.schema(
-            [
-                ("dir", pa.string()),
-                *[(r, pa.int64()) for r in cc.RESULTS],
-            ]
-        )
-        rows = _gather(batches)
-        if rows is None:
-            return
-        meta = self.meta
-        kind = rows.column(_KIND)
-        ignored = pc.sum(rows.filter(pc.equal(kind, _COUNT)).column(_IGNORED)).as_py() or 0
-        events = rows.filter(pc.not_equal(kind, _COUNT))
-        del rows
-        # An update is a new row (counted here) and a delete event (maybe another task's).
-        new_results = _results(events.filter(pc.equal(events.column(_KIND), _INSERT)))
-        gone_results = _results(events.filter(pc.equal(events.column(_KIND), _DELETE)))
-        counts = {
-            "insert": new_results.get("insert", 0),
-            "update": new_results.get("update", 0),
-            "delete": gone_results.get("delete", 0),
-            "ignored": ignored,
-        }
-        data = arrow_schema(meta.data_schema)
-        changes: list[PartitionChanges] = []
-        for part in cc.partition_runs(events, meta.partition_by):
-            values = tuple(part.column(c)[0].as_py() for c in meta.partition_by)
-            kinds = part.column(_KIND)
-            new = part.filter(pc.equal(kinds, _INSERT))
-            gone = part.filter(pc.equal(kinds, _DELETE))
-            changes.append(
-                PartitionChanges(
-                    values,
-                    new.select(data.names).cast(data) if new.num_rows else None,
-                    gone.select([_ID[c] for c in IDENTITY]).rename_columns(list(IDENTITY))
-                    if gone.num_rows
-                    else None,
-                )
-            )
-        written = write_changes(
-            self.storage,
-            self.staging,
-            meta,
-            self.write_id,
-            changes,
-            delta_dir=self.delta_dir,
-            delete_dir=self.delete_dir,
-        )
-        dirs = [None, *written.directories]
-        yield pa.RecordBatch.from_pydict(
-            {
-                "dir": dirs,
-                **{r: [counts[r]] + [0] * len(written.directories) for r in cc.RESULTS},
-            },
-            schema=schema,
-        )
-
-
-def _results(events: pa.Table) -> dict[str, int]:
-    import pyarrow.compute as pc
-
-    found = pc.value_counts(events.column(_RESULT)).to_pylist() if events.num_rows else []
-    return {f["values"]: int(f["counts"]) for f in found}
+        gone.update({ew.ID_COLS[c]: replaced.column(cc.OLD + c) for c in IDENTITY})
+        gone[ew.KIND_COL] = pa.repeat(pa.scalar(ew.KIND_DELETE, pa.int32()), n)
+        yield from ew.as_batches(target, gone, n)
+        yield from ew.tally_batches(target, counts)
 
 
 __all__ = [
     "ENABLED_CONF",
     "STORED_TAG",
     "ClassifyTask",
-    "WriteTask",
     "WrittenLoad",
     "eligible",
-    "events_struct",
-    "move_into_place",
     "write_keyed_changes",
 ]

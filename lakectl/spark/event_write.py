@@ -1,0 +1,271 @@
+"""A transaction's change events written in Spark tasks by the Arrow engine's ORC event writer.
+
+A Spark job that changes a table produces its events as rows of :func:`events_struct`: a new
+row (:data:`KIND_INSERT`) with the table's columns, a delete event (:data:`KIND_DELETE`) with
+the partition values and identity of the stored row it removes, or a tally (:data:`KIND_TALLY`:
+a label and a count the job wants summed, such as a load's ignored changes). :func:`write_events`
+sends each target partition's events to one task, which writes them with
+:func:`lakectl.arrow.acid_writer.write_changes` (the writer the Arrow engine runs) under the
+transaction's staging directory. The driver then moves the directories into place
+(:func:`move_into_place`) after registering them with the transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lakectl.arrow.acid_writer import PartitionChanges, write_changes
+from lakectl.failpoints import failpoint
+from lakectl.kernel.change_classify import partition_runs
+from lakectl.kernel.live_rows import IDENTITY
+from lakectl.storage.fs import Storage
+from lakectl.table.layout import ACID_VERSION_FILE
+from lakectl.table.metadata import TableMetadata
+from lakectl.table.paths import Shape, table_path
+
+from .session import wait_for_running_tasks
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+KIND_COL = "__lakectl_kind"
+LABEL_COL = "__lakectl_label"
+TALLY_COL = "__lakectl_tally"
+# The identity of the stored row a delete event removes.
+ID_COLS = {c: f"__lakectl_{c}" for c in IDENTITY}
+KIND_INSERT, KIND_DELETE, KIND_TALLY = 0, 1, 2
+_WRITTEN_DDL = "dir string, inserts bigint, deletes bigint, label string, tally bigint"
+
+
+@dataclass(frozen=True)
+class WrittenEvents:
+    """What the tasks wrote: directories (relative to the table, still under the staging
+    directory), the insert and delete events in them, and the tallies summed by label."""
+
+    directories: list[str]
+    inserts: int
+    deletes: int
+    tallies: dict[str, int]
+
+
+def events_struct(columns: StructType, meta: TableMetadata) -> StructType:
+    """The events' rows: kind, tally label and count, the table's columns (partition columns
+    first, their types from ``columns``), the removed row's identity."""
+    from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
+
+    fields = {f.name: f for f in columns.fields}
+    names = [*meta.partition_by, *meta.data_schema.names]
+    return StructType(
+        [
+            StructField(KIND_COL, IntegerType()),
+            StructField(LABEL_COL, StringType()),
+            StructField(TALLY_COL, LongType()),
+            *[StructField(c, fields[c].dataType) for c in names],
+            StructField(ID_COLS["originalTransaction"], LongType()),
+            StructField(ID_COLS["bucket"], IntegerType()),
+            StructField(ID_COLS["rowId"], LongType()),
+        ]
+    )
+
+
+def arrow_events_schema(struct: StructType) -> pa.Schema:
+    """``struct`` (:func:`events_struct`) as the Arrow schema Spark's tasks exchange."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(struct, timezone="UTC")
+
+
+def as_batches(target: pa.Schema, columns: Mapping[str, Any], n: int) -> Iterator[pa.RecordBatch]:
+    """``n`` rows of ``columns`` (arrays by name; the rest null) as record batches of
+    ``target``, each array cast to its field's type."""
+    import pyarrow as pa
+
+    if not n:
+        return
+    arrays = []
+    for field in target:
+        column = columns.get(field.name)
+        if column is None:
+            arrays.append(pa.nulls(n, field.type))
+            continue
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        arrays.append(column if column.type == field.type else column.cast(field.type))
+    yield from pa.Table.from_arrays(arrays, schema=target).to_batches()
+
+
+def tally_batches(target: pa.Schema, tallies: Mapping[str, int]) -> Iterator[pa.RecordBatch]:
+    """One tally row per label of ``tallies`` (:data:`KIND_TALLY`)."""
+    import pyarrow as pa
+
+    labels = list(tallies)
+    columns = {
+        KIND_COL: pa.array([KIND_TALLY] * len(labels), pa.int32()),
+        LABEL_COL: pa.array(labels, pa.string()),
+        TALLY_COL: pa.array([int(tallies[x]) for x in labels], pa.int64()),
+    }
+    yield from as_batches(target, columns, len(labels))
+
+
+def gather(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
+    """A task's input batches as one table (None when there are no rows)."""
+    import pyarrow as pa
+
+    parts = [b for b in batches if b.num_rows]
+    return pa.Table.from_batches(parts).combine_chunks() if parts else None
+
+
+def write_events(
+    events: DataFrame,
+    meta: TableMetadata,
+    storage: Storage,
+    staging: str,
+    write_id: int,
+    *,
+    tasks: int,
+    delta_dir: str,
+    delete_dir: str,
+) -> WrittenEvents:
+    """Write ``events`` (rows of :func:`events_struct`) as transaction ``write_id``'s files under
+    ``staging`` (``<staging>/<partition>/<delta_dir or delete_dir>/bucket_N``), a target
+    partition's events in one of ``tasks`` tasks."""
+    from pyspark.sql import functions as F
+
+    parts = [F.col(f"`{c}`") for c in meta.partition_by]
+    by_partition = events.repartition(tasks, *parts) if parts else events.repartition(1)
+    task = WriteTask(meta, storage, staging, write_id, delta_dir, delete_dir)
+    try:
+        rows = by_partition.mapInArrow(task, _WRITTEN_DDL).collect()
+    except Exception:
+        # A task failed: the others are being killed and may still be writing to staging,
+        # which the transaction's abort removes once they have stopped.
+        wait_for_running_tasks(events.sparkSession)
+        raise
+    tallies: dict[str, int] = {}
+    for row in rows:
+        if row["label"] is not None:
+            tallies[row["label"]] = tallies.get(row["label"], 0) + int(row["tally"])
+    return WrittenEvents(
+        sorted(row["dir"] for row in rows if row["dir"] is not None),
+        sum(int(row["inserts"] or 0) for row in rows),
+        sum(int(row["deletes"] or 0) for row in rows),
+        tallies,
+    )
+
+
+def move_into_place(storage: Storage, root: str, staging: str, rel_dir: str) -> None:
+    """Move the files of ``rel_dir`` (an ACID directory the tasks wrote under ``staging``) to
+    the same place under the table's ``root``."""
+    source = table_path(storage, staging, rel_dir, Shape.DATA_DIR, source="the directories written")
+    final = table_path(storage, root, rel_dir, Shape.DATA_DIR, source="the directories written")
+    storage.makedirs(final)
+    names = sorted(storage.list_names(source), key=lambda n: n == ACID_VERSION_FILE)
+    for name in names:
+        storage.move(storage.join(source, name), storage.join(final, name))
+        failpoint("write.after_first_move")
+
+
+class WriteTask:
+    """A task's partitions' events written as ACID files under staging (picklable: plain
+    values only)."""
+
+    def __init__(
+        self,
+        meta: TableMetadata,
+        storage: Storage,
+        staging: str,
+        write_id: int,
+        delta_dir: str,
+        delete_dir: str,
+    ) -> None:
+        self.meta = meta
+        self.storage = storage
+        self.staging = staging
+        self.write_id = write_id
+        self.delta_dir = delta_dir
+        self.delete_dir = delete_dir
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from lakectl.arrow.types import arrow_schema
+
+        rows = gather(batches)
+        if rows is None:
+            return
+        meta = self.meta
+        kind = rows.column(KIND_COL)
+        tallies = rows.filter(pc.equal(kind, KIND_TALLY))
+        events = rows.filter(pc.not_equal(kind, KIND_TALLY))
+        del rows
+        data = arrow_schema(meta.data_schema)
+        changes: list[PartitionChanges] = []
+        for part in partition_runs(events, meta.partition_by):
+            values = tuple(part.column(c)[0].as_py() for c in meta.partition_by)
+            kinds = part.column(KIND_COL)
+            new = part.filter(pc.equal(kinds, KIND_INSERT))
+            gone = part.filter(pc.equal(kinds, KIND_DELETE))
+            changes.append(
+                PartitionChanges(
+                    values,
+                    new.select(data.names).cast(data) if new.num_rows else None,
+                    gone.select([ID_COLS[c] for c in IDENTITY]).rename_columns(list(IDENTITY))
+                    if gone.num_rows
+                    else None,
+                )
+            )
+        written = write_changes(
+            self.storage,
+            self.staging,
+            meta,
+            self.write_id,
+            changes,
+            delta_dir=self.delta_dir,
+            delete_dir=self.delete_dir,
+        )
+        labels = tallies.column(LABEL_COL).to_pylist()
+        counts = tallies.column(TALLY_COL).to_pylist()
+        n = 1 + len(written.directories) + len(labels)
+        yield pa.RecordBatch.from_pydict(
+            {
+                "dir": [None, *written.directories, *[None] * len(labels)],
+                "inserts": [written.inserts] + [None] * (n - 1),
+                "deletes": [written.deletes] + [None] * (n - 1),
+                "label": [None] * (1 + len(written.directories)) + labels,
+                "tally": [None] * (1 + len(written.directories)) + counts,
+            },
+            schema=pa.schema(
+                [
+                    ("dir", pa.string()),
+                    ("inserts", pa.int64()),
+                    ("deletes", pa.int64()),
+                    ("label", pa.string()),
+                    ("tally", pa.int64()),
+                ]
+            ),
+        )
+
+
+__all__ = [
+    "ID_COLS",
+    "KIND_COL",
+    "KIND_DELETE",
+    "KIND_INSERT",
+    "KIND_TALLY",
+    "LABEL_COL",
+    "TALLY_COL",
+    "WriteTask",
+    "WrittenEvents",
+    "arrow_events_schema",
+    "as_batches",
+    "events_struct",
+    "gather",
+    "move_into_place",
+    "tally_batches",
+    "write_events",
+]
