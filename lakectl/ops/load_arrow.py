@@ -280,9 +280,6 @@ def _write_concurrently(
     from lakectl.arrow.memory import release_unused_memory
 
     workers = os.cpu_count() or 1
-    if workers <= 1:
-        write_transaction_changes(txn, meta, partitions)
-        return
     source = iter(partitions)
     lock = threading.Lock()
     failed = threading.Event()
@@ -295,6 +292,10 @@ def _write_concurrently(
             if change is None:
                 return
             yield change
+
+    if workers <= 1:
+        write_transaction_changes(txn, meta, shared())
+        return
 
     def write() -> None:
         try:
