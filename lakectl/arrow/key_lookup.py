@@ -119,10 +119,10 @@ class PartitionKeyLookup:
             found = self._events(plan)
             if found is None:  # no stored row: e.g. a partition whose compaction kept none
                 continue
-            events, live = found
-            pending.append((plan, events, live))
-            rows += events.num_rows
-            largest = max(largest, events.num_rows)
+            pending.append((plan, *found))
+            rows += found[0].num_rows
+            largest = max(largest, found[0].num_rows)
+            del found  # held by ``pending`` only: freed by the probe, before the next read
             if rows >= (largest if self.probe_rows is None else self.probe_rows):
                 yield from self._probe(pending)
                 pending, rows = [], 0
