@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from lakectl.arrow.events import orc_source
 from lakectl.arrow.orc_io import read_file
 from lakectl.expr.convert import default_value
+from lakectl.kernel.change_classify import find_sorted
 from lakectl.kernel.live_rows import EVENT_COLUMNS, IDENTITY, DeleteSet, insert_events
 from lakectl.kernel.schema_map import conformed, row_source
 from lakectl.planning.read_plan import PartitionReadPlan
@@ -188,8 +189,7 @@ class PartitionKeyLookup:
         for chunk in keys.chunks:
             nulls = chunk.is_null().to_numpy(zero_copy_only=False) if chunk.null_count else None
             values = chunk.fill_null(0).to_numpy() if nulls is not None else chunk.to_numpy()
-            at = np.minimum(np.searchsorted(known, values), len(known) - 1)
-            out.append(pa.array(known[at] == values, mask=nulls))
+            out.append(pa.array(find_sorted(known, values)[1], mask=nulls))
         return pa.chunked_array(out, pa.bool_())
 
     def _survivors(self, plan: PartitionReadPlan, found: pa.Table) -> pa.Table:

@@ -203,15 +203,24 @@ def _matched_sorted(
     keys = np.asarray(mine.to_numpy())
     if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
         return None
-    wanted = np.asarray(theirs.to_numpy())
-    at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
-    hit = keys[at] == wanted if len(keys) else np.zeros(len(wanted), dtype=bool)
+    at, hit = find_sorted(keys, np.asarray(theirs.to_numpy()))
     matched = at[hit]
     alone = np.ones(len(keys), dtype=bool)
     alone[matched] = False
     change = np.concatenate([matched, np.flatnonzero(alone)]).astype(np.int64)
     found = np.concatenate([np.flatnonzero(hit), np.full(len(change) - len(matched), -1)])
     return change, found.astype(np.int64)
+
+
+def find_sorted(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each of ``wanted``'s place in the sorted ``keys`` and whether it is there (a binary
+    search: nothing is built from ``keys``)."""
+    import numpy as np
+
+    if not len(keys):
+        return np.zeros(len(wanted), dtype=np.int64), np.zeros(len(wanted), dtype=bool)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return at, keys[at] == wanted
 
 
 def delete_actions(actions: pa.ChunkedArray | pa.Array) -> np.ndarray:
@@ -323,6 +332,7 @@ __all__ = [
     "classify",
     "count_results",
     "delete_actions",
+    "find_sorted",
     "has_repeated_keys",
     "latest_per_key",
     "latest_rows",
