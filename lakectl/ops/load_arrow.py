@@ -9,8 +9,8 @@ the rule Spark's path applies (:mod:`lakectl.kernel.change_classify`).
 
 Memory: the batch is read a part at a time and set aside on disk by target partition; the
 changes are written a partition at a time. A load holds about its largest partition's rows of
-the batch, the stored rows of that partition's keys and the batch's key columns; an
-unpartitioned table is one partition, so its loads hold the batch. The result's
+the batch, the stored rows of that partition's keys, and each change's key, order value and
+delete flag; an unpartitioned table is one partition, so its loads hold the batch. The result's
 ``peak_memory_bytes`` is the process's peak resident memory.
 """
 

@@ -286,7 +286,7 @@ def _cdc_batch(path: Path, keys: range, partitions: int, op: str | None, month: 
 def _cdc_growth(tmp_path: Path, rows: int, partitions: int) -> tuple[int, dict[str, int]]:
     """The growth of a new process's memory over a cdc load of ``rows`` changes (a quarter
     updates of stored keys, the rest new keys; the partitions as many rows each whatever
-    ``rows``) into a table of ``rows // 2`` rows, and the load's counts."""
+    ``rows``) into a table of the keys it updates, and the load's counts."""
     table = tmp_path / f"t{rows}"
     lakectl.create_table(
         str(table),
@@ -294,7 +294,8 @@ def _cdc_growth(tmp_path: Path, rows: int, partitions: int) -> tuple[int, dict[s
         primary_key="id",
         partition_by="day",
     )
-    base = _cdc_batch(tmp_path / f"base{rows}.parquet", range(rows // 2), partitions, None, 5)
+    stored = range(rows // 4, rows // 2)  # the keys the batch updates
+    base = _cdc_batch(tmp_path / f"base{rows}.parquet", stored, partitions, None, 5)
     lakectl.open_table(str(table)).load(str(base), mode="append", engine="arrow")
     changes = range(rows // 4, rows + rows // 4)
     batch = _cdc_batch(tmp_path / f"cdc{rows}.parquet", changes, partitions, "U", 6)
