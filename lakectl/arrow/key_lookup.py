@@ -5,8 +5,9 @@ tasks run (:mod:`lakectl.spark.key_lookup`) and the Arrow engine runs in process
 A load needs, for each key of its batch, the live stored row with that key: its partition, its
 identity (originalTransaction, bucket, rowId) and the ``--order-by`` value. For each partition
 this reads only the event columns, the key and the order column of the base and delta files
-with pyarrow's ORC reader, keeps the events whose key is in the batch (``pyarrow.compute.is_in``
-against the batch's keys, one Arrow array), keeps the live ones (:mod:`lakectl.kernel.live_rows`:
+with pyarrow's ORC reader, keeps the events whose key is in the batch (integer keys by a binary
+search of the batch's keys, sorted once; others by ``pyarrow.compute.is_in``, which hashes the
+batch's keys at each probe), keeps the live ones (:mod:`lakectl.kernel.live_rows`:
 bases taken whole, deltas filtered by validity, minus the identities the partition's valid
 delete events name), and returns the few survivors; the key and order columns of files written
 with an older schema are found by :mod:`lakectl.kernel.schema_map`. Files are read through the
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 from lakectl.arrow.events import orc_source
 from lakectl.arrow.orc_io import read_file
 from lakectl.expr.convert import default_value
+from lakectl.kernel.change_classify import find_sorted
 from lakectl.kernel.live_rows import EVENT_COLUMNS, IDENTITY, DeleteSet, insert_events
 from lakectl.kernel.schema_map import conformed, row_source
 from lakectl.planning.read_plan import PartitionReadPlan
@@ -33,6 +35,7 @@ from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 # Events probed against the batch's keys in one call: each call hashes every key of the batch.
@@ -105,6 +108,7 @@ class PartitionKeyLookup:
         self.partition_names = partition_names
         self.keys = keys  # of types[0]
         self.valid = valid
+        self._sorted: np.ndarray | None = None  # integer keys, sorted: made at the first probe
 
     def matches(self, plans: Sequence[PartitionReadPlan]) -> Iterator[pa.RecordBatch]:
         """The matches of ``plans`` as :func:`output_names` (partition values as text),
@@ -116,10 +120,10 @@ class PartitionKeyLookup:
             found = self._events(plan)
             if found is None:  # no stored row: e.g. a partition whose compaction kept none
                 continue
-            events, live = found
-            pending.append((plan, events, live))
-            rows += events.num_rows
-            largest = max(largest, events.num_rows)
+            pending.append((plan, *found))
+            rows += found[0].num_rows
+            largest = max(largest, found[0].num_rows)
+            del found  # held by ``pending`` only: freed by the probe, before the next read
             if rows >= (largest if self.probe_rows is None else self.probe_rows):
                 yield from self._probe(pending)
                 pending, rows = [], 0
@@ -157,7 +161,7 @@ class PartitionKeyLookup:
             [c for _, events, _ in pending for c in events.column(self.spec.key).chunks],
             self.types[0],
         )
-        hits = pc.is_in(keys, value_set=self.keys)
+        hits = self._hits(keys)
         offset = 0
         for plan, events, live in pending:
             hit = hits.slice(offset, events.num_rows)
@@ -165,6 +169,28 @@ class PartitionKeyLookup:
             found = events.filter(pc.and_(live, pc.fill_null(hit, False)))
             if found.num_rows:
                 yield from self._survivors(plan, found).to_batches()
+
+    def _hits(self, keys: pa.ChunkedArray) -> pa.ChunkedArray:
+        """Which of ``keys`` are keys of the batch: integer keys by a binary search of the
+        batch's keys sorted (holding no more than them, and them only when not sorted already),
+        other keys by a hash table of the batch's keys made for this call."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not pa.types.is_integer(self.types[0]) or not len(self.keys):
+            return pc.is_in(keys, value_set=self.keys)
+        if self._sorted is None:
+            known = self.keys.drop_null().to_numpy()
+            in_order = bool(np.all(known[1:] >= known[:-1]))
+            self._sorted = known if in_order else np.sort(known)
+        known = self._sorted
+        out = []
+        for chunk in keys.chunks:
+            nulls = chunk.is_null().to_numpy(zero_copy_only=False) if chunk.null_count else None
+            values = chunk.fill_null(0).to_numpy() if nulls is not None else chunk.to_numpy()
+            out.append(pa.array(find_sorted(known, values)[1], mask=nulls))
+        return pa.chunked_array(out, pa.bool_())
 
     def _survivors(self, plan: PartitionReadPlan, found: pa.Table) -> pa.Table:
         """``found`` (events of ``plan``) less those a valid delete event names, as output rows."""

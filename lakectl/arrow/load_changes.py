@@ -12,7 +12,7 @@ partition, the new rows and the identities of the stored rows replaced or delete
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,17 +20,19 @@ from typing import TYPE_CHECKING, Any
 from lakectl.arrow.key_lookup import LookupSpec, PartitionKeyLookup, lookup_spec
 from lakectl.arrow.memory import release_unused_memory
 from lakectl.arrow.partition_reader import MergeSpec, partition_batches
+from lakectl.arrow.partitioned_batch import DELETES_COL
 from lakectl.arrow.types import arrow_schema, arrow_type
 from lakectl.kernel import change_classify as cc
 from lakectl.kernel.live_rows import IDENTITY, identity_fields
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
-from lakectl.table.batch_checks import POSITION_COL
+from lakectl.table.batch_checks import ORDER_COL, POSITION_COL
 from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.validity import ValidWriteIds
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
     from lakectl.arrow.acid_writer import PartitionChanges
@@ -69,36 +71,86 @@ def keyed_changes(
     """The changes of an upsert or cdc ``batch`` against the stored rows of ``plans`` (the
     partitions the batch touches), with the counts by result.
 
-    Each change is decided from the batch's keys, positions, actions and order values (the
-    whole batch's: a key's changes may go to different partitions); the new rows' other
-    columns are read a partition at a time as the changes are iterated."""
-    import pyarrow.compute as pc
+    Each change is decided from the whole batch's keys, order values and actions
+    (:meth:`~lakectl.arrow.partitioned_batch.PartitionedBatch.decisions`: a key's changes may
+    go to different partitions), holding besides them a few integers per change and the
+    stored rows of the batch's keys; which changes write a new row is kept as a flag per
+    change, and the new rows themselves are read a partition at a time as the changes are
+    iterated."""
+    import numpy as np
+    import pyarrow as pa
 
+    keys = list(meta.primary_key)
     order = meta.schema[order_by].name if order_by else None
-    latest = cc.latest_per_key(batch.decisions(), meta.primary_key, order is not None)
-    stored = stored_rows_for_keys(storage, plans, valid, meta, latest, order)
-    classified = cc.classify(
-        latest, stored, meta.primary_key, meta.partition_by, mode=mode, order_by=order
-    )
-    counts = cc.load_counts(cc.count_results(classified), batch.rows)
-    where = [*meta.partition_by, POSITION_COL]
-    inserts = _by_partition(cc.new_rows(classified).select(where), meta, meta.partition_by)
-    deletes = _by_partition(
-        cc.replaced_rows(classified, meta.partition_by), meta, meta.partition_by
-    )
-    del latest, stored, classified
+    decisions = batch.decisions()
+    with_positions = decisions.append_column(POSITION_COL, pa.array(np.arange(batch.rows)))
+    latest = cc.latest_rows(with_positions, keys, order is not None)  # positions, key order
+    del with_positions
+    latest_keys = decisions.select(keys).take(latest)
+    stored = stored_rows_for_keys(storage, plans, valid, meta, latest_keys, order)
+    change, found = cc.matched_stored(latest_keys, stored, keys)
+    del latest_keys
+    change = latest[change]  # the position of each matched change
+    del latest
+    results = _results(decisions, change, stored, found, mode=mode, order_by=order)
+    del decisions
+    by_result = np.bincount(results, minlength=len(cc.RESULTS)).tolist()
+    counts = cc.load_counts(dict(zip(cc.RESULTS, by_result, strict=True)), batch.rows)
+    _, update, delete, _ = range(len(cc.RESULTS))
+    writes = np.zeros(batch.rows, dtype=bool)  # by position: does the change write a new row
+    writes[change[results <= update]] = True
+    replaced = found[(results == update) | (results == delete)]
+    gone = stored.select([*meta.partition_by, *IDENTITY]).take(pa.array(replaced))
+    deletes = _by_partition(gone, meta, meta.partition_by)
+    del stored, change, found, results, replaced, gone
 
     def partitions() -> Iterator[PartitionChanges]:
-        for values in sorted({*inserts, *deletes}, key=_sort_key):
-            new = None
-            if values in inserts:
-                rows = batch.rows_of(values)
-                assert rows is not None  # a new row's partition holds rows of the batch
-                chosen = inserts[values].column(POSITION_COL).combine_chunks()
-                new = rows.filter(pc.is_in(rows.column(POSITION_COL), value_set=chosen))
-            yield _changes(meta, values, new, deletes.get(values))
+        for values in sorted({*batch.partitions(), *deletes}, key=_sort_key):
+            new = batch.rows_of(values)
+            if new is not None:
+                chosen = writes[new.column(POSITION_COL).to_numpy()]
+                new = new.filter(pa.array(chosen)) if chosen.any() else None
+            if new is not None or values in deletes:
+                yield _changes(meta, values, new, deletes.get(values))
 
     return BatchChanges(partitions(), counts)
+
+
+# Changes labelled at a time: the order values compared are copied for them only.
+_RESULT_SLICE = 65_536
+
+
+def _results(
+    decisions: pa.Table,
+    change: np.ndarray,
+    stored: pa.Table,
+    found: np.ndarray,
+    *,
+    mode: LoadMode,
+    order_by: str | None,
+) -> np.ndarray:
+    """The result (index in :data:`~lakectl.kernel.change_classify.RESULTS`) of each change at
+    position ``change`` of ``decisions`` against its stored row ``found`` (-1: none), a slice
+    of :data:`_RESULT_SLICE` changes at a time."""
+    import numpy as np
+    import pyarrow as pa
+
+    results = np.empty(len(change), dtype=np.int8)
+    for start in range(0, len(change), _RESULT_SLICE):
+        at = change[start : start + _RESULT_SLICE]
+        stored_at = found[start : start + _RESULT_SLICE]
+        exists = stored_at >= 0
+        newer = None
+        if order_by is not None:
+            mine = decisions.column(ORDER_COL).take(at)
+            theirs = stored.column(order_by).take(pa.array(stored_at, mask=~exists))
+            newer = cc.newer_than_stored(mine, theirs)
+        deletes = None
+        if mode == LoadMode.CDC:
+            flags = decisions.column(DELETES_COL).take(at)
+            deletes = np.asarray(flags.to_numpy(zero_copy_only=False), dtype=bool)
+        results[start : start + len(at)] = cc.change_results(exists, newer, deletes)
+    return results
 
 
 def stored_rows_for_keys(
@@ -109,7 +161,8 @@ def stored_rows_for_keys(
     batch: pa.Table,
     order_by: str | None,
 ) -> pa.Table:
-    """The live stored rows of ``plans`` whose key is one of ``batch``'s: the columns of
+    """The live stored rows of ``plans`` whose key is one of ``batch``'s (distinct keys, in
+    key order: one change per key): the columns of
     :func:`~lakectl.kernel.change_classify.stored_columns`, typed as the table's.
 
     A single-column key that is not a partition column is looked up as Spark's tasks look it
@@ -123,13 +176,17 @@ def stored_rows_for_keys(
     types = {f.name: f.type for f in (*arrow_schema(meta.schema), *identity_fields())}
     schema = pa.schema([pa.field(c, types[c]) for c in names])
     spec = lookup_spec(meta.data_schema, meta.primary_key, order_by)
+
+    def typed(found: pa.Table) -> pa.Table:  # as each part is found: its raw form is freed
+        return found.select(names).cast(schema)
+
     if spec is not None:
-        found = _looked_up(storage, plans, valid, meta, batch, spec)
+        found = _looked_up(storage, plans, valid, meta, batch, spec, typed)
     else:
-        found = _scanned(storage, plans, valid, meta, batch, order_by)
+        found = _scanned(storage, plans, valid, meta, batch, order_by, typed)
     if not found:
         return schema.empty_table()
-    return pa.concat_tables([t.select(names).cast(schema) for t in found])
+    return pa.concat_tables(found)
 
 
 def _looked_up(
@@ -139,14 +196,14 @@ def _looked_up(
     meta: TableMetadata,
     batch: pa.Table,
     spec: LookupSpec,
+    typed: Callable[[pa.Table], pa.Table],
 ) -> list[pa.Table]:
     """The stored rows of the batch's keys by :class:`~lakectl.arrow.key_lookup.
-    PartitionKeyLookup` (partition values come as text: cast later)."""
+    PartitionKeyLookup` (partition values come as text), each part as ``typed`` gives it."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     types = [arrow_type(c.type) for c in spec.columns.columns]
-    keys = pc.unique(batch.column(spec.key).combine_chunks()).cast(types[0])
+    keys = batch.column(spec.key).combine_chunks().cast(types[0])  # distinct already
     # A thread probes a partition's events at a time (small partitions together, up to the
     # largest's events): about twice the largest partition's events in memory, not a fixed count.
     lookup = PartitionKeyLookup(
@@ -156,7 +213,7 @@ def _looked_up(
     def matches(group: Sequence[PartitionReadPlan]) -> list[pa.Table]:
         found = []
         for match in lookup.matches(group):  # the events probed before are freed by now
-            found.append(pa.Table.from_batches([match]))
+            found.append(typed(pa.Table.from_batches([match])))
             release_unused_memory()
         return found
 
@@ -194,9 +251,11 @@ def _scanned(
     meta: TableMetadata,
     batch: pa.Table,
     order_by: str | None,
+    typed: Callable[[pa.Table], pa.Table],
 ) -> list[pa.Table]:
     """The stored rows of the batch's keys, from the partitions' live rows (the Arrow
-    engine's partition reader): for a composite key, or one that is a partition column."""
+    engine's partition reader): for a composite key, or one that is a partition column; each
+    part as ``typed`` gives it."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -217,7 +276,7 @@ def _scanned(
             if key_not_null is not None and probe is not None:
                 part = part.filter(pc.is_in(part.column(key_not_null), value_set=probe))
             if part.num_rows:
-                found.append(pa.Table.from_batches([part]))
+                found.append(typed(pa.Table.from_batches([part])))
     return found
 
 

@@ -4,11 +4,11 @@ partition's rows at a time, not the batch's.
 Each part of the batch, as it is shaped (:class:`lakectl.arrow.batch.BatchShaper`), is split by
 its partition columns' values and written to Arrow IPC files in a temporary directory (removed
 when the batch is closed, on every exit); :meth:`PartitionedBatch.rows` reads one partition's
-rows back, in batch order. The columns that decide a change of a keyed load (the key, the
-partition columns, the row's position, action and order value) are also kept in memory for
-the whole batch: CDC classification needs all the changes of a key together, and a change may
-move its key to another partition. An unpartitioned table is one partition: a load then holds
-the batch's rows.
+rows back, in batch order. What decides a change of a keyed load (its key, its order value
+and whether it is a delete) is also kept in memory for the whole batch, and no more (its
+position is its row number; its partition is in its file): CDC classification needs all the
+changes of a key together, and a change may move its key to another partition. An
+unpartitioned table is one partition: a load then holds the batch's rows.
 """
 
 from __future__ import annotations
@@ -20,7 +20,10 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakectl.kernel import change_classify as cc
-from lakectl.table.batch_checks import ACTION_COL, ORDER_COL, POSITION_COL
+from lakectl.table.batch_checks import ACTION_COL, ORDER_COL
+
+DELETES_COL = "__lakectl_deletes"
+"""The column of :meth:`PartitionedBatch.decisions` telling which changes are deletes."""
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -33,9 +36,7 @@ class PartitionedBatch:
 
     def __init__(self, partition_by: Sequence[str], keys: Sequence[str] | None) -> None:
         self.partition_by = list(partition_by)
-        self._keyed = keys is not None
-        keys = keys or ()
-        self._decision = [*keys, *(c for c in partition_by if c not in keys)]
+        self._keys = list(keys) if keys is not None else None
         self._dir = tempfile.mkdtemp(prefix="lakectl-batch-")
         self._files: dict[tuple[Any, ...], list[str]] = {}
         self._decisions: list[pa.Table] = []
@@ -63,13 +64,8 @@ class PartitionedBatch:
             return
         self.rows += shaped.num_rows
         self.nbytes += shaped.nbytes
-        names = [
-            c
-            for c in (*self._decision, POSITION_COL, ACTION_COL, ORDER_COL)
-            if c in shaped.schema.names
-        ]
-        if self._keyed:
-            self._decisions.append(shaped.select(names).combine_chunks())
+        if self._keys is not None:
+            self._decisions.append(_decisions(shaped, self._keys))
         for part in cc.partition_runs(shaped, self.partition_by):
             values = tuple(part.column(c)[0].as_py() for c in self.partition_by)
             self._written += 1
@@ -93,10 +89,22 @@ class PartitionedBatch:
         return pa.concat_tables([pa.ipc.open_file(pa.memory_map(p)).read_all() for p in files])
 
     def decisions(self) -> pa.Table:
-        """The whole batch's key, partition, position, action and order columns."""
+        """What decides the whole batch's changes, a row per change in batch order (the row
+        number is the change's position): the key columns, :data:`ORDER_COL` (with an order)
+        and :data:`DELETES_COL` (a batch of actions: is the change a delete)."""
         import pyarrow as pa
 
-        return pa.concat_tables(self._decisions)
+        if not self._decisions:
+            return pa.table({})
+        if len(self._decisions) > 1:  # one column at a time: the parts are freed as it goes
+            names = self._decisions[0].column_names
+            columns = {n: [c for t in self._decisions for c in t.column(n).chunks] for n in names}
+            self._decisions.clear()
+            whole = {}
+            for name in names:
+                whole[name] = pa.concat_arrays(columns.pop(name))
+            self._decisions = [pa.table(whole)]
+        return self._decisions[0]
 
     def each(self) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
         """Each partition's values and rows (:meth:`rows_of`), one at a time."""
@@ -106,4 +114,17 @@ class PartitionedBatch:
                 yield values, rows
 
 
-__all__ = ["PartitionedBatch"]
+def _decisions(shaped: pa.Table, keys: Sequence[str]) -> pa.Table:
+    """The columns of :meth:`PartitionedBatch.decisions` of one shaped part."""
+    import pyarrow as pa
+
+    names = shaped.schema.names
+    columns = {k: shaped.column(k) for k in keys}
+    if ORDER_COL in names:
+        columns[ORDER_COL] = shaped.column(ORDER_COL)
+    if ACTION_COL in names:
+        columns[DELETES_COL] = pa.array(cc.delete_actions(shaped.column(ACTION_COL)))
+    return pa.table(columns).combine_chunks()
+
+
+__all__ = ["DELETES_COL", "PartitionedBatch"]

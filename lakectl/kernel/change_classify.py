@@ -45,20 +45,31 @@ def has_repeated_keys(batch: pa.Table, key: Sequence[str]) -> bool:
 def latest_per_key(batch: pa.Table, key: Sequence[str], has_order: bool) -> pa.Table:
     """The latest change of each key of ``batch`` (ordered by key): greatest
     :data:`ORDER_COL` (null first) when ``has_order``, then greatest :data:`POSITION_COL`."""
+    if not batch.num_rows:
+        return batch
+    return batch.take(latest_rows(batch, key, has_order))
+
+
+def latest_rows(batch: pa.Table, key: Sequence[str], has_order: bool) -> np.ndarray:
+    """The row numbers of :func:`latest_per_key`'s changes in ``batch``, in key order. Only the
+    key, :data:`ORDER_COL` (with ``has_order``) and :data:`POSITION_COL` columns are read; what
+    this holds besides them is a few integers per row."""
     import numpy as np
     import pyarrow.compute as pc
 
     if not batch.num_rows:
-        return batch
+        return np.zeros(0, dtype=np.int64)
     # Keys are never null (the batch's checks refuse them); a null order value is the latest.
     sort_keys = [(k, "ascending", "at_end") for k in key]
+    names = list(key)
     if has_order:
         sort_keys.append((ORDER_COL, "descending", "at_start"))
+        names.append(ORDER_COL)
     sort_keys.append((POSITION_COL, "descending", "at_end"))
-    order = pc.sort_indices(batch, sort_keys=sort_keys)
-    ordered = batch.take(order)
-    first = ~same_as_previous([ordered.column(k) for k in key])
-    return ordered.filter(np.asarray(first))
+    names.append(POSITION_COL)
+    order = pc.sort_indices(batch.select(list(dict.fromkeys(names))), sort_keys=sort_keys)
+    first = ~same_as_previous([batch.column(k).take(order) for k in key])
+    return np.asarray(order.to_numpy(), dtype=np.int64)[first]
 
 
 def same_as_previous(columns: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarray:
@@ -117,40 +128,136 @@ def classify(
     tables; a key stored twice gives a matched change per stored row, as a join does). The
     stored rows' partition columns, identity and order value come as ``__old_<name>``.
     """
+    import numpy as np
+    import pyarrow as pa
+
+    change, found = matched_stored(latest, stored, primary_key)
+    by_position = np.argsort(
+        np.asarray(latest.column(POSITION_COL).to_numpy())[change], kind="stable"
+    )
+    change, found = change[by_position], found[by_position]
+    stored_at = pa.array(found, mask=found < 0)
+    olds = _old_names(partition_by, order_by)
+    joined = latest.take(change)
+    for name in olds:
+        joined = joined.append_column(OLD + name, stored.column(name).take(stored_at))
+    deletes = None
+    if mode == LoadMode.CDC:
+        deletes = delete_actions(joined.column(ACTION_COL))
+    newer = None
+    if order_by:
+        newer = newer_than_stored(joined.column(ORDER_COL), joined.column(OLD + order_by))
+    codes = change_results(found >= 0, newer, deletes)
+    return joined.append_column(RESULT_COL, pa.array(RESULTS, pa.string()).take(codes))
+
+
+def matched_stored(
+    changes: pa.Table, stored: pa.Table, primary_key: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``changes`` joined with the ``stored`` rows of their key (both read for the key columns
+    only): the row number of each change and of its stored row (-1: none), a change once per
+    stored row of its key (at least once), in no particular order."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    keys = [stored.column(k) for k in primary_key]
-    olds = [stored.column(c) for c in _old_names(partition_by, order_by)]
-    old = pa.table(
-        [*keys, *olds],
-        names=[
-            *(KEY + k for k in primary_key),
-            *(OLD + c for c in _old_names(partition_by, order_by)),
-        ],
+    sorted_pairs = _matched_sorted(changes, stored, primary_key)
+    if sorted_pairs is not None:
+        return sorted_pairs
+    change_col, stored_col = KEY + "change", KEY + "stored"
+    left = pa.table(
+        [*(changes.column(k) for k in primary_key), np.arange(changes.num_rows)],
+        names=[*primary_key, change_col],
     )
-    joined = latest.join(
-        old,
+    right = pa.table(
+        [*(stored.column(k) for k in primary_key), np.arange(stored.num_rows)],
+        names=[*(KEY + k for k in primary_key), stored_col],
+    )
+    joined = left.join(
+        right,
         keys=list(primary_key),
         right_keys=[KEY + k for k in primary_key],
         join_type="left outer",
     )
-    joined = joined.sort_by([(POSITION_COL, "ascending")])
-    exists = joined.column(OLD + "rowId").is_valid()
-    if order_by:
-        before = joined.column(OLD + order_by)
-        newer = pc.or_kleene(before.is_null(), pc.greater(joined.column(ORDER_COL), before))
-        newer = pc.fill_null(newer, False)
-    else:
-        newer = pa.chunked_array([pa.array([True] * joined.num_rows, pa.bool_())])
-    replaces = pc.and_(exists, newer)
-    update = pc.if_else(replaces, "update", pc.if_else(exists, "ignored", "insert"))
-    if mode == LoadMode.CDC:
-        delete = pc.if_else(replaces, "delete", "ignored")
-        result = pc.if_else(pc.equal(joined.column(ACTION_COL), "delete"), delete, update)
-    else:
-        result = update
-    return joined.append_column(RESULT_COL, result.cast(pa.string()))
+    change = np.asarray(joined.column(change_col).to_numpy(), dtype=np.int64)
+    found = pc.fill_null(joined.column(stored_col), -1).to_numpy()
+    return change, np.asarray(found, dtype=np.int64)
+
+
+def _matched_sorted(
+    changes: pa.Table, stored: pa.Table, primary_key: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`matched_stored` by a binary search, for an integer key whose ``changes`` are in
+    key order with one change per key (as :func:`latest_rows` gives them): no hash table of
+    the keys is built. None for any other key."""
+    import numpy as np
+    import pyarrow as pa
+
+    if len(primary_key) != 1:
+        return None
+    mine, theirs = changes.column(primary_key[0]), stored.column(primary_key[0])
+    if not pa.types.is_integer(mine.type) or mine.type != theirs.type:
+        return None
+    if mine.null_count or theirs.null_count:
+        return None
+    keys = np.asarray(mine.to_numpy())
+    if len(keys) > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+        return None
+    at, hit = find_sorted(keys, np.asarray(theirs.to_numpy()))
+    matched = at[hit]
+    alone = np.ones(len(keys), dtype=bool)
+    alone[matched] = False
+    change = np.concatenate([matched, np.flatnonzero(alone)]).astype(np.int64)
+    found = np.concatenate([np.flatnonzero(hit), np.full(len(change) - len(matched), -1)])
+    return change, found.astype(np.int64)
+
+
+def find_sorted(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each of ``wanted``'s place in the sorted ``keys`` and whether it is there (a binary
+    search: nothing is built from ``keys``)."""
+    import numpy as np
+
+    if not len(keys):
+        return np.zeros(len(wanted), dtype=np.int64), np.zeros(len(wanted), dtype=bool)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return at, keys[at] == wanted
+
+
+def delete_actions(actions: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Which of :data:`ACTION_COL`'s ``actions`` are deletes."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    deletes = pc.fill_null(pc.equal(actions, "delete"), False)
+    return np.asarray(deletes.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def newer_than_stored(
+    change: pa.ChunkedArray | pa.Array, stored: pa.ChunkedArray | pa.Array
+) -> np.ndarray:
+    """Is each change's order value newer than its stored row's: the stored one is null, or
+    the change's is greater (a null change order value is not newer than a set one)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    newer = pc.or_kleene(pc.is_null(stored), pc.greater(change, stored))
+    return np.asarray(pc.fill_null(newer, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def change_results(
+    exists: np.ndarray, newer: np.ndarray | None, deletes: np.ndarray | None
+) -> np.ndarray:
+    """Each change's result as its index in :data:`RESULTS`: from whether a stored row of its
+    key ``exists``, whether the change is ``newer`` than it (None: no ``--order-by``, every
+    change is) and, for a cdc load, whether it ``deletes`` (None: an upsert)."""
+    import numpy as np
+
+    replaces = exists if newer is None else exists & newer
+    insert, update, delete, ignored = range(len(RESULTS))
+    codes = np.where(replaces, update, np.where(exists, ignored, insert)).astype(np.int8)
+    if deletes is not None:
+        codes[deletes] = np.where(replaces[deletes], delete, ignored)
+    return codes
 
 
 def count_results(classified: pa.Table) -> dict[str, int]:
@@ -221,12 +328,18 @@ __all__ = [
     "POSITION_COL",
     "RESULTS",
     "RESULT_COL",
+    "change_results",
     "classify",
     "count_results",
+    "delete_actions",
+    "find_sorted",
     "has_repeated_keys",
     "latest_per_key",
+    "latest_rows",
     "load_counts",
+    "matched_stored",
     "new_rows",
+    "newer_than_stored",
     "partition_runs",
     "replaced_rows",
     "same_as_previous",

@@ -9,8 +9,8 @@ the rule Spark's path applies (:mod:`lakectl.kernel.change_classify`).
 
 Memory: the batch is read a part at a time and set aside on disk by target partition; the
 changes are written a partition at a time. A load holds about its largest partition's rows of
-the batch, the stored rows of that partition's keys and the batch's key columns; an
-unpartitioned table is one partition, so its loads hold the batch. The result's
+the batch, the stored rows of that partition's keys, and each change's key, order value and
+delete flag; an unpartitioned table is one partition, so its loads hold the batch. The result's
 ``peak_memory_bytes`` is the process's peak resident memory.
 """
 
@@ -280,9 +280,6 @@ def _write_concurrently(
     from lakectl.arrow.memory import release_unused_memory
 
     workers = os.cpu_count() or 1
-    if workers <= 1:
-        write_transaction_changes(txn, meta, partitions)
-        return
     source = iter(partitions)
     lock = threading.Lock()
     failed = threading.Event()
@@ -295,6 +292,10 @@ def _write_concurrently(
             if change is None:
                 return
             yield change
+
+    if workers <= 1:
+        write_transaction_changes(txn, meta, shared())
+        return
 
     def write() -> None:
         try:

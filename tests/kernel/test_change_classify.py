@@ -134,3 +134,38 @@ def test_partition_runs_split_by_values_keeping_row_order_and_null_as_its_own_pa
         for t in cc.partition_runs(table, ["p"])
     ]
     assert runs == [("a", [3]), ("b", [1, 4]), (None, [2, 5])]
+
+
+def test_changes_are_matched_alike_by_the_binary_search_and_by_the_join():
+    # Integer keys in key order take the binary search; the same keys as text take the join.
+    batch = _batch([(k, "update", 9, f"v{k}") for k in (7, 1, 4, 9, 2)])
+    stored = _stored([(4, 5, 40), (9, 5, 90), (4, 5, 41), (3, 5, 30)])  # 4 stored twice
+    latest = cc.latest_per_key(batch, ["id"], has_order=True)
+    by_search = cc.matched_stored(latest, stored, ["id"])
+
+    def as_text(table: pa.Table) -> pa.Table:
+        return table.set_column(0, "id", table.column("id").cast(pa.string()))
+
+    by_join = cc.matched_stored(as_text(latest), as_text(stored), ["id"])
+    pairs = sorted(zip(*by_search, strict=True))
+    assert pairs == sorted(zip(*by_join, strict=True))
+    keys = latest.column("id").to_pylist()
+    rows = stored.column("rowId").to_pylist()
+    assert [(keys[c], rows[s] if s >= 0 else None) for c, s in pairs] == [
+        (1, None),
+        (2, None),
+        (4, 40),
+        (4, 41),
+        (7, None),
+        (9, 90),
+    ]
+    classified = cc.classify(latest, stored, ["id"], [], mode=LoadMode.CDC, order_by="ts")
+    assert classified.column("v").to_pylist() == ["v7", "v1", "v4", "v4", "v9", "v2"]
+    assert classified.column(cc.RESULT_COL).to_pylist() == [
+        "insert",
+        "insert",
+        "update",
+        "update",
+        "update",
+        "insert",
+    ]
