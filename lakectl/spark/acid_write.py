@@ -5,6 +5,11 @@ and a bucket column; each output file then becomes ``<partition>/delta_N_N_0000/
 (or ``delete_delta_...``), next to an ``_orc_acid_version`` file. A transaction's new rows and
 delete events are written by one Spark job. Nothing is visible until the
 transaction commits in the log.
+
+It writes the compactions Spark finishes (:func:`write_compacted`) and the change events of a
+table the Arrow engine's event writer refuses (:func:`write_with_spark_orc_writer`), and a
+load's appends (:func:`change_events`, :func:`write_changes`); other change events are written
+by that writer in Spark's tasks (:mod:`lakectl.spark.event_write`).
 """
 
 from __future__ import annotations
@@ -225,8 +230,8 @@ def write_with_spark_orc_writer(
 
     Only for the tables the Arrow event writer refuses
     (:func:`lakectl.arrow.acid_writer.unsupported_reason`: a ``timestamp_ntz`` column, which
-    Spark's writer stores with a type attribute of its own); every other table's events are
-    written by :func:`lakectl.spark.event_write.write_events`.
+    it does not write as Spark does); every other table's events are written by
+    :func:`lakectl.spark.event_write.write_events`.
     """
     meta = target.metadata
     is_delete = F.col(KIND_COL) == KIND_DELETE

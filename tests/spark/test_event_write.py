@@ -50,18 +50,17 @@ def test_change_events_give_new_rows_and_delete_events_of_the_stored_rows(spark)
 
 
 def test_a_timestamp_ntz_table_is_changed_through_sparks_own_writer(spark, tmp_path: Path) -> None:
-    """The Arrow event writer refuses ``timestamp_ntz`` columns: Spark's delete and update of
-    such a table write with Spark's ORC writer and read back as written."""
+    """The Arrow event writer refuses ``timestamp_ntz`` columns: Spark's update of such a table
+    (new rows and delete events) writes with Spark's ORC writer and reads back as written."""
     table = lakectl.create_table(
         str(tmp_path / "t"), schema="id bigint, at timestamp_ntz, p string", partition_by="p"
     )
     times = [dt.datetime(2024, 1, d, 12, 30) for d in (1, 2, 3)]
     rows = [(i, times[i], "x" if i else "y") for i in range(3)]
     table.load(spark.createDataFrame(rows, "id bigint, at timestamp_ntz, p string"))
-    assert table.delete("id = 0", engine="spark").deleted == 1
-    assert table.update_rows("id = id + 10", "id = 2", engine="spark").updated == 1
+    assert table.update_rows("id = id + 10", "id > 0", engine="spark").updated == 2
     read = sorted(tuple(r) for r in table.scan().to_spark().select("id", "at", "p").collect())
-    assert read == [(1, times[1], "x"), (12, times[2], "x")]
+    assert read == [(0, times[0], "y"), (11, times[1], "x"), (12, times[2], "x")]
 
 
 def test_delete_events_of_a_timestamp_partition_go_beside_its_rows(spark, tmp_path: Path) -> None:
