@@ -17,6 +17,7 @@ write id is not valid before), and its abort removes the directories it lists.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -101,6 +102,10 @@ def partition_text(value: Any) -> str | None:
         from lakectl.expr.spark_values import java_float_text
 
         return java_float_text(value, single=False)
+    if isinstance(value, datetime.datetime):  # Spark's session time zone is UTC
+        from lakectl.expr.spark_values import timestamp_text
+
+        return timestamp_text(value)
     return str(value)
 
 

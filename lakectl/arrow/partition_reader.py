@@ -268,7 +268,11 @@ def _typed_values(partition_schema: Schema, plan: PartitionReadPlan) -> list[pa.
 
     out = []
     for field, value in zip(arrow_schema(partition_schema), plan.values, strict=True):
-        out.append(pa.scalar(value, pa.string()).cast(field.type))
+        text = pa.scalar(value, pa.string())
+        if pa.types.is_timestamp(field.type) and value is not None and value[-6:-5] not in "+-":
+            # Spark names a timestamp partition by its UTC time, without an offset.
+            text = text.cast(pa.timestamp(field.type.unit))
+        out.append(text.cast(field.type))
     return out
 
 

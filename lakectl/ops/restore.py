@@ -519,9 +519,9 @@ def _spark_events(changes: Any, meta: TableMetadata) -> Any:
     :func:`_commit`), its values as a new row for a row written again."""
     from pyspark.sql import functions as F
 
-    from lakectl.spark import acid_write
+    from lakectl.spark import event_write
 
-    return acid_write.change_events(
+    return event_write.change_events(
         changes,
         meta,
         insert=F.col(_KIND) == "insert",

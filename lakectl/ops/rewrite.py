@@ -26,11 +26,7 @@ from lakectl.ops.context import Context
 from lakectl.planning.compaction_plan import MAJOR, PartitionCompaction
 from lakectl.planning.list_bucket_plan import ListBucketing, kept_layouts
 from lakectl.planning.read_plan import PartitionReadPlan
-from lakectl.table.layout import (
-    delta_dir_name,
-    parse_partition_path,
-    parse_partition_spec,
-)
+from lakectl.table.layout import parse_partition_path, parse_partition_spec
 from lakectl.table.log import TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import read_footer
@@ -414,25 +410,17 @@ def write_transaction_events(
     rows: int,
     partitions: int = 0,
 ) -> list[str]:
-    """Write a transaction's change events (:func:`lakectl.spark.acid_write.change_events`) into
-    its ``delta_W_W`` and ``delete_delta_W_W`` directories; they join ``txn.added``.
+    """Write a transaction's change events (:func:`lakectl.spark.event_write.change_events`)
+    into its ``delta_W_W`` and ``delete_delta_W_W`` directories with the Arrow engine's ORC
+    event writer in Spark tasks (:func:`lakectl.spark.event_write.write_transaction_events`);
+    they join ``txn.added``.
 
     ``rows`` (changes to write) and ``partitions`` (how many they touch; 0: unknown) size the
     Spark tasks. Returns the new directories (relative to the table).
     """
-    from lakectl.spark import acid_write
+    from lakectl.spark import event_write
 
-    store = txn.store
     parallelism = int(ctx.spark().conf.get("spark.sql.shuffle.partitions") or 8)
-    target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
     ctx.progress(f"writing {rows:,} change(s)")
-    written = acid_write.write_changes(
-        events,
-        target,
-        txn.version,
-        write_tasks(rows, partitions, parallelism),
-        delta_dir=delta_dir_name(txn.version),
-        delete_dir=delta_dir_name(txn.version, delete=True),
-    ).directories
-    txn.added += written
-    return written
+    tasks = write_tasks(rows, partitions, parallelism)
+    return event_write.write_transaction_events(txn, meta, events, tasks=tasks).directories

@@ -5,6 +5,11 @@ and a bucket column; each output file then becomes ``<partition>/delta_N_N_0000/
 (or ``delete_delta_...``), next to an ``_orc_acid_version`` file. A transaction's new rows and
 delete events are written by one Spark job. Nothing is visible until the
 transaction commits in the log.
+
+It writes the compactions Spark finishes (:func:`write_compacted`) and the change events of a
+table the Arrow engine's event writer refuses (:func:`write_with_spark_orc_writer`), and a
+load's appends (:func:`change_events`, :func:`write_changes`); other change events are written
+by that writer in Spark's tasks (:mod:`lakectl.spark.event_write`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from lakectl.table.orc_files import add_acid_metadata
 from lakectl.table.orc_tail import parse_acid_stats
 from lakectl.table.paths import Shape, check_name, table_path
 
+from .event_write import ID_COLS, KIND_COL, KIND_DELETE, KIND_INSERT
+
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
@@ -40,10 +47,6 @@ _BUCKET_COL = "__lakectl_bucket"
 # A compactor output split into list-bucketing directories carries each event's directory number.
 SUBDIR_COL = "__lakectl_subdir"
 _CODEC_V1 = 1 << 29
-# The events of one transaction (write_changes) carry their kind: a new row or a delete event.
-KIND_COL = "__lakectl_kind"
-KIND_INSERT = 0
-KIND_DELETE = 1
 _IDENTITY_TYPES = {"originalTransaction": "bigint", "bucket": "int", "rowId": "bigint"}
 
 
@@ -210,6 +213,37 @@ def write_changes(
         sorted(moved),
         sum(n for rel, n in moved.items() if posixpath.basename(rel) == delta_dir),
         sum(n for rel, n in moved.items() if posixpath.basename(rel) == delete_dir),
+    )
+
+
+def write_with_spark_orc_writer(
+    events: DataFrame,
+    target: WriteTarget,
+    write_id: int,
+    num_tasks: int,
+    *,
+    delta_dir: str,
+    delete_dir: str,
+) -> WrittenChanges:
+    """Write a transaction's events (rows of :func:`lakectl.spark.event_write.events_struct`)
+    with Spark's own ORC writer, moved into place as :func:`write_changes` does.
+
+    Only for the tables the Arrow event writer refuses
+    (:func:`lakectl.arrow.acid_writer.unsupported_reason`: a ``timestamp_ntz`` column, which
+    it does not write as Spark does); every other table's events are written by
+    :func:`lakectl.spark.event_write.write_events`.
+    """
+    meta = target.metadata
+    is_delete = F.col(KIND_COL) == KIND_DELETE
+    row = F.struct(*[F.col(f"`{c}`") for c in meta.data_schema.names])
+    changes = events.select(
+        F.col(KIND_COL),
+        F.when(is_delete, F.lit(None)).otherwise(row).alias("row"),
+        *[F.col(f"`{c}`") for c in meta.partition_by],
+        *[F.col(ID_COLS[c]).alias(c) for c in _IDENTITY_TYPES],
+    )
+    return write_changes(
+        changes, target, write_id, num_tasks, delta_dir=delta_dir, delete_dir=delete_dir
     )
 
 

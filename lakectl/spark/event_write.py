@@ -12,16 +12,16 @@ transaction's staging directory. The driver then moves the directories into plac
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.acid_writer import PartitionChanges, write_changes
+from lakectl.arrow.acid_writer import PartitionChanges, unsupported_reason, write_changes
 from lakectl.failpoints import failpoint
 from lakectl.kernel.change_classify import partition_runs
 from lakectl.kernel.live_rows import IDENTITY
 from lakectl.storage.fs import Storage
-from lakectl.table.layout import ACID_VERSION_FILE
+from lakectl.table.layout import ACID_VERSION_FILE, delta_dir_name
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.paths import Shape, table_path
 
@@ -29,8 +29,10 @@ from .session import wait_for_running_tasks
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType
+
+    from lakectl.table.transaction import WriteTransaction
 
 KIND_COL = "__lakectl_kind"
 LABEL_COL = "__lakectl_label"
@@ -70,6 +72,51 @@ def events_struct(columns: StructType, meta: TableMetadata) -> StructType:
             StructField(ID_COLS["rowId"], LongType()),
         ]
     )
+
+
+def change_events(
+    frame: DataFrame,
+    meta: TableMetadata,
+    *,
+    insert: Column,
+    delete: Column,
+    old: Callable[[str], Column],
+) -> DataFrame:
+    """The events one transaction writes, as rows of :func:`events_struct` for
+    :func:`write_events`.
+
+    Every row of ``frame`` (which has the table's columns) gives up to two events: its values
+    as a new row (:data:`KIND_INSERT`) where ``insert`` holds, and a delete event
+    (:data:`KIND_DELETE`) for the stored row it replaces or deletes where ``delete`` holds.
+    ``old(name)`` is that stored row's partition column or identity column ``name``
+    (originalTransaction, bucket, rowId): a delete event carries those, its data columns are
+    null. An update gives both.
+    """
+    from pyspark.sql import functions as F
+
+    kinds = F.filter(
+        F.array(F.when(insert, F.lit(KIND_INSERT)), F.when(delete, F.lit(KIND_DELETE))),
+        lambda kind: kind.isNotNull(),
+    )
+    exploded = frame.select("*", F.explode(kinds).alias(KIND_COL))
+    is_delete = F.col(KIND_COL) == KIND_DELETE
+    partitions = set(meta.partition_by)
+    identity = {v: k for k, v in ID_COLS.items()}
+    columns = []
+    for field in events_struct(frame.schema, meta).fields:
+        name = field.name
+        if name == KIND_COL:
+            value = F.col(KIND_COL)
+        elif name in identity:
+            value = F.when(is_delete, old(identity[name]))
+        elif name in partitions:
+            value = F.when(is_delete, old(name)).otherwise(F.col(f"`{name}`"))
+        elif name in (LABEL_COL, TALLY_COL):
+            value = F.lit(None)
+        else:
+            value = F.when(~is_delete, F.col(f"`{name}`"))
+        columns.append(value.cast(field.dataType).alias(name))
+    return exploded.select(*columns)
 
 
 def arrow_events_schema(struct: StructType) -> pa.Schema:
@@ -169,6 +216,51 @@ def move_into_place(storage: Storage, root: str, staging: str, rel_dir: str) -> 
         failpoint("write.after_first_move")
 
 
+def write_transaction_events(
+    txn: WriteTransaction, meta: TableMetadata, events: DataFrame, *, tasks: int
+) -> WrittenEvents:
+    """Write ``events`` (rows of :func:`events_struct`, e.g. :func:`change_events`) as
+    transaction ``txn``'s ``delta_W_W`` and ``delete_delta_W_W`` directories, a target
+    partition's in one of ``tasks`` tasks, and move them into place: each joins ``txn.added``
+    before its first file moves, so that an abort removes it.
+
+    A table the Arrow event writer refuses (:func:`lakectl.arrow.acid_writer.
+    unsupported_reason`: a ``timestamp_ntz`` column) is written by Spark's own ORC writer
+    instead (:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`).
+    """
+    store = txn.store
+    storage = store.storage
+    write_id = txn.version
+    delta_dir = delta_dir_name(write_id)
+    delete_dir = delta_dir_name(write_id, delete=True)
+    if unsupported_reason(meta) is not None:
+        from lakectl.spark import acid_write
+
+        target = acid_write.WriteTarget(storage, store.root, txn.staging, meta)
+        native = acid_write.write_with_spark_orc_writer(
+            events, target, write_id, tasks, delta_dir=delta_dir, delete_dir=delete_dir
+        )
+        txn.added += native.directories
+        return WrittenEvents(native.directories, native.inserts, native.deletes, {})
+    staging = storage.join(txn.staging, "changes")
+    written = write_events(
+        events,
+        meta,
+        storage,
+        staging,
+        write_id,
+        tasks=tasks,
+        delta_dir=delta_dir,
+        delete_dir=delete_dir,
+    )
+    for rel in written.directories:
+        txn.added.append(rel)
+        move_into_place(storage, store.root, staging, rel)
+    if storage.exists(txn.staging):
+        storage.delete(txn.staging, recursive=True)
+    return written
+
+
 class WriteTask:
     """A task's partitions' events written as ACID files under staging (picklable: plain
     values only)."""
@@ -263,9 +355,11 @@ __all__ = [
     "WrittenEvents",
     "arrow_events_schema",
     "as_batches",
+    "change_events",
     "events_struct",
     "gather",
     "move_into_place",
     "tally_batches",
     "write_events",
+    "write_transaction_events",
 ]

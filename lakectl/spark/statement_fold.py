@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from lakectl.spark.statement_compile import apply_statements
 from lakectl.table.metadata import TableMetadata
 
-from . import acid_write
+from . import event_write
 from .types import IDENTITY_COLUMNS
 
 if TYPE_CHECKING:
@@ -77,10 +77,10 @@ def fold_changes(
 
 
 def changes_to_write(changes: DataFrame, meta: TableMetadata) -> DataFrame:
-    """The events that materialize the changes (:func:`lakectl.spark.acid_write.change_events`):
+    """The events that materialize the changes (:func:`lakectl.spark.event_write.change_events`):
     the new version of each updated row, a delete event for every changed or deleted one."""
     partitions = set(meta.partition_by)
-    return acid_write.change_events(
+    return event_write.change_events(
         changes,
         meta,
         insert=F.col(CHANGE_COL) == "update",

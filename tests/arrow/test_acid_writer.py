@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.orc as orc
+import pyarrow.parquet as pq
 import pytest
 
 import lakectl
@@ -128,6 +129,30 @@ def test_partition_values_are_named_as_spark_names_them(tmp_path):
         "1.50",
         "7",
     ]
+    utc = dt.UTC
+    times = (dt.datetime(2024, 1, 2, 0, 0, 0, 500, utc), dt.datetime(2024, 1, 1, 13, 30))
+    assert [partition_text(v) for v in times] == ["2024-01-02 00:00:00.0005", "2024-01-01 13:30:00"]
+
+
+def test_a_table_partitioned_by_a_timestamp_is_changed_in_place(tmp_path):
+    """Its partition directories carry the UTC time without an offset, as Spark names them;
+    the partition reader reads that text back, and a delete event goes beside the rows."""
+    table = lakectl.create_table(
+        str(tmp_path / "t"), schema="id bigint, at timestamp", partition_by="at"
+    )
+    at = dt.datetime(2024, 1, 2, 0, 0, 0, 500, dt.UTC)
+    source = tmp_path / "rows.parquet"
+    pq.write_table(
+        pa.table({"id": [1, 2], "at": pa.array([at, at], pa.timestamp("us", tz="UTC"))}), source
+    )
+    table.load(str(source), mode="append", engine="arrow")
+    assert table.delete("id = 2", engine="arrow").deleted == 1
+    partition = tmp_path / "t" / "at=2024-01-02 00%3A00%3A00.0005"
+    assert sorted(p.name for p in partition.iterdir()) == [
+        "delete_delta_0000002_0000002_0000",
+        "delta_0000001_0000001_0000",
+    ]
+    assert table.scan(engine="arrow").to_arrow().to_pylist() == [{"id": 1, "at": at}]
 
 
 def test_tables_it_cannot_write_are_refused_by_name(tmp_path):
