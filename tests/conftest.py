@@ -73,13 +73,33 @@ FIXTURE_MARKERS = {
 # each server starts once. Every other file is a group of its own (as `--dist loadfile`).
 SERVER_GROUP = "servers"
 SERVER_FILES = "tests/cluster/"
+# The Spark files that take longest (`pytest --durations=0 FILE` on 2 busy cores: 60-150 s each,
+# most of it JVMs of lakectl processes), heaviest first. They are handed out right after the
+# servers' group, so that none of them starts late in a run while the other worker runs out of
+# files; a file missing here only loses that head start. The other Spark files follow in
+# collection order, then the pure ones.
+HEAVIEST_FIRST = (
+    "tests/ops/test_list_bucket.py",
+    "tests/ops/test_compact.py",
+    "tests/ops/test_change_commands_safety.py",
+    "tests/ops/test_stream.py",
+    "tests/ops/test_compact_processes.py",
+    "tests/ops/test_crash_and_concurrency.py",
+    "tests/updates/test_compile.py",
+    "tests/spark/test_native_read.py",
+    "tests/api/test_table_api.py",
+    "tests/s3/test_s3_kill.py",
+    "tests/cli/test_quiet_spark.py",
+    "tests/packaging/test_wheel_install.py",
+)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test from the fixtures it uses; in an xdist worker, order the groups so that
-    the heaviest are handed out first: the servers' files, then those needing Spark, then the
-    pure ones (short files fill the gaps at the end). Every worker sorts the same way."""
+    the heaviest are handed out first: the servers' files, then those needing Spark (the
+    :data:`HEAVIEST_FIRST` first), then the pure ones (short files fill the gaps at the end).
+    Every worker sorts the same way."""
     for item in items:
         fixtures = tuple(getattr(item, "fixturenames", ()))
         for marker in sorted({FIXTURE_MARKERS[f] for f in fixtures if f in FIXTURE_MARKERS}):
@@ -92,7 +112,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         own = 0 if group == SERVER_GROUP else 1 if item.get_closest_marker("spark") else 2
         rank[group] = min(rank.get(group, own), own)
     first = {g: i for i, g in reversed(list(enumerate(group_of(it.nodeid) for it in items)))}
-    items.sort(key=lambda it: (rank[group_of(it.nodeid)], first[group_of(it.nodeid)]))
+    heavy = {path: i for i, path in enumerate(HEAVIEST_FIRST)}
+
+    def order(item: pytest.Item) -> tuple[int, int, int]:
+        group = group_of(item.nodeid)
+        return rank[group], heavy.get(group, len(heavy)), first[group]
+
+    items.sort(key=order)
 
 
 def group_of(nodeid: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections import Counter
 
 from tests.support.paths import REPO
 
@@ -19,10 +20,10 @@ def _fast_tier_env() -> dict[str, str]:
     return env
 
 
-def _collected(*paths: str) -> list[str]:
+def _collected(*paths: str, marks: str = FAST) -> list[str]:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-         "-m", FAST, *paths],
+         "-m", marks, *paths],
         cwd=REPO, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode in (0, 5), done.stdout[-2000:] + done.stderr[-2000:]
@@ -57,3 +58,15 @@ def test_a_jvm_cannot_start_in_the_fast_tier() -> None:
     )  # fmt: skip
     assert done.returncode != 0
     assert "the fast tier must not start a JVM" in done.stdout + done.stderr
+
+
+def test_the_files_handed_out_first_exist_and_need_spark() -> None:
+    """tests/conftest.py hands these Spark files out first: a renamed or moved file there would
+    silently lose its head start."""
+    from tests.conftest import HEAVIEST_FIRST
+
+    assert len(set(HEAVIEST_FIRST)) == len(HEAVIEST_FIRST)
+    assert [p for p in HEAVIEST_FIRST if not (REPO / p).is_file()] == []
+    pure = Counter(line.split("::")[0] for line in _collected(*HEAVIEST_FIRST))
+    everything = Counter(line.split("::")[0] for line in _collected(*HEAVIEST_FIRST, marks=""))
+    assert [p for p in HEAVIEST_FIRST if pure[p] == everything[p]] == []

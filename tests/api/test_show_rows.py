@@ -1,10 +1,10 @@
 """``show``'s row count is the number of rows a read returns, at every version of a history
-with deletes, updates, restores and a compaction (the reads use the Arrow engine: no JVM)."""
+with deletes, updates, restores and a compaction, all by the Arrow engine (no JVM: the Spark
+writers write the same files, tests/ops/test_dml_engines_agree.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import lakectl
 from lakectl.arrow.row_count import footer_rows
@@ -26,13 +26,9 @@ def _footer_estimate(table: lakectl.Table) -> int:
     return stored - sum(p.delete_events for p in table.show().partitions)
 
 
-def test_show_counts_the_rows_a_read_returns_at_every_version(tmp_path: Path, spark: Any) -> None:
+def test_show_counts_the_rows_a_read_returns_at_every_version(tmp_path: Path) -> None:
     table = lakectl.create_table(
-        str(tmp_path / "sales"),
-        schema=SCHEMA,
-        primary_key="sell_id",
-        partition_by="create_date",
-        spark=spark,
+        str(tmp_path / "sales"), schema=SCHEMA, primary_key="sell_id", partition_by="create_date"
     )
     steps = [
         lambda: table.load(
@@ -40,12 +36,12 @@ def test_show_counts_the_rows_a_read_returns_at_every_version(tmp_path: Path, sp
         ),
         lambda: table.load(str(SALES / "cdc_batch_1.csv"), **CDC, engine="arrow"),
         lambda: table.load(str(SALES / "cdc_batch_2.csv"), **CDC, engine="arrow"),
-        lambda: table.delete("store_id = 'S01'"),
-        lambda: table.update_rows("status_id = 'REFUNDED'", "sell_id = 17"),
-        lambda: table.restore(3),
+        lambda: table.delete("store_id = 'S01'", engine="arrow"),
+        lambda: table.update_rows("status_id = 'REFUNDED'", "sell_id = 17", engine="arrow"),
+        lambda: table.restore(3, engine="arrow"),
         lambda: table.compact("minor", engine="arrow"),
-        lambda: table.delete("total_amt < 100"),
-        lambda: table.restore(5),
+        lambda: table.delete("total_amt < 100", engine="arrow"),
+        lambda: table.restore(5, engine="arrow"),
         lambda: table.compact("major", engine="arrow"),
     ]
     counted, estimates = [], []

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import urllib.request
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,3 +339,86 @@ def stream_three_files(
 ) -> tuple[dict, list[tuple]]:
     """:func:`stream_commands` run by ``run``: the stream's result and the rows."""
     return stream_outcome(run(tmp, stream_commands(tmp, *spark_args)))
+
+
+# --- one lakectl application on the standalone cluster ------------------------------------------
+
+
+def s3_workflow(s3_server: Any) -> tuple[str, dict[str, str], list[tuple[object, ...]]]:
+    """A fresh s3:// warehouse, the environment pointing at the server, and the workflow's
+    commands with the first batch read from S3, then a snapshot written to S3."""
+    from lakectl.storage.fs import storage_for
+    from tests.support.seaweed import BUCKET
+
+    env = s3_server.env()
+    prefix = f"s3://{BUCKET}/cluster-{uuid.uuid4().hex[:10]}"
+    storage, landing = storage_for(f"{prefix}/landing/base.csv", s3fs_options_from(env))
+    storage.fs.put_file(str(SALES / "base.csv"), landing)
+    first, *rest = WORKFLOW
+    assert first[2] == SALES / "base.csv"
+    commands = [
+        CREATE,
+        (*first[:2], f"{prefix}/landing/base.csv", *first[3:]),
+        *rest,
+        ("snapshot", "sales", "--out", f"{prefix}/out", "--format", "parquet"),
+    ]
+    return f"{prefix}/wh", env, commands
+
+
+def s3fs_options_from(env: dict[str, str]) -> dict[str, Any]:
+    """The storage options of the S3 server that ``env`` points at."""
+    return {
+        "endpoint_url": env["AWS_ENDPOINT_URL"],
+        "access_key_id": env["AWS_ACCESS_KEY_ID"],
+        "secret_access_key": env["AWS_SECRET_ACCESS_KEY"],
+        "region": env["AWS_REGION"],
+    }
+
+
+# The S3 workflow's commands up to this index run on the standalone cluster (create, three loads,
+# a snapshot), the rest over Connect (compaction, two snapshots, the snapshot to S3).
+S3_ON_STANDALONE = 5
+
+
+@dataclass(frozen=True)
+class ClusterRuns:
+    """What one lakectl application on the standalone cluster did (see :func:`on_cluster`)."""
+
+    workflow: list[dict[str, Any]]  # create and the sales workflow on a local warehouse
+    stream: list[dict[str, Any]]  # stream_commands' results
+    s3_warehouse: str
+    s3_env: dict[str, str]
+    s3_commands: list[tuple[object, ...]]  # the whole S3 workflow (s3_workflow)
+    s3_results: list[dict[str, Any]]  # the first S3_ON_STANDALONE commands' results
+
+
+@pytest.fixture(scope="session")
+def on_cluster(
+    tmp_path_factory: pytest.TempPathFactory,
+    standalone_cluster: Standalone,
+    s3_server: Any,
+    jvm_processes: tuple[str, ...],
+) -> ClusterRuns:
+    """The sales workflow on a local warehouse, a stream, and the first part of the workflow on
+    an s3:// warehouse, run by one lakectl process (one application: a driver JVM and one set of
+    executors, started once) on the standalone cluster; their results.
+
+    The process has the S3 server's AWS variables, the cluster's daemons do not (see
+    :func:`s3_server`). Under Kryo, as many clusters run: what lakectl ships to executors (the
+    data source's Hadoop settings travel in a broadcast) must survive it.
+    """
+    tmp = tmp_path_factory.mktemp("on_cluster")
+    spark_args = (
+        "--master", standalone_cluster.master_url, *jvm_processes, *EXECUTOR_OPTIONS,
+        "--conf", "spark.serializer=org.apache.spark.serializer.KryoSerializer",
+    )  # fmt: skip
+    workflow = [("--warehouse", tmp / "wh", *spark_args, *c) for c in [CREATE, *WORKFLOW]]
+    stream = stream_commands(tmp / "stream", *spark_args)
+    s3_warehouse, env, s3_commands = s3_workflow(s3_server)
+    on_s3 = [("--warehouse", s3_warehouse, *spark_args, *c) for c in s3_commands]
+    results = run_lakectl_sequence(tmp, [*workflow, *stream, *on_s3[:S3_ON_STANDALONE]], env=env)
+    ends = len(workflow), len(workflow) + len(stream)
+    return ClusterRuns(
+        results[: ends[0]], results[ends[0] : ends[1]], s3_warehouse, env, s3_commands,
+        results[ends[1] :],
+    )  # fmt: skip
