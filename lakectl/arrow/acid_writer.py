@@ -67,11 +67,15 @@ class PartitionChanges:
             :func:`lakectl.arrow.types.arrow_schema` gives them.
         deletes: the identities of stored rows to delete (:data:`IDENTITY_TYPES`: the
             ``bucket`` as stored, encoded).
+        bucket: the bucket file the new rows of a table without buckets go to (several
+            writers of one partition each write their own); a bucketed table's rows go to
+            their key's bucket.
     """
 
     values: tuple[Any, ...]
     inserts: pa.Table | None = None
     deletes: pa.Table | None = None
+    bucket: int = 0
 
 
 @dataclass(frozen=True)
@@ -229,7 +233,8 @@ def _insert_events(
     change: PartitionChanges, schema: pa.Schema, write_id: int, meta: TableMetadata
 ) -> Iterator[tuple[int, pa.Table]]:
     """Insert events of ``change``'s new rows per bucket: identities (write id, bucket N,
-    0..n-1); N is Spark's bucket of the row's key in a bucketed table, else 0."""
+    0..n-1); N is Spark's bucket of the row's key in a bucketed table, else the change's
+    ``bucket``."""
     import pyarrow as pa
 
     assert change.inserts is not None
@@ -239,7 +244,7 @@ def _insert_events(
     )
     buckets = _new_buckets(meta, change.values, rows)
     if buckets is None:
-        yield 0, _insert_table(rows, schema, write_id, 0)
+        yield change.bucket, _insert_table(rows, schema, write_id, change.bucket)
         return
     import numpy as np
 

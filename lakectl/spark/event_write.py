@@ -179,12 +179,27 @@ def write_events(
 ) -> WrittenEvents:
     """Write ``events`` (rows of :func:`events_struct`) as transaction ``write_id``'s files under
     ``staging`` (``<staging>/<partition>/<delta_dir or delete_dir>/bucket_N``), a target
-    partition's events in one of ``tasks`` tasks."""
+    partition's events in one of ``tasks`` tasks.
+
+    A table with neither partitions nor buckets is spread over the ``tasks`` tasks instead (so
+    that no task holds all of a large write): its new rows by a hash of their values, each
+    task writing its own bucket file; the delete events of one stored bucket in one task.
+    """
     from pyspark.sql import functions as F
 
     parts = [F.col(f"`{c}`") for c in meta.partition_by]
-    by_partition = events.repartition(tasks, *parts) if parts else events.repartition(1)
-    task = WriteTask(meta, storage, staging, write_id, delta_dir, delete_dir)
+    spread = not parts and not meta.buckets and tasks > 1
+    if parts:
+        by_partition = events.repartition(tasks, *parts)
+    elif spread:
+        values = [F.col(f"`{c}`") for c in meta.data_schema.names]
+        slot = F.when(
+            F.col(KIND_COL) == KIND_DELETE, F.col(ID_COLS["bucket"]).cast("long")
+        ).otherwise(F.pmod(F.hash(*values), F.lit(tasks)).cast("long"))
+        by_partition = events.repartition(tasks, slot)
+    else:
+        by_partition = events.repartition(1)
+    task = WriteTask(meta, storage, staging, write_id, delta_dir, delete_dir, spread=spread)
     try:
         rows = by_partition.mapInArrow(task, _WRITTEN_DDL).collect()
     except Exception:
@@ -261,6 +276,14 @@ def write_transaction_events(
     return written
 
 
+def _task_number() -> int:
+    """The running Spark task's partition number (0 outside a task): the same in a retry."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context.partitionId() if context is not None else 0
+
+
 class WriteTask:
     """A task's partitions' events written as ACID files under staging (picklable: plain
     values only)."""
@@ -273,6 +296,8 @@ class WriteTask:
         write_id: int,
         delta_dir: str,
         delete_dir: str,
+        *,
+        spread: bool = False,
     ) -> None:
         self.meta = meta
         self.storage = storage
@@ -280,6 +305,7 @@ class WriteTask:
         self.write_id = write_id
         self.delta_dir = delta_dir
         self.delete_dir = delete_dir
+        self.spread = spread  # several tasks write new rows of one partition: bucket = task
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
@@ -296,6 +322,7 @@ class WriteTask:
         events = rows.filter(pc.not_equal(kind, KIND_TALLY))
         del rows
         data = arrow_schema(meta.data_schema)
+        bucket = _task_number() if self.spread else 0
         changes: list[PartitionChanges] = []
         for part in partition_runs(events, meta.partition_by):
             values = tuple(part.column(c)[0].as_py() for c in meta.partition_by)
@@ -309,6 +336,7 @@ class WriteTask:
                     gone.select([ID_COLS[c] for c in IDENTITY]).rename_columns(list(IDENTITY))
                     if gone.num_rows
                     else None,
+                    bucket,
                 )
             )
         written = write_changes(

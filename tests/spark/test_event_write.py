@@ -78,3 +78,51 @@ def test_delete_events_of_a_timestamp_partition_go_beside_its_rows(spark, tmp_pa
         "delta_0000001_0000001_0000",
     ]
     assert [tuple(r) for r in table.scan().to_spark().collect()] == [(1, at)]
+
+
+def test_a_large_write_without_partitions_or_buckets_is_spread_over_the_tasks(
+    spark, tmp_path: Path
+) -> None:
+    """With neither partitions nor buckets, new rows go to several tasks, each writing its own
+    bucket file (identities unique, each file's rows carrying its bucket); the delete events
+    of one stored bucket stay together in that bucket's file."""
+    import pyarrow.orc as orc
+
+    from lakectl.storage.fs import storage_for
+    from lakectl.table.layout import decode_bucket, encode_bucket
+
+    meta = build_metadata(parse_schema("id bigint, v string"), ("id",), (), 0)
+    rows = [(i, f"v{i}", "insert", None, None, None) for i in range(60)]
+    rows += [(None, None, "delete", 1, encode_bucket(b), r) for b in (0, 5) for r in range(4)]
+    frame = spark.createDataFrame(
+        rows, "id bigint, v string, change string, ot bigint, b int, r bigint"
+    )
+    old = {"originalTransaction": "ot", "bucket": "b", "rowId": "r"}
+    events = ew.change_events(
+        frame,
+        meta,
+        insert=F.col("change") == "insert",
+        delete=F.col("change") == "delete",
+        old=lambda c: F.col(old[c]),
+    )
+    storage, root = storage_for(str(tmp_path))
+    delta, gone = "delta_0000003_0000003_0000", "delete_delta_0000003_0000003_0000"
+    written = ew.write_events(
+        events, meta, storage, root, 3, tasks=3, delta_dir=delta, delete_dir=gone
+    )
+    assert (written.inserts, written.deletes) == (60, 8)
+    new_files = sorted((tmp_path / delta).glob("bucket_*"))
+    assert len(new_files) > 1
+    ids: list[tuple[int, int]] = []
+    values: list[int] = []
+    for path in new_files:
+        events_read = orc.read_table(path).to_pylist()
+        number = int(path.name.split("_")[1])
+        assert {decode_bucket(e["bucket"]) for e in events_read} == {number}
+        ids += [(number, e["rowId"]) for e in events_read]
+        values += [e["row"]["id"] for e in events_read]
+    assert sorted(values) == list(range(60))
+    assert len(set(ids)) == 60
+    deletes = {p.name: orc.read_table(p).to_pylist() for p in (tmp_path / gone).glob("bucket_*")}
+    assert sorted(deletes) == ["bucket_00000", "bucket_00005"]
+    assert all(len(found) == 4 for found in deletes.values())
