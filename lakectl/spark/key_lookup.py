@@ -59,13 +59,6 @@ def batch_keys(keys: DataFrame) -> pa.Array:
     return keys.toArrow().column(0).combine_chunks()
 
 
-def has_repeated_keys(keys: pa.Array) -> bool:
-    """Does any key occur more than once?"""
-    import pyarrow.compute as pc
-
-    return bool(pc.count_distinct(keys, mode="all").as_py() < len(keys))
-
-
 def stored_rows_for_keys(
     spark: SparkSession,
     storage: Storage,
@@ -167,7 +160,6 @@ __all__ = [
     "ENABLED_CONF",
     "LookupSpec",
     "batch_keys",
-    "has_repeated_keys",
     "lookup_spec",
     "stored_rows_for_keys",
 ]
