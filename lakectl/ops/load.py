@@ -37,8 +37,9 @@ from lakectl.table.store import TableStore
 
 MODES = tuple(m.value for m in LoadMode)
 DEFAULT_OP_VALUES = "I=insert,U=update,D=delete"
-# Up to this many batch rows, the stored rows found for the batch's keys (at most one per key,
-# a few columns) are broadcast to the join instead of sorting the batch for a sort-merge join.
+# Up to this many batch rows, the batch's keys are collected to the driver once and shipped
+# with the key lookup's tasks (lakectl.spark.key_lookup); above, the lookup reads the touched
+# partitions' key columns and keeps the batch's keys with a join.
 BROADCAST_LOOKUP_ROWS = 2_000_000
 # Typed columnar sources are read again for each pass instead of cached: the checks read a few
 # of their columns, and caching every row cost more than a second pass (1.5 s of CPU for a
