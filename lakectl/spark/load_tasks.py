@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from lakectl.table.transaction import WriteTransaction
 
 STORED_TAG = "__lakectl_stored"
+_EVENT_KIND = "__lakectl_event_kind"
 
 
 def append_events(batch: DataFrame, meta: TableMetadata) -> DataFrame:
@@ -152,11 +153,14 @@ def write_with_spark_orc_writer(
     try:
         sums = events.where(kind == ew.KIND_TALLY).groupBy(ew.LABEL_COL).agg(F.sum(ew.TALLY_COL))
         tallies = {str(row[0]): int(row[1]) for row in sums.collect()}
+        # change_events adds its own kind column: the events' goes by another name.
+        event_kind = F.col(_EVENT_KIND)
+        rows = events.where(kind != ew.KIND_TALLY).withColumnRenamed(ew.KIND_COL, _EVENT_KIND)
         changes = acid_write.change_events(
-            events.where(kind != ew.KIND_TALLY),
+            rows,
             meta,
-            insert=kind == ew.KIND_INSERT,
-            delete=kind == ew.KIND_DELETE,
+            insert=event_kind == ew.KIND_INSERT,
+            delete=event_kind == ew.KIND_DELETE,
             old=lambda c: F.col(f"`{ew.ID_COLS.get(c, c)}`"),
         )
         store = txn.store
