@@ -29,7 +29,7 @@ from lakectl.storage.inputs import require_input_files
 from lakectl.storage.source_files import SourceDigest
 from lakectl.table.batch_checks import BatchOptions
 from lakectl.table.created_table import table_to_write
-from lakectl.table.layout import delta_dir_name, escape_partition_value
+from lakectl.table.layout import escape_partition_value
 from lakectl.table.log import ALWAYS, LoadMode, TableState
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.schema import Column, Schema, normalize_type, parse_schema
@@ -37,8 +37,9 @@ from lakectl.table.store import TableStore
 
 MODES = tuple(m.value for m in LoadMode)
 DEFAULT_OP_VALUES = "I=insert,U=update,D=delete"
-# Up to this many batch rows, the stored rows found for the batch's keys (at most one per key,
-# a few columns) are broadcast to the join instead of sorting the batch for a sort-merge join.
+# Up to this many batch rows, the batch's keys are collected to the driver once and shipped
+# with the key lookup's tasks (lakectl.spark.key_lookup); above, the lookup reads the touched
+# partitions' key columns and keeps the batch's keys with a join.
 BROADCAST_LOOKUP_ROWS = 2_000_000
 # Typed columnar sources are read again for each pass instead of cached: the checks read a few
 # of their columns, and caching every row cost more than a second pass (1.5 s of CPU for a
@@ -572,11 +573,7 @@ def load_frame(
     """
     import time
 
-    from pyspark.sql import functions as F
-
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.kernel.change_classify import load_counts
-    from lakectl.spark import acid_write, change_classify, load_tasks
     from lakectl.spark.batch import shape_batch
 
     started = time.time() if started is None else started
@@ -601,63 +598,15 @@ def load_frame(
             store.transaction(options.mode.operation, read=state) as txn,
         ):
             write_id = txn.version
-            target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
             parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
-            added = txn.added
-            part_rows = stats.partitions
-            touched = {partition_key(meta, r) for r in part_rows} if meta.partition_by else {""}
-            rows = stats.rows
-            tasks = write_tasks(rows, len(part_rows), parallelism)
-            changes = None
-            if options.mode == LoadMode.APPEND:
-                changes = acid_write.change_events(
-                    batch,
-                    meta,
-                    insert=F.lit(True),
-                    delete=F.lit(False),
-                    old=lambda _: F.lit(None),
-                )
-                observation = None
-            elif load_tasks.eligible(spark, meta):
-                ctx.progress(f"looking up {rows:,} keys")
-                read_with = state if evolution is None else state.with_next_metadata(meta)
-                counts = _load_in_tasks(
-                    ctx, store, txn, read_with, meta, touched, options, batch, rows, phases,
-                    started, parallelism,
-                )  # fmt: skip
-                observation = None
-            else:
-                ctx.progress(f"looking up {rows:,} keys")
-                read_with = state if evolution is None else state.with_next_metadata(meta)
-                classified = _classify(spark, store, read_with, meta, touched, options, batch, rows)
-                observed, observation = change_classify.observe_results(
-                    classified, f"load_{write_id}"
-                )
-                changes = change_classify.changes_to_write(observed, meta)
-            if changes is not None:
-                phases["lookup"] = time.time() - started - sum(phases.values())
-                failpoint("load.before_write")
-                ctx.progress(
-                    f"writing {rows:,} changes" if observation else f"writing {rows:,} rows"
-                )
-                written = acid_write.write_changes(
-                    changes,
-                    target,
-                    write_id,
-                    tasks,
-                    delta_dir=delta_dir_name(write_id),
-                    delete_dir=delta_dir_name(write_id, delete=True),
-                )
-                added += written.directories
-                if observation is None:
-                    counts = {"inserted": written.inserts}
-                else:
-                    metrics = change_classify.observed_counts(observation, written)
-                    by_result = change_classify.checked_counts(
-                        metrics, written, rows
-                    ) or change_classify.count_results(classified)
-                    counts = load_counts(by_result, rows)
-                phases["write"] = time.time() - started - sum(phases.values())
+            touched = (
+                {partition_key(meta, r) for r in stats.partitions} if meta.partition_by else {""}
+            )
+            read_with = state if evolution is None else state.with_next_metadata(meta)
+            counts = _write_in_tasks(
+                ctx, store, txn, read_with, meta, touched, options, batch, stats.rows, phases,
+                started, parallelism,
+            )  # fmt: skip
             if before_commit is not None:
                 before_commit()
             ctx.progress("committing")
@@ -677,7 +626,7 @@ def load_frame(
         write_id=write_id,
         mode=options.mode,
         counts=counts,
-        added=tuple(sorted(added)),
+        added=tuple(sorted(txn.added)),
         created_table=created,
         seconds=time.time() - started,
         phases=phases,
@@ -685,7 +634,7 @@ def load_frame(
     )
 
 
-def _load_in_tasks(
+def _write_in_tasks(
     ctx: Context,
     store: TableStore,
     txn: Any,
@@ -699,42 +648,39 @@ def _load_in_tasks(
     started: float,
     parallelism: int,
 ) -> dict[str, int]:
-    """An upsert or cdc load's changes decided and written by the Arrow engine's rules in
-    Spark tasks (:mod:`lakectl.spark.load_tasks`), moved into place; the load's counts."""
+    """The load's changes decided and written by the Arrow engine's rules in Spark tasks
+    (:mod:`lakectl.spark.load_tasks`: an append's rows as they are, an upsert's or cdc's
+    classified against the stored rows of their keys), moved into place; the load's counts."""
     import time
 
-    from lakectl.kernel.change_classify import load_counts
-    from lakectl.spark import event_write, load_tasks
+    from lakectl.kernel.change_classify import RESULTS, load_counts
+    from lakectl.spark import load_tasks
 
-    spark = batch.sparkSession
-    existing = _stored_rows(spark, store, state, meta, touched, options, batch, rows)
-    phases["lookup"] = time.time() - started - sum(phases.values())
-    failpoint("load.before_write")
-    ctx.progress(f"writing {rows:,} changes")
-    storage = store.storage
-    staging = storage.join(txn.staging, "changes")
-    write_id = txn.version
-    written = load_tasks.write_keyed_changes(
-        batch,
-        existing,
-        meta,
-        storage,
-        staging,
-        write_id,
-        mode=options.mode,
-        order_by=options.order_by,
-        key_tasks=parallelism,
-        write_tasks=write_tasks(rows, max(1, len(touched)), parallelism),
-        delta_dir=delta_dir_name(write_id),
-        delete_dir=delta_dir_name(write_id, delete=True),
-    )
-    for rel in written.directories:
-        txn.added.append(rel)
-        event_write.move_into_place(storage, store.root, staging, rel)
-    if storage.exists(txn.staging):
-        storage.delete(txn.staging, recursive=True)
+    tasks = write_tasks(rows, max(1, len(touched)), parallelism)
+    if options.mode is LoadMode.APPEND:
+        events = load_tasks.append_events(batch, meta)
+        phases["lookup"] = time.time() - started - sum(phases.values())
+        failpoint("load.before_write")
+        ctx.progress(f"writing {rows:,} rows")
+    else:
+        ctx.progress(f"looking up {rows:,} keys")
+        existing = _stored_rows(
+            batch.sparkSession, store, state, meta, touched, options, batch, rows
+        )
+        events = load_tasks.keyed_events(
+            batch, existing, meta, mode=options.mode, order_by=options.order_by,
+            key_tasks=parallelism,
+        )  # fmt: skip
+        phases["lookup"] = time.time() - started - sum(phases.values())
+        failpoint("load.before_write")
+        ctx.progress(f"writing {rows:,} changes")
+    written = load_tasks.write_load_events(events, meta, txn, tasks=tasks)
+    if options.mode is LoadMode.APPEND:
+        counts = {"inserted": written.inserts}
+    else:
+        counts = load_counts({r: written.tallies.get(r, 0) for r in RESULTS}, rows)
     phases["write"] = time.time() - started - sum(phases.values())
-    return load_counts(written.by_result, rows)
+    return counts
 
 
 def _stored_rows(
@@ -766,47 +712,6 @@ def _batch_keys(spark, meta: TableMetadata, options: LoadOptions, batch, rows: i
     if lookup is None or rows > BROADCAST_LOOKUP_ROWS:
         return lookup, None
     return lookup, key_lookup.batch_keys(batch.select(F.col(f"`{lookup.key}`")))
-
-
-def _classify(
-    spark,
-    store: TableStore,
-    state,
-    meta: TableMetadata,
-    touched: set[str],
-    options: LoadOptions,
-    batch,
-    rows: int,
-):
-    """The batch's changes labelled insert/update/delete/ignored, with the old rows' identity.
-
-    Nothing is cached: the one job that writes the changes uses them once (the counts are
-    observed in it). A batch without repeated keys skips the window over the batch, and the
-    lookup's result is broadcast to the join (no sort-merge join over the batch's rows).
-    """
-    from lakectl.spark import change_classify, key_lookup
-
-    # The keys go to the driver once: the repeated-key check and the lookup both use them.
-    lookup, keys = _batch_keys(spark, meta, options, batch, rows)
-    if keys is not None:
-        unique = not key_lookup.has_repeated_keys(keys)
-    else:
-        unique = not change_classify.has_repeated_keys(batch, meta)
-    latest = (
-        batch
-        if unique
-        else change_classify.latest_per_key(batch, meta, options.order_by is not None)
-    )
-    found = (lookup, keys) if lookup is not None and keys is not None else None
-    existing = _existing_keys(spark, store, state, meta, touched, options.order_by, batch, found)
-    return change_classify.classify(
-        latest,
-        existing,
-        meta,
-        mode=options.mode,
-        order_by=options.order_by,
-        broadcast_existing=rows <= BROADCAST_LOOKUP_ROWS,
-    )
 
 
 def _existing_keys(

@@ -9,8 +9,8 @@ event columns, the key and the order column are read, probed against the batch's
 with the task as one Arrow array), and the live survivors returned.
 
 The path applies to a single-column key that is not a partition column, with key and order
-columns of plain types; otherwise :func:`lookup_spec` returns ``None`` and the caller reads the
-key columns of the touched partitions through the live-row kernel in Spark tasks
+columns of plain types or ``timestamp``; otherwise :func:`lookup_spec` returns ``None`` and the
+caller reads the key columns of the touched partitions through the live-row kernel in tasks
 (:func:`lakectl.spark.kernel_read.kernel_rows`) and keeps the batch's keys with a semi join.
 """
 
@@ -20,13 +20,13 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from lakectl.arrow import key_lookup as arrow_lookup
+from lakectl.arrow.bucket_compaction import unsafe_type
 from lakectl.arrow.key_lookup import LookupSpec, PartitionKeyLookup
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
 from lakectl.table.schema import Schema
 from lakectl.table.validity import ValidWriteIds
 
-from .bucket_rewrite import eligible
 from .types import IDENTITY_COLUMNS
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def lookup_spec(
     if (spark.conf.get(ENABLED_CONF, "true") or "true").lower() == "false":
         return None
     spec = arrow_lookup.lookup_spec(data_schema, primary_key, order_by)
-    if spec is None or not eligible(spec.columns):
+    if spec is None or unsafe_type(spec.columns) is not None:
         return None
     return spec
 
@@ -57,13 +57,6 @@ def lookup_spec(
 def batch_keys(keys: DataFrame) -> pa.Array:
     """The single key column of ``keys``, collected to the driver as one Arrow array."""
     return keys.toArrow().column(0).combine_chunks()
-
-
-def has_repeated_keys(keys: pa.Array) -> bool:
-    """Does any key occur more than once?"""
-    import pyarrow.compute as pc
-
-    return bool(pc.count_distinct(keys, mode="all").as_py() < len(keys))
 
 
 def stored_rows_for_keys(
@@ -156,18 +149,18 @@ class _LookupTask(PartitionKeyLookup):
 
 
 def _arrow_type(type_text: str) -> pa.DataType:
-    """The Arrow type of a Spark SQL type (on the driver: parsing needs the session)."""
+    """The Arrow type of a Spark SQL type as the tasks hand it to Spark (on the driver: parsing
+    needs the session): a ``timestamp`` as microseconds in UTC, as every task of lakectl's."""
     from pyspark.sql.pandas.types import to_arrow_type
     from pyspark.sql.types import _parse_datatype_string
 
-    return to_arrow_type(_parse_datatype_string(type_text))
+    return to_arrow_type(_parse_datatype_string(type_text), timezone="UTC")
 
 
 __all__ = [
     "ENABLED_CONF",
     "LookupSpec",
     "batch_keys",
-    "has_repeated_keys",
     "lookup_spec",
     "stored_rows_for_keys",
 ]

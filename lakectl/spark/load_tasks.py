@@ -1,6 +1,6 @@
-"""An upsert or cdc load's changes decided and written in Spark tasks by the Arrow engine's code.
+"""A load's changes decided and written in Spark tasks by the Arrow engine's code.
 
-One Spark job, two steps, each a ``mapInArrow`` over a shuffle:
+An upsert or cdc load is one Spark job, two steps, each a ``mapInArrow`` over a shuffle:
 
 1. by key: the batch's rows and the stored rows of its keys (from the key lookup) go to the
    task of their key's hash; the task reduces its changes to the latest per key and labels
@@ -12,24 +12,20 @@ One Spark job, two steps, each a ``mapInArrow`` over a shuffle:
    ORC event writer in tasks) writes each partition's events under the transaction's staging
    directory and returns the directories written and the summed counts.
 
-The driver then moves the files into place (:func:`lakectl.spark.event_write.move_into_place`).
-Tables whose column types
-do not pass between Spark and Python's Arrow as tested (:func:`eligible`) keep Spark's own
-classification and writer.
+An append skips step 1: each batch row is a new row (:func:`append_events`). The driver then
+moves the files into place (:func:`lakectl.spark.event_write.move_into_place`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakectl.arrow.acid_writer import unsupported_reason
-from lakectl.arrow.bucket_compaction import unsafe_type
 from lakectl.kernel import change_classify as cc
 from lakectl.kernel.live_rows import IDENTITY
-from lakectl.storage.fs import Storage
 from lakectl.table.batch_checks import POSITION_COL
+from lakectl.table.layout import delta_dir_name
 from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 
@@ -40,47 +36,46 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-# ``false`` makes every load take Spark's own classification and writer (to compare the two, or
-# as an escape hatch): ``lakectl --conf spark.lakectl.load.arrowTasks=false load ...``.
-ENABLED_CONF = "spark.lakectl.load.arrowTasks"
+    from lakectl.table.transaction import WriteTransaction
+
 STORED_TAG = "__lakectl_stored"
+_EVENT_KIND = "__lakectl_event_kind"
 
 
-def eligible(spark: Any, meta: TableMetadata) -> bool:
-    """Does this load's change writing run in Arrow tasks (not switched off, every column of a
-    type that passes between Spark and Arrow as tested, a table the Arrow writer writes)?"""
-    if (spark.conf.get(ENABLED_CONF, "true") or "true").lower() == "false":
-        return False
-    return unsafe_type(meta.schema, timestamps=False) is None and unsupported_reason(meta) is None
+def append_events(batch: DataFrame, meta: TableMetadata) -> DataFrame:
+    """The events of an append: every row of the shaped ``batch`` a new row
+    (:data:`~lakectl.spark.event_write.KIND_INSERT`), as rows of
+    :func:`~lakectl.spark.event_write.events_struct`."""
+    from pyspark.sql import functions as F
+
+    struct = ew.events_struct(batch.schema, meta)
+    table_columns = {*meta.partition_by, *meta.data_schema.names}
+    columns = []
+    for field in struct.fields:
+        if field.name == ew.KIND_COL:
+            value = F.lit(ew.KIND_INSERT)
+        elif field.name in table_columns:
+            value = F.col(f"`{field.name}`")
+        else:
+            value = F.lit(None)
+        columns.append(value.cast(field.dataType).alias(field.name))
+    return batch.select(*columns)
 
 
-@dataclass(frozen=True)
-class WrittenLoad:
-    """What the tasks wrote: directories (relative to the table, still under the staging
-    directory), and the changes by result (:data:`~lakectl.kernel.change_classify.RESULTS`)."""
-
-    directories: list[str]
-    by_result: dict[str, int]
-
-
-def write_keyed_changes(
+def keyed_events(
     batch: DataFrame,
     stored: DataFrame,
     meta: TableMetadata,
-    storage: Storage,
-    staging: str,
-    write_id: int,
     *,
     mode: LoadMode,
     order_by: str | None,
     key_tasks: int,
-    write_tasks: int,
-    delta_dir: str,
-    delete_dir: str,
-) -> WrittenLoad:
-    """Decide the changes of the shaped ``batch`` against the ``stored`` rows of its keys
-    (:func:`lakectl.kernel.change_classify.stored_columns`) and write their event files under
-    ``staging`` (``<staging>/<partition>/<delta_dir or delete_dir>/bucket_N``)."""
+) -> DataFrame:
+    """The events of an upsert or cdc load (rows of
+    :func:`~lakectl.spark.event_write.events_struct`, with a tally per result of
+    :data:`~lakectl.kernel.change_classify.RESULTS`): the shaped ``batch``'s changes decided
+    against the ``stored`` rows of its keys (:func:`lakectl.kernel.change_classify.
+    stored_columns`) by :class:`ClassifyTask`, in ``key_tasks`` tasks by key."""
     from pyspark.sql import functions as F
 
     order = meta.schema[order_by].name if order_by else None
@@ -94,19 +89,89 @@ def write_keyed_changes(
     by_key = tagged.repartition(key_tasks, *[F.col(f"`{k}`") for k in keys])
     struct = ew.events_struct(batch.schema, meta)
     classify = ClassifyTask(meta, list(batch.columns), names, mode, order, struct)
-    events = by_key.mapInArrow(classify, struct)
+    return by_key.mapInArrow(classify, struct)
+
+
+def write_load_events(
+    events: DataFrame, meta: TableMetadata, txn: WriteTransaction, *, tasks: int
+) -> ew.WrittenEvents:
+    """Write a load's ``events`` (:func:`append_events` or :func:`keyed_events`) as
+    transaction ``txn``'s ``delta_W_W`` and ``delete_delta_W_W`` directories, a target
+    partition's in one of ``tasks`` tasks, and move them into place; each joins ``txn.added``.
+
+    The Arrow engine's ORC event writer writes them in Spark's tasks
+    (:func:`lakectl.spark.event_write.write_events`), except for a table it refuses
+    (:func:`lakectl.arrow.acid_writer.unsupported_reason`: a ``timestamp_ntz`` column):
+    :func:`write_with_spark_orc_writer` writes the same events then.
+    """
+    store = txn.store
+    storage, write_id = store.storage, txn.version
+    delta_dir = delta_dir_name(write_id)
+    delete_dir = delta_dir_name(write_id, delete=True)
+    if unsupported_reason(meta) is not None:
+        return write_with_spark_orc_writer(
+            events, meta, txn, tasks=tasks, delta_dir=delta_dir, delete_dir=delete_dir
+        )
+    staging = storage.join(txn.staging, "changes")
     written = ew.write_events(
         events,
         meta,
         storage,
         staging,
         write_id,
-        tasks=write_tasks,
+        tasks=tasks,
         delta_dir=delta_dir,
         delete_dir=delete_dir,
     )
-    by_result = {r: written.tallies.get(r, 0) for r in cc.RESULTS}
-    return WrittenLoad(written.directories, by_result)
+    for rel in written.directories:
+        txn.added.append(rel)
+        ew.move_into_place(storage, store.root, staging, rel)
+    if storage.exists(txn.staging):
+        storage.delete(txn.staging, recursive=True)
+    return written
+
+
+def write_with_spark_orc_writer(
+    events: DataFrame,
+    meta: TableMetadata,
+    txn: WriteTransaction,
+    *,
+    tasks: int,
+    delta_dir: str,
+    delete_dir: str,
+) -> ew.WrittenEvents:
+    """Write a load's ``events`` with Spark's own ORC writer
+    (:func:`lakectl.spark.acid_write.write_changes`), for the tables the Arrow event writer
+    refuses. The events are the ones the shared rules decided; their tallies are summed by a
+    job of their own over the cached events."""
+    from pyspark.sql import functions as F
+
+    from lakectl.spark import acid_write
+
+    kind = F.col(ew.KIND_COL)
+    events = events.persist()
+    try:
+        sums = events.where(kind == ew.KIND_TALLY).groupBy(ew.LABEL_COL).agg(F.sum(ew.TALLY_COL))
+        tallies = {str(row[0]): int(row[1]) for row in sums.collect()}
+        # change_events adds its own kind column: the events' goes by another name.
+        event_kind = F.col(_EVENT_KIND)
+        rows = events.where(kind != ew.KIND_TALLY).withColumnRenamed(ew.KIND_COL, _EVENT_KIND)
+        changes = acid_write.change_events(
+            rows,
+            meta,
+            insert=event_kind == ew.KIND_INSERT,
+            delete=event_kind == ew.KIND_DELETE,
+            old=lambda c: F.col(f"`{ew.ID_COLS.get(c, c)}`"),
+        )
+        store = txn.store
+        target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
+        written = acid_write.write_changes(
+            changes, target, txn.version, tasks, delta_dir=delta_dir, delete_dir=delete_dir
+        )
+    finally:
+        events.unpersist()
+    txn.added.extend(written.directories)
+    return ew.WrittenEvents(written.directories, written.inserts, written.deletes, tallies)
 
 
 class ClassifyTask:
@@ -180,10 +245,10 @@ class ClassifyTask:
 
 
 __all__ = [
-    "ENABLED_CONF",
     "STORED_TAG",
     "ClassifyTask",
-    "WrittenLoad",
-    "eligible",
-    "write_keyed_changes",
+    "append_events",
+    "keyed_events",
+    "write_load_events",
+    "write_with_spark_orc_writer",
 ]

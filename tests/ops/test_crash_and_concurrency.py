@@ -119,7 +119,8 @@ def runs(tmp_path_factory, lakectl_cli, spark, jvm_processes):
     ("point", "written"),
     [
         ("before_commit", {"delta_0000002_0000002_0000", "delete_delta_0000002_0000002_0000"}),
-        ("mid_move", {"delta_0000002_0000002_0000"}),
+        # Stopped after its first file moved: some of them are in place.
+        ("mid_move", {"delta_0000002_0000002_0000", "delete_delta_0000002_0000002_0000"}),
     ],
 )
 def test_crash_leaves_the_table_as_it_was(runs, lakectl_cli, point, written):
@@ -132,7 +133,8 @@ def test_crash_leaves_the_table_as_it_was(runs, lakectl_cli, point, written):
     assert table.rows() == rows == table.expected()
     assert table.history() == history
     # The crashed writer did write files (write id 2); no reader may see them.
-    assert {p.name for p in table.path.rglob("*delta_0000002_0000002_0000")} == written
+    found = {p.name for p in table.path.rglob("*delta_0000002_0000002_0000")}
+    assert found == written if point == "before_commit" else found and found <= written
     assert (table.path / "_lakectl" / "txns" / f"{2:020d}.json").exists()
     show = lakectl_cli("show", table.path, "--json").json
     assert show["version"] == 1

@@ -82,8 +82,8 @@ def check_acid_layout(table: Path) -> None:
                 seen.update(keys)
 
 
-# A string change time orders like the timestamp; it takes the pyarrow key lookup
-# (lakectl.spark.key_lookup), which leaves timestamp order columns to Spark's row engine.
+# A string change time orders like the timestamp; both take the pyarrow key lookup
+# (lakectl.spark.key_lookup).
 @pytest.mark.parametrize(
     ("seed", "ts_type"), [(11, "timestamp"), (22, "timestamp"), (33, "timestamp"), (44, "string")]
 )

@@ -52,8 +52,16 @@ def test_arrow_lookup_matches_spark_lookup(tmp_path, lakectl_cli, spark):
 def test_lookup_spec_declines_what_it_cannot_read(spark):
     from lakectl.table.schema import Column, Schema
 
-    schema = Schema((Column("id", "bigint"), Column("ts", "timestamp"), Column("k2", "string")))
+    schema = Schema(
+        (
+            Column("id", "bigint"),
+            Column("ts", "timestamp"),
+            Column("local", "timestamp_ntz"),
+            Column("k2", "string"),
+        )
+    )
     assert key_lookup.lookup_spec(spark, schema, ["id", "k2"], None) is None  # composite key
-    assert key_lookup.lookup_spec(spark, schema, ["id"], "ts") is None  # timestamp order
+    assert key_lookup.lookup_spec(spark, schema, ["id"], "local") is None  # timestamp_ntz order
+    assert key_lookup.lookup_spec(spark, schema, ["id"], "ts") is not None  # timestamp order
     assert key_lookup.lookup_spec(spark, schema, ["region"], None) is None  # partition column
     assert key_lookup.lookup_spec(spark, schema, ["id"], None) is not None

@@ -12,7 +12,7 @@ from pyarrow import orc
 from lakectl.errors import FormatError
 from lakectl.storage.fs import storage_for
 from lakectl.table.orc_files import add_acid_metadata
-from lakectl.table.orc_tail import TAIL_BYTES, metadata_patch
+from lakectl.table.orc_tail import TAIL_BYTES, acid_stats, metadata_patch, parse_acid_stats
 
 ACID = (
     "struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,"
@@ -126,3 +126,10 @@ def test_mixed_operations_counted_and_rerun_is_a_no_op(tmp_path):
     assert add_acid_metadata(storage, root) == first
     assert os.path.getsize(path) == size
     assert _read(path)[0] == rows
+
+
+def test_acid_stats_round_trip():
+    assert parse_acid_stats(acid_stats(4, 0, 9)) == (4, 0, 9)
+    assert parse_acid_stats(b"0,0,1000") == (0, 0, 1000)  # as in a Hive-written delete delta
+    with pytest.raises(ValueError, match=r"not a hive\.acid\.stats value"):
+        parse_acid_stats(b"1,2")
