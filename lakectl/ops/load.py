@@ -654,7 +654,7 @@ def _write_in_tasks(
     import time
 
     from lakectl.kernel.change_classify import RESULTS, load_counts
-    from lakectl.spark import load_tasks
+    from lakectl.spark import event_write, load_tasks
 
     tasks = write_tasks(rows, max(1, len(touched)), parallelism)
     if options.mode is LoadMode.APPEND:
@@ -674,7 +674,7 @@ def _write_in_tasks(
         phases["lookup"] = time.time() - started - sum(phases.values())
         failpoint("load.before_write")
         ctx.progress(f"writing {rows:,} changes")
-    written = load_tasks.write_load_events(events, meta, txn, tasks=tasks)
+    written = event_write.write_transaction_events(txn, meta, events, tasks=tasks)
     if options.mode is LoadMode.APPEND:
         counts = {"inserted": written.inserts}
     else:

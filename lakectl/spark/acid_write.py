@@ -7,9 +7,9 @@ delete events are written by one Spark job. Nothing is visible until the
 transaction commits in the log.
 
 It writes the compactions Spark finishes (:func:`write_compacted`) and the change events of a
-table the Arrow engine's event writer refuses (:func:`write_with_spark_orc_writer`), and a
-load's appends (:func:`change_events`, :func:`write_changes`); other change events are written
-by that writer in Spark's tasks (:mod:`lakectl.spark.event_write`).
+table the Arrow engine's event writer refuses (:func:`write_with_spark_orc_writer`); every other
+table's change events are written by that writer in Spark's tasks
+(:mod:`lakectl.spark.event_write`).
 """
 
 from __future__ import annotations
@@ -111,41 +111,7 @@ def _write_events(
     writer.partitionBy(*part_cols, _BUCKET_COL).orc(url)
 
 
-def change_events(
-    frame: DataFrame,
-    metadata: TableMetadata,
-    *,
-    insert: Column,
-    delete: Column,
-    old: Callable[[str], Column],
-) -> DataFrame:
-    """The events one transaction writes, as input for :func:`write_changes`.
-
-    Every row of ``frame`` (which has the table's columns) gives up to two events: its values
-    as a new row where ``insert`` holds, and a delete event for the stored row it replaces or
-    deletes where ``delete`` holds. ``old(name)`` is that stored row's partition column or
-    identity column ``name`` (originalTransaction, bucket, rowId). An update gives both.
-    """
-    kinds = F.filter(
-        F.array(F.when(insert, F.lit(KIND_INSERT)), F.when(delete, F.lit(KIND_DELETE))),
-        lambda kind: kind.isNotNull(),
-    )
-    exploded = frame.select("*", F.explode(kinds).alias(KIND_COL))
-    is_delete = F.col(KIND_COL) == KIND_DELETE
-    row = F.struct(*[F.col(f"`{c}`") for c in metadata.data_schema.names])
-    partition_values = [
-        F.when(is_delete, old(c)).otherwise(F.col(f"`{c}`")).alias(c) for c in metadata.partition_by
-    ]
-    identity = [F.when(is_delete, old(c)).cast(t).alias(c) for c, t in _IDENTITY_TYPES.items()]
-    return exploded.select(
-        F.col(KIND_COL),
-        F.when(is_delete, F.lit(None)).otherwise(row).alias("row"),
-        *partition_values,
-        *identity,
-    )
-
-
-def write_changes(
+def _write_changes(
     changes: DataFrame,
     target: WriteTarget,
     write_id: int,
@@ -154,7 +120,8 @@ def write_changes(
     delta_dir: str,
     delete_dir: str,
 ) -> WrittenChanges:
-    """Write :func:`change_events` as one Spark job: insert events into ``delta_dir`` and delete
+    """Write the events (a ``row`` struct of the new row, the partition values, the removed
+    row's identity, :data:`KIND_COL`) as one Spark job: insert events into ``delta_dir`` and delete
     events into ``delete_dir`` directories of the partitions they belong to.
 
     New rows get the identity (write id, bucket, rowId): bucket from the key's hash in a
@@ -226,7 +193,7 @@ def write_with_spark_orc_writer(
     delete_dir: str,
 ) -> WrittenChanges:
     """Write a transaction's events (rows of :func:`lakectl.spark.event_write.events_struct`)
-    with Spark's own ORC writer, moved into place as :func:`write_changes` does.
+    with Spark's own ORC writer, moved into place.
 
     Only for the tables the Arrow event writer refuses
     (:func:`lakectl.arrow.acid_writer.unsupported_reason`: a ``timestamp_ntz`` column, which
@@ -242,7 +209,7 @@ def write_with_spark_orc_writer(
         *[F.col(f"`{c}`") for c in meta.partition_by],
         *[F.col(ID_COLS[c]).alias(c) for c in _IDENTITY_TYPES],
     )
-    return write_changes(
+    return _write_changes(
         changes, target, write_id, num_tasks, delta_dir=delta_dir, delete_dir=delete_dir
     )
 

@@ -249,14 +249,9 @@ def write_transaction_events(
     delta_dir = delta_dir_name(write_id)
     delete_dir = delta_dir_name(write_id, delete=True)
     if unsupported_reason(meta) is not None:
-        from lakectl.spark import acid_write
-
-        target = acid_write.WriteTarget(storage, store.root, txn.staging, meta)
-        native = acid_write.write_with_spark_orc_writer(
-            events, target, write_id, tasks, delta_dir=delta_dir, delete_dir=delete_dir
+        return _write_with_spark_orc_writer(
+            txn, meta, events, tasks=tasks, delta_dir=delta_dir, delete_dir=delete_dir
         )
-        txn.added += native.directories
-        return WrittenEvents(native.directories, native.inserts, native.deletes, {})
     staging = storage.join(txn.staging, "changes")
     written = write_events(
         events,
@@ -274,6 +269,44 @@ def write_transaction_events(
     if storage.exists(txn.staging):
         storage.delete(txn.staging, recursive=True)
     return written
+
+
+def _write_with_spark_orc_writer(
+    txn: WriteTransaction,
+    meta: TableMetadata,
+    events: DataFrame,
+    *,
+    tasks: int,
+    delta_dir: str,
+    delete_dir: str,
+) -> WrittenEvents:
+    """:func:`write_transaction_events` by Spark's own ORC writer
+    (:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`), for the tables the Arrow
+    event writer refuses: the same events, their tallies summed by a job of their own over the
+    cached events."""
+    from pyspark.sql import functions as F
+
+    from lakectl.spark import acid_write
+
+    kind = F.col(KIND_COL)
+    events = events.persist()
+    try:
+        sums = events.where(kind == KIND_TALLY).groupBy(LABEL_COL).agg(F.sum(TALLY_COL))
+        tallies = {str(row[0]): int(row[1]) for row in sums.collect()}
+        store = txn.store
+        target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
+        written = acid_write.write_with_spark_orc_writer(
+            events.where(kind != KIND_TALLY),
+            target,
+            txn.version,
+            tasks,
+            delta_dir=delta_dir,
+            delete_dir=delete_dir,
+        )
+    finally:
+        events.unpersist()
+    txn.added += written.directories
+    return WrittenEvents(written.directories, written.inserts, written.deletes, tallies)
 
 
 def _task_number() -> int:

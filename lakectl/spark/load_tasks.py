@@ -21,11 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from lakectl.arrow.acid_writer import unsupported_reason
 from lakectl.kernel import change_classify as cc
 from lakectl.kernel.live_rows import IDENTITY
 from lakectl.table.batch_checks import POSITION_COL
-from lakectl.table.layout import delta_dir_name
 from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 
@@ -36,10 +34,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-    from lakectl.table.transaction import WriteTransaction
 
 STORED_TAG = "__lakectl_stored"
-_EVENT_KIND = "__lakectl_event_kind"
 
 
 def append_events(batch: DataFrame, meta: TableMetadata) -> DataFrame:
@@ -90,88 +86,6 @@ def keyed_events(
     struct = ew.events_struct(batch.schema, meta)
     classify = ClassifyTask(meta, list(batch.columns), names, mode, order, struct)
     return by_key.mapInArrow(classify, struct)
-
-
-def write_load_events(
-    events: DataFrame, meta: TableMetadata, txn: WriteTransaction, *, tasks: int
-) -> ew.WrittenEvents:
-    """Write a load's ``events`` (:func:`append_events` or :func:`keyed_events`) as
-    transaction ``txn``'s ``delta_W_W`` and ``delete_delta_W_W`` directories, a target
-    partition's in one of ``tasks`` tasks, and move them into place; each joins ``txn.added``.
-
-    The Arrow engine's ORC event writer writes them in Spark's tasks
-    (:func:`lakectl.spark.event_write.write_events`), except for a table it refuses
-    (:func:`lakectl.arrow.acid_writer.unsupported_reason`: a ``timestamp_ntz`` column):
-    :func:`write_with_spark_orc_writer` writes the same events then.
-    """
-    store = txn.store
-    storage, write_id = store.storage, txn.version
-    delta_dir = delta_dir_name(write_id)
-    delete_dir = delta_dir_name(write_id, delete=True)
-    if unsupported_reason(meta) is not None:
-        return write_with_spark_orc_writer(
-            events, meta, txn, tasks=tasks, delta_dir=delta_dir, delete_dir=delete_dir
-        )
-    staging = storage.join(txn.staging, "changes")
-    written = ew.write_events(
-        events,
-        meta,
-        storage,
-        staging,
-        write_id,
-        tasks=tasks,
-        delta_dir=delta_dir,
-        delete_dir=delete_dir,
-    )
-    for rel in written.directories:
-        txn.added.append(rel)
-        ew.move_into_place(storage, store.root, staging, rel)
-    if storage.exists(txn.staging):
-        storage.delete(txn.staging, recursive=True)
-    return written
-
-
-def write_with_spark_orc_writer(
-    events: DataFrame,
-    meta: TableMetadata,
-    txn: WriteTransaction,
-    *,
-    tasks: int,
-    delta_dir: str,
-    delete_dir: str,
-) -> ew.WrittenEvents:
-    """Write a load's ``events`` with Spark's own ORC writer
-    (:func:`lakectl.spark.acid_write.write_changes`), for the tables the Arrow event writer
-    refuses. The events are the ones the shared rules decided; their tallies are summed by a
-    job of their own over the cached events."""
-    from pyspark.sql import functions as F
-
-    from lakectl.spark import acid_write
-
-    kind = F.col(ew.KIND_COL)
-    events = events.persist()
-    try:
-        sums = events.where(kind == ew.KIND_TALLY).groupBy(ew.LABEL_COL).agg(F.sum(ew.TALLY_COL))
-        tallies = {str(row[0]): int(row[1]) for row in sums.collect()}
-        # change_events adds its own kind column: the events' goes by another name.
-        event_kind = F.col(_EVENT_KIND)
-        rows = events.where(kind != ew.KIND_TALLY).withColumnRenamed(ew.KIND_COL, _EVENT_KIND)
-        changes = acid_write.change_events(
-            rows,
-            meta,
-            insert=event_kind == ew.KIND_INSERT,
-            delete=event_kind == ew.KIND_DELETE,
-            old=lambda c: F.col(f"`{ew.ID_COLS.get(c, c)}`"),
-        )
-        store = txn.store
-        target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
-        written = acid_write.write_changes(
-            changes, target, txn.version, tasks, delta_dir=delta_dir, delete_dir=delete_dir
-        )
-    finally:
-        events.unpersist()
-    txn.added.extend(written.directories)
-    return ew.WrittenEvents(written.directories, written.inserts, written.deletes, tallies)
 
 
 class ClassifyTask:
@@ -249,6 +163,4 @@ __all__ = [
     "ClassifyTask",
     "append_events",
     "keyed_events",
-    "write_load_events",
-    "write_with_spark_orc_writer",
 ]
