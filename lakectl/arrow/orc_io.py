@@ -305,7 +305,8 @@ class OrcFileWriter:
         self.compression_block_size = compression_block_size
         self.bloom_filter_columns = bloom_filter_columns
         self.dictionary_key_size_threshold = dictionary_key_size_threshold
-        self._handle: Any = None
+        self._handle: Any = None  # the file pyorc writes to
+        self._buffer: Any = None  # the bytes pyarrow writes (see _open)
         self._arrow: Any = None
         self._orc: pyorc.Writer | None = None
         self._plain: pa.Schema | None = None
@@ -361,22 +362,34 @@ class OrcFileWriter:
         try:
             if self._arrow is not None:
                 self._arrow.close()
+                self._arrow = None
+                self._store(self._buffer.getvalue())
             if self._orc is not None:
                 self._orc.close()
         finally:
             self._arrow = self._orc = None
+            self._buffer = None
             if self._handle is not None:
                 self._handle.close()
                 self._handle = None
 
     def _open(self) -> None:
-        self._handle = self.storage.fs.open(self.path, "wb")
+        """pyarrow's writer writes into memory: a storage failure (a full disk) inside its C++
+        write path ends the process (``std::terminate``) instead of raising, so the file's bytes
+        go to storage from Python when it is finished (:meth:`_store`)."""
+        import pyarrow as pa
+
+        self._buffer = pa.BufferOutputStream()
+
+    def _store(self, data: pa.Buffer) -> None:
+        with self.storage.fs.open(self.path, "wb") as handle:
+            handle.write(memoryview(data))
 
     def _arrow_writer(self) -> Any:
         import pyarrow.orc as orc
 
         return orc.ORCWriter(
-            self._handle,
+            self._buffer,
             compression=self.compression,
             compression_block_size=self.compression_block_size,
             bloom_filter_columns=self.bloom_filter_columns,
@@ -394,9 +407,9 @@ class OrcFileWriter:
         if self._arrow is not None:
             self._arrow.close()
             self._arrow = None
-            self._handle.close()
-            written = self.storage.cat(self.path)
-        self._open()
+            written = self._buffer.getvalue()
+            self._buffer = None
+        self._handle = self.storage.fs.open(self.path, "wb")
         self._plain = _plain_schema(_wide_schema(schema))
         self._orc = pyorc.Writer(
             self._handle,
