@@ -2,7 +2,8 @@
 
 The Arrow engine's writers (load, delete, update, restore) hand over, one partition at a time,
 the new rows and the identities of the stored rows they delete or replace; this module turns
-them into what Spark's writer (:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`) produces:
+them into what Spark's own ORC writer produces
+(:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`):
 
 - ``<partition>/<delta_dir>/bucket_N``: insert events, identity (write id, bucket N, rowId
   0, 1, ...), N = Spark's ``pmod(hash(key), buckets)`` in a bucketed table

@@ -1,10 +1,10 @@
 """Spark's ``hash()`` of Arrow columns, and the bucket a new row of a bucketed table goes to.
 
 Spark's writer puts a new row of a bucketed table into bucket ``pmod(hash(key columns), buckets)``
-(:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`); the Arrow engine must choose the same bucket, or
-a key would live in two bucket files. ``hash`` is Spark's ``Murmur3Hash`` with 42 as its
-starting value: the columns are hashed in order, each starting from the previous column's
-result, and a NULL leaves the running value unchanged. Per type:
+(:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`); the Arrow engine must choose the
+same bucket, or a key would live in two bucket files. ``hash`` is Spark's ``Murmur3Hash`` with
+42 as its starting value: the columns are hashed in order, each starting from the previous
+column's result, and a NULL leaves the running value unchanged. Per type:
 
 - boolean (1 or 0), tinyint, smallint, int and date (days): Murmur3 of one 32-bit int;
 - bigint, timestamp and timestamp_ntz (microseconds): of one 64-bit long (low word first);

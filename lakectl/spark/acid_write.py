@@ -111,8 +111,8 @@ def _write_events(
     writer.partitionBy(*part_cols, _BUCKET_COL).orc(url)
 
 
-def _write_changes(
-    changes: DataFrame,
+def write_with_spark_orc_writer(
+    events: DataFrame,
     target: WriteTarget,
     write_id: int,
     num_tasks: int,
@@ -120,9 +120,14 @@ def _write_changes(
     delta_dir: str,
     delete_dir: str,
 ) -> WrittenChanges:
-    """Write the events (a ``row`` struct of the new row, the partition values, the removed
-    row's identity, :data:`KIND_COL`) as one Spark job: insert events into ``delta_dir`` and delete
-    events into ``delete_dir`` directories of the partitions they belong to.
+    """Write a transaction's events (rows of :func:`lakectl.spark.event_write.events_struct`)
+    with Spark's own ORC writer, as one Spark job: insert events into ``delta_dir`` and delete
+    events into ``delete_dir`` directories of the partitions they belong to, moved into place.
+
+    Only for the tables the Arrow event writer refuses
+    (:func:`lakectl.arrow.acid_writer.unsupported_reason`: a ``timestamp_ntz`` column, which
+    it does not write as Spark does); every other table's events are written by
+    :func:`lakectl.spark.event_write.write_events`.
 
     New rows get the identity (write id, bucket, rowId): bucket from the key's hash in a
     bucketed table, else the writing task; each (partition, bucket) is written by one task, so
@@ -130,8 +135,15 @@ def _write_changes(
     Hive's readers expect, ordered by (originalTransaction, bucket, rowId).
     """
     meta = target.metadata
-    part_cols = [F.col(f"`{c}`") for c in meta.partition_by]
     is_delete = F.col(KIND_COL) == KIND_DELETE
+    row = F.struct(*[F.col(f"`{c}`") for c in meta.data_schema.names])
+    changes = events.select(
+        F.col(KIND_COL),
+        F.when(is_delete, F.lit(None)).otherwise(row).alias("row"),
+        *[F.col(f"`{c}`") for c in meta.partition_by],
+        *[F.col(ID_COLS[c]).alias(c) for c in _IDENTITY_TYPES],
+    )
+    part_cols = [F.col(f"`{c}`") for c in meta.partition_by]
     stored_bucket = _bucket_id(F.col("bucket"))
     if meta.buckets:
         data = {c.lower() for c in meta.data_schema.names}
@@ -180,37 +192,6 @@ def _write_changes(
         sorted(moved),
         sum(n for rel, n in moved.items() if posixpath.basename(rel) == delta_dir),
         sum(n for rel, n in moved.items() if posixpath.basename(rel) == delete_dir),
-    )
-
-
-def write_with_spark_orc_writer(
-    events: DataFrame,
-    target: WriteTarget,
-    write_id: int,
-    num_tasks: int,
-    *,
-    delta_dir: str,
-    delete_dir: str,
-) -> WrittenChanges:
-    """Write a transaction's events (rows of :func:`lakectl.spark.event_write.events_struct`)
-    with Spark's own ORC writer, moved into place.
-
-    Only for the tables the Arrow event writer refuses
-    (:func:`lakectl.arrow.acid_writer.unsupported_reason`: a ``timestamp_ntz`` column, which
-    it does not write as Spark does); every other table's events are written by
-    :func:`lakectl.spark.event_write.write_events`.
-    """
-    meta = target.metadata
-    is_delete = F.col(KIND_COL) == KIND_DELETE
-    row = F.struct(*[F.col(f"`{c}`") for c in meta.data_schema.names])
-    changes = events.select(
-        F.col(KIND_COL),
-        F.when(is_delete, F.lit(None)).otherwise(row).alias("row"),
-        *[F.col(f"`{c}`") for c in meta.partition_by],
-        *[F.col(ID_COLS[c]).alias(c) for c in _IDENTITY_TYPES],
-    )
-    return _write_changes(
-        changes, target, write_id, num_tasks, delta_dir=delta_dir, delete_dir=delete_dir
     )
 
 
