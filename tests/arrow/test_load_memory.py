@@ -92,6 +92,21 @@ print(json.dumps({"before": before, "peak": done.peak_memory_bytes, "rows": done
 """
 
 
+def _in_new_process(code: str, *args: Path) -> dict[str, Any]:
+    """Run ``code`` in a new Python process (its memory its own); the JSON its last line
+    prints."""
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def _batch(path: Path, rows: int, partitions: int, start: int = 0) -> Path:
     """A Parquet batch of ``rows`` rows of about 200 bytes over ``partitions`` partitions."""
     keys = range(start, start + rows)
@@ -121,16 +136,7 @@ def _load_peak(tmp_path: Path, name: str, parts: int) -> tuple[int, int]:
         primary_key="id",
         partition_by="day",
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", _LOAD, str(table), str(batch), str(first)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    done = json.loads(proc.stdout.strip().splitlines()[-1])
+    done = _in_new_process(_LOAD, table, batch, first)
     return done["peak"] - done["before"], done["rows"]
 
 
@@ -300,16 +306,7 @@ def _cdc_growth(tmp_path: Path, rows: int, partitions: int) -> tuple[int, dict[s
     changes = range(rows // 4, rows + rows // 4)
     batch = _cdc_batch(tmp_path / f"cdc{rows}.parquet", changes, partitions, "U", 6)
     warm = _cdc_batch(tmp_path / f"warm{rows}.parquet", range(-10, 0), partitions, "I", 6)
-    proc = subprocess.run(
-        [sys.executable, "-c", _CDC_LOAD, str(table), str(batch), str(warm)],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    done = json.loads(proc.stdout.strip().splitlines()[-1])
+    done = _in_new_process(_CDC_LOAD, table, batch, warm)
     return done["growth"], done["counts"]
 
 
