@@ -674,7 +674,9 @@ def _write_in_tasks(
         phases["lookup"] = time.time() - started - sum(phases.values())
         failpoint("load.before_write")
         ctx.progress(f"writing {rows:,} changes")
-    written = event_write.write_transaction_events(txn, meta, events, tasks=tasks)
+    written = event_write.write_transaction_events(
+        txn, meta, events, tasks=tasks, tallied=options.mode is not LoadMode.APPEND
+    )
     if options.mode is LoadMode.APPEND:
         counts = {"inserted": written.inserts}
     else:

@@ -40,7 +40,15 @@ TALLY_COL = "__lakectl_tally"
 # The identity of the stored row a delete event removes.
 ID_COLS = {c: f"__lakectl_{c}" for c in IDENTITY}
 KIND_INSERT, KIND_DELETE, KIND_TALLY = 0, 1, 2
-_WRITTEN_DDL = "dir string, inserts bigint, deletes bigint, label string, tally bigint"
+# What a write task returns: a row per directory written, its event counts, a row per tally.
+_WRITTEN = {
+    "dir": "string",
+    "inserts": "bigint",
+    "deletes": "bigint",
+    "label": "string",
+    "tally": "bigint",
+}
+_WRITTEN_DDL = ", ".join(f"{name} {kind}" for name, kind in _WRITTEN.items())
 
 
 @dataclass(frozen=True)
@@ -232,7 +240,12 @@ def move_into_place(storage: Storage, root: str, staging: str, rel_dir: str) -> 
 
 
 def write_transaction_events(
-    txn: WriteTransaction, meta: TableMetadata, events: DataFrame, *, tasks: int
+    txn: WriteTransaction,
+    meta: TableMetadata,
+    events: DataFrame,
+    *,
+    tasks: int,
+    tallied: bool = False,
 ) -> WrittenEvents:
     """Write ``events`` (rows of :func:`events_struct`, e.g. :func:`change_events`) as
     transaction ``txn``'s ``delta_W_W`` and ``delete_delta_W_W`` directories, a target
@@ -241,7 +254,8 @@ def write_transaction_events(
 
     A table the Arrow event writer refuses (:func:`lakectl.arrow.acid_writer.
     unsupported_reason`: a ``timestamp_ntz`` column) is written by Spark's own ORC writer
-    instead (:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`).
+    instead (:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`); ``tallied``: whether
+    ``events`` hold tallies (:data:`KIND_TALLY`), which that writer sums by a job of their own.
     """
     store = txn.store
     storage = store.storage
@@ -250,7 +264,13 @@ def write_transaction_events(
     delete_dir = delta_dir_name(write_id, delete=True)
     if unsupported_reason(meta) is not None:
         return _write_with_spark_orc_writer(
-            txn, meta, events, tasks=tasks, delta_dir=delta_dir, delete_dir=delete_dir
+            txn,
+            meta,
+            events,
+            tasks=tasks,
+            delta_dir=delta_dir,
+            delete_dir=delete_dir,
+            tallied=tallied,
         )
     staging = storage.join(txn.staging, "changes")
     written = write_events(
@@ -279,20 +299,24 @@ def _write_with_spark_orc_writer(
     tasks: int,
     delta_dir: str,
     delete_dir: str,
+    tallied: bool,
 ) -> WrittenEvents:
     """:func:`write_transaction_events` by Spark's own ORC writer
     (:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`), for the tables the Arrow
-    event writer refuses: the same events, their tallies summed by a job of their own over the
-    cached events."""
+    event writer refuses: the same events; ``tallied`` events are cached and their tallies
+    summed by a job of their own first."""
     from pyspark.sql import functions as F
 
     from lakectl.spark import acid_write
 
     kind = F.col(KIND_COL)
-    events = events.persist()
+    tallies: dict[str, int] = {}
+    if tallied:
+        events = events.persist()
     try:
-        sums = events.where(kind == KIND_TALLY).groupBy(LABEL_COL).agg(F.sum(TALLY_COL))
-        tallies = {str(row[0]): int(row[1]) for row in sums.collect()}
+        if tallied:
+            sums = events.where(kind == KIND_TALLY).groupBy(LABEL_COL).agg(F.sum(TALLY_COL))
+            tallies = {str(row[0]): int(row[1]) for row in sums.collect()}
         store = txn.store
         target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
         written = acid_write.write_with_spark_orc_writer(
@@ -304,7 +328,8 @@ def _write_with_spark_orc_writer(
             delete_dir=delete_dir,
         )
     finally:
-        events.unpersist()
+        if tallied:
+            events.unpersist()
     txn.added += written.directories
     return WrittenEvents(written.directories, written.inserts, written.deletes, tallies)
 
@@ -393,13 +418,7 @@ class WriteTask:
                 "tally": [None] * (1 + len(written.directories)) + counts,
             },
             schema=pa.schema(
-                [
-                    ("dir", pa.string()),
-                    ("inserts", pa.int64()),
-                    ("deletes", pa.int64()),
-                    ("label", pa.string()),
-                    ("tally", pa.int64()),
-                ]
+                [(n, pa.string() if k == "string" else pa.int64()) for n, k in _WRITTEN.items()]
             ),
         )
 
