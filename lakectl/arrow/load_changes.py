@@ -20,19 +20,18 @@ from typing import TYPE_CHECKING, Any
 from lakectl.arrow.key_lookup import LookupSpec, PartitionKeyLookup, lookup_spec
 from lakectl.arrow.memory import release_unused_memory
 from lakectl.arrow.partition_reader import MergeSpec, partition_batches
-from lakectl.arrow.partitioned_batch import DELETES_COL
+from lakectl.arrow.row_changes import split_by_partition
 from lakectl.arrow.types import arrow_schema, arrow_type
 from lakectl.kernel import change_classify as cc
 from lakectl.kernel.live_rows import IDENTITY, identity_fields
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.storage.fs import Storage
-from lakectl.table.batch_checks import ORDER_COL, POSITION_COL
+from lakectl.table.batch_checks import POSITION_COL
 from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.validity import ValidWriteIds
 
 if TYPE_CHECKING:
-    import numpy as np
     import pyarrow as pa
 
     from lakectl.arrow.acid_writer import PartitionChanges
@@ -77,32 +76,20 @@ def keyed_changes(
     stored rows of the batch's keys; which changes write a new row is kept as a flag per
     change, and the new rows themselves are read a partition at a time as the changes are
     iterated."""
-    import numpy as np
     import pyarrow as pa
 
-    keys = list(meta.primary_key)
     order = meta.schema[order_by].name if order_by else None
-    decisions = batch.decisions()
-    with_positions = decisions.append_column(POSITION_COL, pa.array(np.arange(batch.rows)))
-    latest = cc.latest_rows(with_positions, keys, order is not None)  # positions, key order
-    del with_positions
-    latest_keys = decisions.select(keys).take(latest)
-    stored = stored_rows_for_keys(storage, plans, valid, meta, latest_keys, order)
-    change, found = cc.matched_stored(latest_keys, stored, keys)
-    del latest_keys
-    change = latest[change]  # the position of each matched change
-    del latest
-    results = _results(decisions, change, stored, found, mode=mode, order_by=order)
-    del decisions
-    by_result = np.bincount(results, minlength=len(cc.RESULTS)).tolist()
-    counts = cc.load_counts(dict(zip(cc.RESULTS, by_result, strict=True)), batch.rows)
-    _, update, delete, _ = range(len(cc.RESULTS))
-    writes = np.zeros(batch.rows, dtype=bool)  # by position: does the change write a new row
-    writes[change[results <= update]] = True
-    replaced = found[(results == update) | (results == delete)]
-    gone = stored.select([*meta.partition_by, *IDENTITY]).take(pa.array(replaced))
-    deletes = _by_partition(gone, meta, meta.partition_by)
-    del stored, change, found, results, replaced, gone
+    decided = cc.decide_changes(
+        batch.decisions(),
+        lambda keys: stored_rows_for_keys(storage, plans, valid, meta, keys, order),
+        meta.primary_key,
+        meta.partition_by,
+        mode=mode,
+        order_by=order,
+    )
+    writes, counts = decided.writes, decided.counts
+    deletes = dict(split_by_partition(meta, decided.replaced))
+    del decided
 
     def partitions() -> Iterator[PartitionChanges]:
         for values in sorted({*batch.partitions(), *deletes}, key=_sort_key):
@@ -114,43 +101,6 @@ def keyed_changes(
                 yield _changes(meta, values, new, deletes.get(values))
 
     return BatchChanges(partitions(), counts)
-
-
-# Changes labelled at a time: the order values compared are copied for them only.
-_RESULT_SLICE = 65_536
-
-
-def _results(
-    decisions: pa.Table,
-    change: np.ndarray,
-    stored: pa.Table,
-    found: np.ndarray,
-    *,
-    mode: LoadMode,
-    order_by: str | None,
-) -> np.ndarray:
-    """The result (index in :data:`~lakectl.kernel.change_classify.RESULTS`) of each change at
-    position ``change`` of ``decisions`` against its stored row ``found`` (-1: none), a slice
-    of :data:`_RESULT_SLICE` changes at a time."""
-    import numpy as np
-    import pyarrow as pa
-
-    results = np.empty(len(change), dtype=np.int8)
-    for start in range(0, len(change), _RESULT_SLICE):
-        at = change[start : start + _RESULT_SLICE]
-        stored_at = found[start : start + _RESULT_SLICE]
-        exists = stored_at >= 0
-        newer = None
-        if order_by is not None:
-            mine = decisions.column(ORDER_COL).take(at)
-            theirs = stored.column(order_by).take(pa.array(stored_at, mask=~exists))
-            newer = cc.newer_than_stored(mine, theirs)
-        deletes = None
-        if mode == LoadMode.CDC:
-            flags = decisions.column(DELETES_COL).take(at)
-            deletes = np.asarray(flags.to_numpy(zero_copy_only=False), dtype=bool)
-        results[start : start + len(at)] = cc.change_results(exists, newer, deletes)
-    return results
 
 
 def stored_rows_for_keys(
@@ -278,17 +228,6 @@ def _scanned(
             if part.num_rows:
                 found.append(typed(pa.Table.from_batches([part])))
     return found
-
-
-def _by_partition(
-    rows: pa.Table, meta: TableMetadata, partition_by: Sequence[str]
-) -> dict[tuple[Any, ...], pa.Table]:
-    """``rows`` split by their partition columns' values (Python values of the table's types)."""
-    out: dict[tuple[Any, ...], pa.Table] = {}
-    for part in cc.partition_runs(rows, partition_by):
-        values = tuple(part.column(c)[0].as_py() for c in partition_by)
-        out[values] = part
-    return out
 
 
 def _sort_key(values: tuple[Any, ...]) -> tuple[Any, ...]:

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from lakectl.kernel import change_classify as cc
 from lakectl.table.batch_checks import ACTION_COL, ORDER_COL
 
-DELETES_COL = "__lakectl_deletes"
 """The column of :meth:`PartitionedBatch.decisions` telling which changes are deletes."""
 
 if TYPE_CHECKING:
@@ -91,7 +90,7 @@ class PartitionedBatch:
     def decisions(self) -> pa.Table:
         """What decides the whole batch's changes, a row per change in batch order (the row
         number is the change's position): the key columns, :data:`ORDER_COL` (with an order)
-        and :data:`DELETES_COL` (a batch of actions: is the change a delete)."""
+        and :data:`~lakectl.kernel.change_classify.DELETES_COL` (a batch of actions: is the change a delete)."""
         import pyarrow as pa
 
         if not self._decisions:
@@ -123,8 +122,8 @@ def _decisions(shaped: pa.Table, keys: Sequence[str]) -> pa.Table:
     if ORDER_COL in names:
         columns[ORDER_COL] = shaped.column(ORDER_COL)
     if ACTION_COL in names:
-        columns[DELETES_COL] = pa.array(cc.delete_actions(shaped.column(ACTION_COL)))
+        columns[cc.DELETES_COL] = pa.array(cc.delete_actions(shaped.column(ACTION_COL)))
     return pa.table(columns).combine_chunks()
 
 
-__all__ = ["DELETES_COL", "PartitionedBatch"]
+__all__ = ["PartitionedBatch"]

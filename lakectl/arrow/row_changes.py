@@ -20,6 +20,7 @@ from lakectl.arrow.partition_reader import MergeSpec, partition_batches, partiti
 from lakectl.arrow.statements import CompiledStatement, apply_compiled
 from lakectl.arrow.types import arrow_schema
 from lakectl.errors import overflow_error
+from lakectl.kernel.change_classify import partition_runs
 from lakectl.kernel.live_rows import IDENTITY, identity_fields
 from lakectl.planning.read_plan import PartitionReadPlan
 from lakectl.table.metadata import TableMetadata
@@ -240,23 +241,10 @@ def partition_changes(
 def split_by_partition(
     meta: TableMetadata, rows: pa.Table
 ) -> Iterator[tuple[tuple[Any, ...], pa.Table]]:
-    """``rows`` (with the table's partition columns) split by the partition their values name."""
-    import pyarrow as pa
-
-    if not rows.num_rows:
-        return
-    if not meta.partition_by:
-        yield (), rows
-        return
-    keys = list(zip(*(rows.column(p).to_pylist() for p in meta.partition_by), strict=True))
-    if len(set(keys)) == 1:
-        yield keys[0], rows
-        return
-    positions: dict[tuple[Any, ...], list[int]] = {}
-    for i, key in enumerate(keys):
-        positions.setdefault(key, []).append(i)
-    for key, at in positions.items():
-        yield key, rows.take(pa.array(at, pa.int64()))
+    """``rows`` (with the table's partition columns) split by the partition their values name
+    (Python values of the table's types), each part in its rows' order."""
+    for part in partition_runs(rows, meta.partition_by):
+        yield tuple(part.column(c)[0].as_py() for c in meta.partition_by), part
 
 
 def _sort_key(values: tuple[Any, ...]) -> tuple[tuple[bool, str], ...]:

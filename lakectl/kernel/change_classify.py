@@ -15,12 +15,17 @@ live rows of its key (their partition, identity and order value only) and labell
 greater (a null change order value is not newer than a set stored one). A late, older change
 thus never overwrites a newer one. The changes the latest one replaced are counted as
 ``superseded_in_batch``.
+
+:func:`decide_changes` applies the rule to a batch's decision columns: the Arrow engine's load
+to its whole batch, Spark's load on its driver (a batch of up to a few million changes) or in
+its tasks by key (a larger one).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakectl.kernel.live_rows import IDENTITY
@@ -31,29 +36,19 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-RESULT_COL = "__lakectl_result"
 RESULTS = ("insert", "update", "delete", "ignored")
-OLD = "__old_"
+LOAD_COUNTS = ("inserted", "updated", "deleted", "ignored", "superseded_in_batch")
+# A change's column in the decisions of a cdc load: is it a delete (:func:`delete_actions`).
+DELETES_COL = "__lakectl_deletes"
 KEY = "__key_"
 
 
-def has_repeated_keys(batch: pa.Table, key: Sequence[str]) -> bool:
-    """Does any key occur more than once in ``batch``?"""
-    return batch.select(list(key)).group_by(list(key)).aggregate([]).num_rows < batch.num_rows
-
-
-def latest_per_key(batch: pa.Table, key: Sequence[str], has_order: bool) -> pa.Table:
-    """The latest change of each key of ``batch`` (ordered by key): greatest
-    :data:`ORDER_COL` (null first) when ``has_order``, then greatest :data:`POSITION_COL`."""
-    if not batch.num_rows:
-        return batch
-    return batch.take(latest_rows(batch, key, has_order))
-
-
 def latest_rows(batch: pa.Table, key: Sequence[str], has_order: bool) -> np.ndarray:
-    """The row numbers of :func:`latest_per_key`'s changes in ``batch``, in key order. Only the
-    key, :data:`ORDER_COL` (with ``has_order``) and :data:`POSITION_COL` columns are read; what
-    this holds besides them is a few integers per row."""
+    """The row numbers of the latest change of each key in ``batch`` (the greatest
+    :data:`ORDER_COL`, null first, when ``has_order``; then the greatest :data:`POSITION_COL`),
+    in key order. Only the key, :data:`ORDER_COL` (with ``has_order``) and
+    :data:`POSITION_COL` columns are read; what this holds besides them is a few integers per
+    row."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -95,7 +90,7 @@ def same_as_previous(columns: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarra
 def stored_columns(
     primary_key: Sequence[str], partition_by: Sequence[str], order_by: str | None
 ) -> list[str]:
-    """The columns of the stored rows :func:`classify` reads: key, partition columns, the
+    """The columns of the stored rows :func:`decide_changes` reads: key, partition columns, the
     identity and the order column, each once."""
     seen: list[str] = []
     for c in (*primary_key, *partition_by, *IDENTITY, *([order_by] if order_by else [])):
@@ -104,51 +99,96 @@ def stored_columns(
     return seen
 
 
-def _old_names(partition_by: Sequence[str], order_by: str | None) -> list[str]:
-    """The stored rows' columns a change is labelled with and writes from, each once."""
-    names = [*partition_by, *IDENTITY]
-    if order_by and order_by not in names:
-        names.append(order_by)
-    return names
+@dataclass(frozen=True)
+class DecidedChanges:
+    """A batch's changes decided: which write a new row, which stored rows they replace or
+    delete, and the load's counts."""
+
+    writes: np.ndarray  # by change position (row of the decisions): does it write a new row
+    replaced: pa.Table  # the stored rows replaced or deleted: partition columns, identity
+    counts: dict[str, int]  # the load's counts (:func:`load_counts`)
 
 
-def classify(
-    latest: pa.Table,
-    stored: pa.Table,
+def decide_changes(
+    decisions: pa.Table,
+    stored_for: Callable[[pa.Table], pa.Table],
     primary_key: Sequence[str],
     partition_by: Sequence[str],
     *,
     mode: LoadMode,
     order_by: str | None,
-) -> pa.Table:
-    """``latest`` (one change per key) matched with the ``stored`` live rows of its key and
-    labelled (:data:`RESULT_COL`), in the order of :data:`POSITION_COL`.
+) -> DecidedChanges:
+    """Decide a batch's changes (the module's rule).
 
-    ``stored`` has the :func:`stored_columns` (at most one row per key as lakectl writes
-    tables; a key stored twice gives a matched change per stored row, as a join does). The
-    stored rows' partition columns, identity and order value come as ``__old_<name>``.
+    ``decisions`` has a row per change, in batch order (the row number is the change's
+    position): the key columns, :data:`ORDER_COL` (with ``order_by``, the table's name of the
+    order column) and :data:`DELETES_COL` (a cdc load: is the change a delete). ``stored_for``
+    is given the latest changes' keys (distinct, in key order) and returns the live stored rows
+    of those keys (at least), with the :func:`stored_columns`. Besides ``decisions`` and the
+    stored rows this holds a few integers per change.
     """
     import numpy as np
     import pyarrow as pa
 
-    change, found = matched_stored(latest, stored, primary_key)
-    by_position = np.argsort(
-        np.asarray(latest.column(POSITION_COL).to_numpy())[change], kind="stable"
+    keys = list(primary_key)
+    rows = decisions.num_rows
+    with_positions = decisions.append_column(POSITION_COL, pa.array(np.arange(rows)))
+    latest = latest_rows(with_positions, keys, order_by is not None)  # positions, key order
+    del with_positions
+    latest_keys = decisions.select(keys).take(latest)
+    stored = stored_for(latest_keys)
+    change, found = matched_stored(latest_keys, stored, keys)
+    del latest_keys
+    change = latest[change]  # the position of each matched change
+    del latest
+    results = _results(decisions, change, stored, found, mode=mode, order_by=order_by)
+    by_result = np.bincount(results, minlength=len(RESULTS)).tolist()
+    _, update, delete, _ = range(len(RESULTS))
+    writes = np.zeros(rows, dtype=bool)
+    writes[change[results <= update]] = True
+    replaced = found[(results == update) | (results == delete)]
+    return DecidedChanges(
+        writes,
+        stored.select([*partition_by, *IDENTITY]).take(pa.array(replaced)),
+        load_counts(dict(zip(RESULTS, by_result, strict=True)), rows),
     )
-    change, found = change[by_position], found[by_position]
-    stored_at = pa.array(found, mask=found < 0)
-    olds = _old_names(partition_by, order_by)
-    joined = latest.take(change)
-    for name in olds:
-        joined = joined.append_column(OLD + name, stored.column(name).take(stored_at))
-    deletes = None
-    if mode == LoadMode.CDC:
-        deletes = delete_actions(joined.column(ACTION_COL))
-    newer = None
-    if order_by:
-        newer = newer_than_stored(joined.column(ORDER_COL), joined.column(OLD + order_by))
-    codes = change_results(found >= 0, newer, deletes)
-    return joined.append_column(RESULT_COL, pa.array(RESULTS, pa.string()).take(codes))
+
+
+# Changes labelled at a time: the order values compared are copied for them only.
+_RESULT_SLICE = 65_536
+
+
+def _results(
+    decisions: pa.Table,
+    change: np.ndarray,
+    stored: pa.Table,
+    found: np.ndarray,
+    *,
+    mode: LoadMode,
+    order_by: str | None,
+) -> np.ndarray:
+    """The result (index in :data:`RESULTS`) of each change at position ``change`` of
+    ``decisions`` against its stored row ``found`` (-1: none), a slice of
+    :data:`_RESULT_SLICE` changes at a time."""
+    import numpy as np
+    import pyarrow as pa
+
+    results = np.empty(len(change), dtype=np.int8)
+    for start in range(0, len(change), _RESULT_SLICE):
+        at = change[start : start + _RESULT_SLICE]
+        stored_at = found[start : start + _RESULT_SLICE]
+        exists = stored_at >= 0
+        newer = None
+        if order_by is not None:
+            mine = decisions.column(ORDER_COL).take(at)
+            theirs = stored.column(order_by).take(pa.array(stored_at, mask=~exists))
+            newer = newer_than_stored(mine, theirs)
+        deletes = None
+        if mode == LoadMode.CDC:
+            flags = decisions.column(DELETES_COL).take(at)
+            deletes = np.asarray(flags.to_numpy(zero_copy_only=False), dtype=bool)
+        results[start : start + len(at)] = change_results(exists, newer, deletes)
+    return results
 
 
 def matched_stored(
@@ -260,41 +300,11 @@ def change_results(
     return codes
 
 
-def count_results(classified: pa.Table) -> dict[str, int]:
-    """Rows of ``classified`` by result (:data:`RESULTS`)."""
-    import pyarrow.compute as pc
-
-    found = pc.value_counts(classified.column(RESULT_COL)).to_pylist()
-    by = {f["values"]: f["counts"] for f in found}
-    return {r: int(by.get(r, 0)) for r in RESULTS}
-
-
 def load_counts(by_result: dict[str, int], rows: int) -> dict[str, int]:
-    """A load's counts (its commit record's) from the results by kind and the batch's rows."""
-    return {
-        "inserted": by_result["insert"],
-        "updated": by_result["update"],
-        "deleted": by_result["delete"],
-        "ignored": by_result["ignored"],
-        "superseded_in_batch": rows - sum(by_result.values()),
-    }
-
-
-def new_rows(classified: pa.Table) -> pa.Table:
-    """The changes that write a new row: inserts and updates."""
-    import pyarrow.compute as pc
-
-    return classified.filter(pc.is_in(classified.column(RESULT_COL), _values("insert", "update")))
-
-
-def replaced_rows(classified: pa.Table, partition_by: Sequence[str]) -> pa.Table:
-    """The stored rows that updates and deletes replace: their partition columns (by their own
-    names) and identity."""
-    import pyarrow.compute as pc
-
-    chosen = classified.filter(pc.is_in(classified.column(RESULT_COL), _values("update", "delete")))
-    names = [*partition_by, *IDENTITY]
-    return chosen.select([OLD + c for c in names]).rename_columns(names)
+    """A load's counts (its commit record's, named :data:`LOAD_COUNTS`) from the results by
+    kind and the batch's rows."""
+    values = (*(by_result[r] for r in RESULTS), rows - sum(by_result.values()))
+    return dict(zip(LOAD_COUNTS, values, strict=True))
 
 
 def partition_runs(table: pa.Table, partition_by: Sequence[str]) -> Iterator[pa.Table]:
@@ -315,33 +325,23 @@ def partition_runs(table: pa.Table, partition_by: Sequence[str]) -> Iterator[pa.
         yield ordered.slice(start, end - start)
 
 
-def _values(*results: str) -> pa.Array:
-    import pyarrow as pa
-
-    return pa.array(results, pa.string())
-
-
 __all__ = [
     "ACTION_COL",
-    "OLD",
+    "DELETES_COL",
+    "LOAD_COUNTS",
     "ORDER_COL",
     "POSITION_COL",
     "RESULTS",
-    "RESULT_COL",
+    "DecidedChanges",
     "change_results",
-    "classify",
-    "count_results",
+    "decide_changes",
     "delete_actions",
     "find_sorted",
-    "has_repeated_keys",
-    "latest_per_key",
     "latest_rows",
     "load_counts",
     "matched_stored",
-    "new_rows",
     "newer_than_stored",
     "partition_runs",
-    "replaced_rows",
     "same_as_previous",
     "stored_columns",
 ]

@@ -37,10 +37,12 @@ from lakectl.table.store import TableStore
 
 MODES = tuple(m.value for m in LoadMode)
 DEFAULT_OP_VALUES = "I=insert,U=update,D=delete"
-# Up to this many batch rows, the batch's keys are collected to the driver once and shipped
-# with the key lookup's tasks (lakectl.spark.key_lookup); above, the lookup reads the touched
-# partitions' key columns and keeps the batch's keys with a join.
-BROADCAST_LOOKUP_ROWS = 2_000_000
+# Up to this many batch rows, Spark's upsert or cdc load decides its changes on the driver
+# (lakectl.spark.load_tasks.driver_events): the batch's keys, order values and actions are
+# collected, and the latest changes' keys shipped with the key lookup's tasks
+# (lakectl.spark.key_lookup). Above, the changes are decided in tasks by key, against the
+# touched partitions' key columns joined with the batch's keys.
+DECIDE_ON_DRIVER_ROWS = 2_000_000
 # Typed columnar sources are read again for each pass instead of cached: the checks read a few
 # of their columns, and caching every row cost more than a second pass (1.5 s of CPU for a
 # 500k-row Parquet batch). Text formats are parsed once, into the cache.
@@ -648,15 +650,19 @@ def _write_in_tasks(
     started: float,
     parallelism: int,
 ) -> dict[str, int]:
-    """The load's changes decided and written by the Arrow engine's rules in Spark tasks
-    (:mod:`lakectl.spark.load_tasks`: an append's rows as they are, an upsert's or cdc's
-    classified against the stored rows of their keys), moved into place; the load's counts."""
+    """The load's changes decided by the kernel's rule and written by the Arrow engine's
+    writer in Spark tasks (:mod:`lakectl.spark.load_tasks`: an append's rows as they are, an
+    upsert's or cdc's decided against the stored rows of their keys, on the driver up to
+    :data:`DECIDE_ON_DRIVER_ROWS` rows), moved into place; the load's counts."""
     import time
 
-    from lakectl.kernel.change_classify import RESULTS, load_counts
+    from lakectl.arrow.acid_writer import unsupported_reason
+    from lakectl.kernel.change_classify import LOAD_COUNTS
     from lakectl.spark import event_write, load_tasks
 
     tasks = write_tasks(rows, max(1, len(touched)), parallelism)
+    decided = None  # the changes decided on the driver
+    events: Any  # a Spark DataFrame of the events, or None
     if options.mode is LoadMode.APPEND:
         events = load_tasks.append_events(batch, meta)
         phases["lookup"] = time.time() - started - sum(phases.values())
@@ -664,56 +670,59 @@ def _write_in_tasks(
         ctx.progress(f"writing {rows:,} rows")
     else:
         ctx.progress(f"looking up {rows:,} keys")
-        existing = _stored_rows(
-            batch.sparkSession, store, state, meta, touched, options, batch, rows
-        )
-        events = load_tasks.keyed_events(
-            batch, existing, meta, mode=options.mode, order_by=options.order_by,
-            key_tasks=parallelism,
-        )  # fmt: skip
+        spark = batch.sparkSession
+        if rows <= DECIDE_ON_DRIVER_ROWS and unsupported_reason(meta) is None:
+            decided = load_tasks.driver_events(
+                batch, meta, mode=options.mode, order_by=options.order_by,
+                stored_for=lambda keys: _stored_rows_of(
+                    spark, store, state, meta, touched, options.order_by, batch, keys
+                ),
+            )  # fmt: skip
+            events = decided.inserts
+        else:
+            existing = _existing_keys(spark, store, state, meta, touched, options.order_by, batch)
+            events = load_tasks.keyed_events(
+                batch, existing, meta, mode=options.mode, order_by=options.order_by,
+                key_tasks=parallelism,
+            )  # fmt: skip
         phases["lookup"] = time.time() - started - sum(phases.values())
         failpoint("load.before_write")
         ctx.progress(f"writing {rows:,} changes")
     written = event_write.write_transaction_events(
-        txn, meta, events, tasks=tasks, tallied=options.mode is not LoadMode.APPEND
-    )
+        txn, meta, events, tasks=tasks,
+        tallied=options.mode is not LoadMode.APPEND and decided is None,
+        driver_changes=decided.deletes if decided is not None else (),
+    )  # fmt: skip
     if options.mode is LoadMode.APPEND:
         counts = {"inserted": written.inserts}
+    elif decided is not None:
+        counts = decided.counts
     else:
-        counts = load_counts({r: written.tallies.get(r, 0) for r in RESULTS}, rows)
+        counts = {name: written.tallies.get(name, 0) for name in LOAD_COUNTS}
     phases["write"] = time.time() - started - sum(phases.values())
     return counts
 
 
-def _stored_rows(
+def _stored_rows_of(
     spark,
     store: TableStore,
     state,
     meta: TableMetadata,
     touched: set[str],
-    options: LoadOptions,
+    order_by: str | None,
     batch,
-    rows: int,
+    keys,
 ):
-    """The stored rows of the batch's keys (:func:`_existing_keys`), looked up with the
-    batch's keys collected once when the batch is small enough."""
-    lookup, keys = _batch_keys(spark, meta, options, batch, rows)
-    found = (lookup, keys) if lookup is not None and keys is not None else None
-    return _existing_keys(spark, store, state, meta, touched, options.order_by, batch, found)
-
-
-def _batch_keys(spark, meta: TableMetadata, options: LoadOptions, batch, rows: int):
-    """The per-partition key lookup's description (None where it does not serve the table),
-    and the batch's keys collected to the driver once when the batch is small enough to
-    broadcast (None otherwise)."""
-    from pyspark.sql import functions as F
-
+    """The stored rows of ``keys`` (an Arrow table of the batch's distinct keys): looked up
+    with pyarrow in tasks where :func:`lakectl.spark.key_lookup.lookup_spec` serves the table,
+    else those of the batch's keys (:func:`_existing_keys`)."""
     from lakectl.spark import key_lookup
 
-    lookup = key_lookup.lookup_spec(spark, meta.data_schema, meta.primary_key, options.order_by)
-    if lookup is None or rows > BROADCAST_LOOKUP_ROWS:
-        return lookup, None
-    return lookup, key_lookup.batch_keys(batch.select(F.col(f"`{lookup.key}`")))
+    lookup = key_lookup.lookup_spec(spark, meta.data_schema, meta.primary_key, order_by)
+    found = None
+    if lookup is not None:
+        found = (lookup, keys.column(lookup.key).combine_chunks())
+    return _existing_keys(spark, store, state, meta, touched, order_by, batch, found)
 
 
 def _existing_keys(

@@ -12,12 +12,12 @@ transaction's staging directory. The driver then moves the directories into plac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakectl.arrow.acid_writer import PartitionChanges, unsupported_reason, write_changes
-from lakectl.failpoints import failpoint
+from lakectl.failpoints import failpoint, spark_side
 from lakectl.kernel.change_classify import partition_runs
 from lakectl.kernel.live_rows import IDENTITY
 from lakectl.storage.fs import Storage
@@ -242,20 +242,26 @@ def move_into_place(storage: Storage, root: str, staging: str, rel_dir: str) -> 
 def write_transaction_events(
     txn: WriteTransaction,
     meta: TableMetadata,
-    events: DataFrame,
+    events: DataFrame | None,
     *,
     tasks: int,
     tallied: bool = False,
+    driver_changes: Sequence[PartitionChanges] = (),
 ) -> WrittenEvents:
-    """Write ``events`` (rows of :func:`events_struct`, e.g. :func:`change_events`) as
-    transaction ``txn``'s ``delta_W_W`` and ``delete_delta_W_W`` directories, a target
-    partition's in one of ``tasks`` tasks, and move them into place: each joins ``txn.added``
-    before its first file moves, so that an abort removes it.
+    """Write ``events`` (rows of :func:`events_struct`, e.g. :func:`change_events`; None: no
+    events) as transaction ``txn``'s ``delta_W_W`` and ``delete_delta_W_W`` directories, a
+    target partition's in one of ``tasks`` tasks, and move them into place: each joins
+    ``txn.added`` before its first file moves, so that an abort removes it.
+
+    ``driver_changes`` (changes the driver holds already: a load's delete events decided
+    there) are written by the driver with the same writer, before the tasks run; a partition's
+    events given that way are not in ``events`` too.
 
     A table the Arrow event writer refuses (:func:`lakectl.arrow.acid_writer.
     unsupported_reason`: a ``timestamp_ntz`` column) is written by Spark's own ORC writer
-    instead (:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`); ``tallied``: whether
-    ``events`` hold tallies (:data:`KIND_TALLY`), which that writer sums by a job of their own.
+    instead (:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`; no
+    ``driver_changes`` then); ``tallied``: whether ``events`` hold tallies
+    (:data:`KIND_TALLY`), which that writer sums by a job of their own.
     """
     store = txn.store
     storage = store.storage
@@ -263,6 +269,8 @@ def write_transaction_events(
     delta_dir = delta_dir_name(write_id)
     delete_dir = delta_dir_name(write_id, delete=True)
     if unsupported_reason(meta) is not None:
+        if driver_changes or events is None:
+            raise ValueError("Spark's ORC writer takes the events as a DataFrame")
         return _write_with_spark_orc_writer(
             txn,
             meta,
@@ -273,16 +281,34 @@ def write_transaction_events(
             tallied=tallied,
         )
     staging = storage.join(txn.staging, "changes")
-    written = write_events(
-        events,
-        meta,
-        storage,
-        staging,
-        write_id,
-        tasks=tasks,
-        delta_dir=delta_dir,
-        delete_dir=delete_dir,
-    )
+    with spark_side():
+        here = write_changes(
+            storage,
+            staging,
+            meta,
+            write_id,
+            driver_changes,
+            delta_dir=delta_dir,
+            delete_dir=delete_dir,
+        )
+    written = WrittenEvents(list(here.directories), here.inserts, here.deletes, {})
+    if events is not None:
+        theirs = write_events(
+            events,
+            meta,
+            storage,
+            staging,
+            write_id,
+            tasks=tasks,
+            delta_dir=delta_dir,
+            delete_dir=delete_dir,
+        )
+        written = WrittenEvents(
+            sorted({*written.directories, *theirs.directories}),
+            written.inserts + theirs.inserts,
+            written.deletes + theirs.deletes,
+            theirs.tallies,
+        )
     for rel in written.directories:
         txn.added.append(rel)
         move_into_place(storage, store.root, staging, rel)

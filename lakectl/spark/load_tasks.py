@@ -1,28 +1,30 @@
-"""A load's changes decided and written in Spark tasks by the Arrow engine's code.
+"""A load's changes decided by the kernel's rule and written by the Arrow engine's code, from
+Spark.
 
-An upsert or cdc load is one Spark job, two steps, each a ``mapInArrow`` over a shuffle:
+An upsert or cdc load decides its changes with :func:`lakectl.kernel.change_classify.
+decide_changes` (the function the Arrow engine runs), in one of two places:
 
-1. by key: the batch's rows and the stored rows of its keys (from the key lookup) go to the
-   task of their key's hash; the task reduces its changes to the latest per key and labels
-   them (:mod:`lakectl.kernel.change_classify`, the rule the Arrow engine applies) and emits
-   the events: each new row (insert or update) with its new partition values, and the
-   identity of each stored row an update or delete replaces, with that row's partition
-   values; one more row per task counts its ignored changes;
-2. by target partition: :func:`lakectl.spark.event_write.write_events` (the Arrow engine's
-   ORC event writer in tasks) writes each partition's events under the transaction's staging
-   directory and returns the directories written and the summed counts.
+- a batch of up to ``lakectl.ops.load.DECIDE_ON_DRIVER_ROWS`` rows on the driver
+  (:func:`driver_events`): the batch's decision columns (key, order value, action: a few bytes
+  per change) are collected, the stored rows of its keys looked up in tasks and collected,
+  and the changes decided; the events are then the batch's rows that write a new row (a
+  broadcast semi join on their position) and the delete events of the stored rows replaced;
+- a larger batch in tasks by key (:func:`keyed_events`): the batch's rows and the stored rows
+  of its keys go to the task of their key's hash, which decides its changes
+  (:class:`DecideTask`) and emits their events, and a tally row per count.
 
-An append skips step 1: each batch row is a new row (:func:`append_events`). The driver then
-moves the files into place (:func:`lakectl.spark.event_write.move_into_place`).
+An append's events are its rows (:func:`append_events`). The events are written by
+:func:`lakectl.spark.event_write.write_transaction_events` (a target partition's in one task).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from lakectl.kernel import change_classify as cc
-from lakectl.kernel.live_rows import IDENTITY
+from lakectl.kernel.live_rows import IDENTITY, identity_fields
 from lakectl.table.batch_checks import POSITION_COL
 from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
@@ -30,12 +32,16 @@ from lakectl.table.metadata import TableMetadata
 from . import event_write as ew
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
+    from lakectl.arrow.acid_writer import PartitionChanges
+
 
 STORED_TAG = "__lakectl_stored"
+OLD = "__old_"  # a stored row's column beside the batch's of the same name
 
 
 def append_events(batch: DataFrame, meta: TableMetadata) -> DataFrame:
@@ -58,6 +64,126 @@ def append_events(batch: DataFrame, meta: TableMetadata) -> DataFrame:
     return batch.select(*columns)
 
 
+@dataclass(frozen=True)
+class DriverDecided:
+    """An upsert or cdc load's changes decided on the driver (:func:`driver_events`): the
+    events of the new rows (None: none), the delete events per partition (written by the
+    driver), the load's counts."""
+
+    inserts: DataFrame | None
+    deletes: list[PartitionChanges]
+    counts: dict[str, int]
+
+
+def driver_events(
+    batch: DataFrame,
+    meta: TableMetadata,
+    *,
+    mode: LoadMode,
+    order_by: str | None,
+    stored_for: Callable[[pa.Table], DataFrame],
+) -> DriverDecided:
+    """An upsert or cdc load of the shaped ``batch`` decided on the driver: ``stored_for(keys)``
+    gives the stored rows of ``keys`` (the latest changes' keys, an Arrow table) as a DataFrame
+    of the :func:`~lakectl.kernel.change_classify.stored_columns`.
+
+    The new rows' events are the batch's rows that write one, kept by a broadcast join on
+    their position (with the positions that do, or those that do not, whichever are fewer)."""
+    from pyspark.sql import functions as F
+
+    order = meta.schema[order_by].name if order_by else None
+    names = [*meta.primary_key, *([cc.ORDER_COL] if order else [])]
+    if mode is LoadMode.CDC:
+        names.append(cc.ACTION_COL)
+    collected = batch.select(*[F.col(f"`{c}`") for c in (*names, POSITION_COL)]).toArrow()
+    positions = collected.column(POSITION_COL)
+    changes = _table_typed(_decisions(collected.select(names)), meta, order)
+    del collected
+    columns = cc.stored_columns(meta.primary_key, meta.partition_by, order)
+    decided = cc.decide_changes(
+        changes,
+        lambda keys: _table_typed(stored_for(keys).toArrow().select(columns), meta, order),
+        meta.primary_key,
+        meta.partition_by,
+        mode=mode,
+        order_by=order,
+    )
+    del changes
+    return DriverDecided(
+        _written_rows(batch, meta, positions, decided.writes),
+        partition_deletes(decided.replaced, meta),
+        decided.counts,
+    )
+
+
+def _written_rows(
+    batch: DataFrame, meta: TableMetadata, positions: pa.ChunkedArray, writes: np.ndarray
+) -> DataFrame | None:
+    """The insert events of the rows of ``batch`` whose change ``writes`` (by the row's
+    place in ``positions``, the batch's :data:`POSITION_COL` as collected)."""
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    written = int(writes.sum())
+    if written == len(writes):
+        return append_events(batch, meta)
+    if not written:
+        return None
+    fewer = writes if written <= len(writes) - written else ~writes
+    kept = batch.sparkSession.createDataFrame(pa.table({POSITION_COL: positions.filter(fewer)}))
+    how = "left_semi" if fewer is writes else "left_anti"
+    return append_events(batch.join(F.broadcast(kept), POSITION_COL, how), meta)
+
+
+def partition_deletes(replaced: pa.Table, meta: TableMetadata) -> list[PartitionChanges]:
+    """The delete events of the stored rows ``replaced`` (partition columns and identity, as
+    :attr:`~lakectl.kernel.change_classify.DecidedChanges.replaced` has them), a
+    :class:`~lakectl.arrow.acid_writer.PartitionChanges` per partition."""
+    from lakectl.arrow.acid_writer import PartitionChanges
+    from lakectl.arrow.row_changes import split_by_partition
+
+    return [
+        PartitionChanges(values, None, part.select(list(IDENTITY)))
+        for values, part in split_by_partition(meta, replaced)
+    ]
+
+
+def _decisions(changes: pa.Table) -> pa.Table:
+    """``changes``' columns as :func:`~lakectl.kernel.change_classify.decide_changes` takes
+    them: the action (a cdc load's) as :data:`~lakectl.kernel.change_classify.DELETES_COL`."""
+    import pyarrow as pa
+
+    if cc.ACTION_COL not in changes.column_names:
+        return changes
+    deletes = pa.array(cc.delete_actions(changes.column(cc.ACTION_COL)))
+    return changes.drop_columns([cc.ACTION_COL]).append_column(cc.DELETES_COL, deletes)
+
+
+def _table_typed(table: pa.Table, meta: TableMetadata, order: str | None) -> pa.Table:
+    """``table``'s columns of the table (and identity, and :data:`ORDER_COL`: the ``order``
+    column's) of the Arrow engine's types for them, as it compares and writes them."""
+    import pyarrow as pa
+
+    from lakectl.arrow.types import arrow_schema
+
+    types = {f.name: f.type for f in (*arrow_schema(meta.schema), *identity_fields())}
+    if order is not None:
+        types[cc.ORDER_COL] = types[order]
+    fields = [pa.field(f.name, types.get(f.name, f.type)) for f in table.schema]
+    return table.cast(pa.schema(fields))
+
+
+def _delete_events(gone: pa.Table, meta: TableMetadata) -> dict[str, Any]:
+    """The columns of the delete events of the stored rows ``gone`` (their partition columns
+    and identity, :attr:`~lakectl.kernel.change_classify.DecidedChanges.replaced`)."""
+    import pyarrow as pa
+
+    values: dict[str, Any] = {c: gone.column(c) for c in meta.partition_by}
+    values.update({ew.ID_COLS[c]: gone.column(c) for c in IDENTITY})
+    values[ew.KIND_COL] = pa.repeat(pa.scalar(ew.KIND_DELETE, pa.int32()), gone.num_rows)
+    return values
+
+
 def keyed_events(
     batch: DataFrame,
     stored: DataFrame,
@@ -68,28 +194,28 @@ def keyed_events(
     key_tasks: int,
 ) -> DataFrame:
     """The events of an upsert or cdc load (rows of
-    :func:`~lakectl.spark.event_write.events_struct`, with a tally per result of
-    :data:`~lakectl.kernel.change_classify.RESULTS`): the shaped ``batch``'s changes decided
-    against the ``stored`` rows of its keys (:func:`lakectl.kernel.change_classify.
-    stored_columns`) by :class:`ClassifyTask`, in ``key_tasks`` tasks by key."""
+    :func:`~lakectl.spark.event_write.events_struct`, with a tally per count of the load),
+    its changes decided in ``key_tasks`` tasks by key (:class:`DecideTask`) against the
+    ``stored`` rows of its keys (:func:`lakectl.kernel.change_classify.stored_columns`)."""
     from pyspark.sql import functions as F
 
     order = meta.schema[order_by].name if order_by else None
     keys = list(meta.primary_key)
     lower_keys = {k.lower() for k in keys}
     names = cc.stored_columns(keys, meta.partition_by, order)
-    old = [F.col(f"`{c}`").alias(c if c.lower() in lower_keys else cc.OLD + c) for c in names]
+    old = [F.col(f"`{c}`").alias(c if c.lower() in lower_keys else OLD + c) for c in names]
     tagged = batch.withColumn(STORED_TAG, F.lit(False)).unionByName(
         stored.select(*old, F.lit(True).alias(STORED_TAG)), allowMissingColumns=True
     )
     by_key = tagged.repartition(key_tasks, *[F.col(f"`{k}`") for k in keys])
     struct = ew.events_struct(batch.schema, meta)
-    classify = ClassifyTask(meta, list(batch.columns), names, mode, order, struct)
-    return by_key.mapInArrow(classify, struct)
+    decide = DecideTask(meta, list(batch.columns), names, mode, order, struct)
+    return by_key.mapInArrow(decide, struct)
 
 
-class ClassifyTask:
-    """Step 1 (picklable: plain values only): a task's changes and stored rows to events."""
+class DecideTask:
+    """A task of :func:`keyed_events` (picklable: plain values only): its changes and the
+    stored rows of their keys to events and tallies."""
 
     def __init__(
         self,
@@ -120,47 +246,37 @@ class ClassifyTask:
         changes = rows.filter(pc.invert(is_stored)).select(self.batch_names)
         lower_keys = {k.lower() for k in keys}
         stored = rows.filter(is_stored).select(
-            [c if c.lower() in lower_keys else cc.OLD + c for c in self.stored_names]
+            [c if c.lower() in lower_keys else OLD + c for c in self.stored_names]
         )
         stored = stored.rename_columns(self.stored_names)
         del rows
-        decision = [
-            c
-            for c in (*keys, *meta.partition_by, POSITION_COL, cc.ACTION_COL, cc.ORDER_COL)
-            if c in changes.column_names
-        ]
-        latest = cc.latest_per_key(changes, keys, self.order_by is not None)
-        classified = cc.classify(
-            latest.select(list(dict.fromkeys(decision))),
-            stored,
+        names = [*keys, *([cc.ORDER_COL] if self.order_by else [])]
+        if self.mode is LoadMode.CDC:
+            names.append(cc.ACTION_COL)
+        decided = cc.decide_changes(
+            _decisions(changes.select(names)),
+            lambda _keys: stored,
             keys,
             meta.partition_by,
             mode=self.mode,
             order_by=self.order_by,
         )
-        counts = cc.count_results(classified)
-        chosen = cc.new_rows(classified)
-        inserts = latest.filter(
-            pc.is_in(latest.column(POSITION_COL), value_set=chosen.column(POSITION_COL))
-        )
-        n = inserts.num_rows
-        new = {c: inserts.column(c) for c in (*meta.partition_by, *meta.data_schema.names)}
-        new[ew.KIND_COL] = pa.repeat(pa.scalar(ew.KIND_INSERT, pa.int32()), n)
-        yield from ew.as_batches(target, new, n)
-        replaced = classified.filter(
-            pc.is_in(classified.column(cc.RESULT_COL), value_set=pa.array(["update", "delete"]))
-        )
-        n = replaced.num_rows
-        gone = {c: replaced.column(cc.OLD + c) for c in meta.partition_by}
-        gone.update({ew.ID_COLS[c]: replaced.column(cc.OLD + c) for c in IDENTITY})
-        gone[ew.KIND_COL] = pa.repeat(pa.scalar(ew.KIND_DELETE, pa.int32()), n)
-        yield from ew.as_batches(target, gone, n)
-        yield from ew.tally_batches(target, counts)
+        new = changes.filter(pa.array(decided.writes))
+        values = {c: new.column(c) for c in (*meta.partition_by, *meta.data_schema.names)}
+        values[ew.KIND_COL] = pa.repeat(pa.scalar(ew.KIND_INSERT, pa.int32()), new.num_rows)
+        yield from ew.as_batches(target, values, new.num_rows)
+        gone = decided.replaced
+        yield from ew.as_batches(target, _delete_events(gone, meta), gone.num_rows)
+        yield from ew.tally_batches(target, decided.counts)
 
 
 __all__ = [
+    "OLD",
     "STORED_TAG",
-    "ClassifyTask",
+    "DecideTask",
+    "DriverDecided",
     "append_events",
+    "driver_events",
     "keyed_events",
+    "partition_deletes",
 ]

@@ -1,5 +1,5 @@
-"""The classification of a load's changes (lakectl.kernel.change_classify), case by case: the
-latest change per key, and insert / update / delete / ignored against the stored rows."""
+"""The decision of a load's changes (lakectl.kernel.change_classify), case by case: the latest
+change per key, and insert / update / delete / ignored against the stored rows."""
 
 from __future__ import annotations
 
@@ -38,6 +38,36 @@ def _stored(rows: list[tuple[int, int | None, int]]) -> pa.Table:
     )
 
 
+def _decide(
+    batch: pa.Table,
+    stored: pa.Table,
+    *,
+    mode: LoadMode = LoadMode.CDC,
+    order_by: str | None = "ts",
+    partition_by: tuple[str, ...] = (),
+    asked: list[list[int]] | None = None,
+) -> cc.DecidedChanges:
+    """``batch``'s changes decided against ``stored``; the keys the rule asks for are added
+    to ``asked``."""
+    decisions = batch.select(["id", *([ORDER] if order_by else [])])
+    if mode is LoadMode.CDC:
+        deletes = pa.array(cc.delete_actions(batch.column(OP)))
+        decisions = decisions.append_column(cc.DELETES_COL, deletes)
+
+    def stored_for(keys: pa.Table) -> pa.Table:
+        if asked is not None:
+            asked.append(keys.column("id").to_pylist())
+        return stored
+
+    return cc.decide_changes(
+        decisions, stored_for, ["id"], partition_by, mode=mode, order_by=order_by
+    )
+
+
+def _written(batch: pa.Table, decided: cc.DecidedChanges) -> list[str]:
+    return batch.column("v").filter(pa.array(decided.writes)).to_pylist()
+
+
 def test_the_latest_change_per_key_is_the_greatest_order_value_a_null_one_first_then_position():
     batch = _batch(
         [
@@ -50,15 +80,13 @@ def test_the_latest_change_per_key_is_the_greatest_order_value_a_null_one_first_
             (3, "insert", 1, "g"),
         ]
     )
-    latest = cc.latest_per_key(batch, ["id"], has_order=True)
+    latest = batch.take(cc.latest_rows(batch, ["id"], has_order=True))
     assert latest.column("v").to_pylist() == ["c", "f", "g"]
-    by_position = cc.latest_per_key(batch, ["id"], has_order=False)
+    by_position = batch.take(cc.latest_rows(batch, ["id"], has_order=False))
     assert by_position.column("v").to_pylist() == ["d", "f", "g"]
-    assert cc.has_repeated_keys(batch, ["id"])
-    assert not cc.has_repeated_keys(latest, ["id"])
 
 
-def test_cdc_changes_are_labelled_against_the_stored_rows_by_order_value():
+def test_cdc_changes_are_decided_against_the_stored_rows_by_order_value():
     batch = _batch(
         [
             (1, "update", 10, "newer"),  # stored ts 5: update
@@ -73,56 +101,35 @@ def test_cdc_changes_are_labelled_against_the_stored_rows_by_order_value():
         ]
     )
     stored = _stored([(1, 5, 10), (2, 5, 20), (3, 5, 30), (4, 5, 40), (7, 5, 70), (8, None, 80)])
-    latest = cc.latest_per_key(batch, ["id"], has_order=True)
-    classified = cc.classify(latest, stored, ["id"], [], mode=LoadMode.CDC, order_by="ts")
-    results = dict(
-        zip(
-            classified.column("id").to_pylist(),
-            classified.column(cc.RESULT_COL).to_pylist(),
-            strict=True,
-        )
-    )
-    assert results == {
-        1: "update",
-        2: "ignored",
-        3: "ignored",
-        4: "delete",
-        5: "ignored",
-        6: "insert",
-        7: "ignored",
-        8: "update",
-    }
-    counts = cc.load_counts(cc.count_results(classified), batch.num_rows)
-    assert counts == {
+    asked: list[list[int]] = []
+    decided = _decide(batch, stored, asked=asked)
+    assert asked == [[1, 2, 3, 4, 5, 6, 7, 8]]  # the latest changes' keys, once each, in order
+    assert _written(batch, decided) == ["newer", "new", "stored null"]
+    assert decided.counts == {
         "inserted": 1,
         "updated": 2,
         "deleted": 1,
         "ignored": 4,
         "superseded_in_batch": 1,
     }
-    assert sorted(cc.new_rows(classified).column("id").to_pylist()) == [1, 6, 8]
-    replaced = cc.replaced_rows(classified, [])
-    assert replaced.column_names == ["originalTransaction", "bucket", "rowId"]
-    assert sorted(replaced.column("rowId").to_pylist()) == [10, 40, 80]
+    assert decided.replaced.column_names == ["originalTransaction", "bucket", "rowId"]
+    assert sorted(decided.replaced.column("rowId").to_pylist()) == [10, 40, 80]
 
 
 def test_upsert_without_an_order_replaces_every_stored_key_and_deletes_are_not_special():
     batch = _batch([(1, "delete", None, "x"), (2, "insert", None, "y")])
-    latest = cc.latest_per_key(batch, ["id"], has_order=False)
-    classified = cc.classify(
-        latest, _stored([(1, 9, 1)]), ["id"], [], mode=LoadMode.UPSERT, order_by=None
-    )
-    assert classified.column(cc.RESULT_COL).to_pylist() == ["update", "insert"]
+    decided = _decide(batch, _stored([(1, 9, 1)]), mode=LoadMode.UPSERT, order_by=None)
+    assert _written(batch, decided) == ["x", "y"]
+    assert decided.replaced.column("rowId").to_pylist() == [1]
+    assert decided.counts["updated"] == 1 and decided.counts["inserted"] == 1
 
 
 def test_a_key_moved_to_another_partition_deletes_in_the_old_one_and_inserts_in_the_new():
     batch = _batch([(1, "update", 2, "moved")]).append_column("day", pa.array(["d2"]))
     stored = _stored([(1, 1, 5)]).append_column("day", pa.array(["d1"]))
-    latest = cc.latest_per_key(batch, ["id"], has_order=True)
-    classified = cc.classify(latest, stored, ["id"], ["day"], mode=LoadMode.CDC, order_by="ts")
-    assert cc.new_rows(classified).column("day").to_pylist() == ["d2"]
-    replaced = cc.replaced_rows(classified, ["day"])
-    assert replaced.to_pylist() == [
+    decided = _decide(batch, stored, partition_by=("day",))
+    assert _written(batch, decided) == ["moved"]
+    assert decided.replaced.to_pylist() == [
         {"day": "d1", "originalTransaction": 1, "bucket": 536870912, "rowId": 5}
     ]
 
@@ -140,7 +147,7 @@ def test_changes_are_matched_alike_by_the_binary_search_and_by_the_join():
     # Integer keys in key order take the binary search; the same keys as text take the join.
     batch = _batch([(k, "update", 9, f"v{k}") for k in (7, 1, 4, 9, 2)])
     stored = _stored([(4, 5, 40), (9, 5, 90), (4, 5, 41), (3, 5, 30)])  # 4 stored twice
-    latest = cc.latest_per_key(batch, ["id"], has_order=True)
+    latest = batch.take(cc.latest_rows(batch, ["id"], has_order=True))
     by_search = cc.matched_stored(latest, stored, ["id"])
 
     def as_text(table: pa.Table) -> pa.Table:
@@ -159,13 +166,6 @@ def test_changes_are_matched_alike_by_the_binary_search_and_by_the_join():
         (7, None),
         (9, 90),
     ]
-    classified = cc.classify(latest, stored, ["id"], [], mode=LoadMode.CDC, order_by="ts")
-    assert classified.column("v").to_pylist() == ["v7", "v1", "v4", "v4", "v9", "v2"]
-    assert classified.column(cc.RESULT_COL).to_pylist() == [
-        "insert",
-        "insert",
-        "update",
-        "update",
-        "update",
-        "insert",
-    ]
+    decided = _decide(batch, stored)
+    assert _written(batch, decided) == ["v7", "v1", "v4", "v9", "v2"]
+    assert sorted(decided.replaced.column("rowId").to_pylist()) == [40, 41, 90]

@@ -19,6 +19,7 @@ import pytest
 
 import lakectl
 from lakectl.arrow.acid_writer import partition_dir
+from lakectl.ops import load as load_ops
 from tests.support.cdc_oracle import CdcOracle
 from tests.support.cli import run_lakectl
 from tests.support.hive23_reader import hive_txn_list, read_partition
@@ -33,6 +34,9 @@ from tests.support.random_cdc import (
 )
 
 TEXT_SCHEMA = SCHEMA.replace("change_ts timestamp", "change_ts string")
+# Each table's engine; "spark-tasks" is Spark deciding the changes in tasks by key, as it does
+# for batches too large to decide on the driver.
+ENGINES = {"arrow": "arrow", "spark": "spark", "spark-tasks": "spark"}
 TEXT_COLUMNS = {**COLUMNS, "change_ts": "VARCHAR"}
 
 
@@ -59,13 +63,25 @@ def _records(path: Path) -> list[dict[str, Any]]:
     ]
 
 
+def _load(monkeypatch, table: str, path: Path, batch: Path) -> Any:
+    """``lakectl load`` of the cdc ``batch`` into ``path`` by ``table``'s engine (ENGINES)."""
+    with monkeypatch.context() as patched:
+        if table == "spark-tasks":
+            patched.setattr(load_ops, "DECIDE_ON_DRIVER_ROWS", 0)
+        engine = ENGINES[table]
+        result = run_lakectl("load", path, batch, *CDC_ARGS, "--engine", engine, "--json")
+    assert result.code == 0, result.err
+    assert result.json["engine"] == engine
+    return result
+
+
 def _hive_value(value: Any) -> Any:
     return float(value) if isinstance(value, Decimal) else value
 
 
-def test_arrow_and_spark_loads_of_one_random_history_agree(spark, tmp_path):
+def test_arrow_and_spark_loads_of_one_random_history_agree(spark, tmp_path, monkeypatch):
     rng = random.Random(3)
-    tables = {engine: tmp_path / engine for engine in ("arrow", "spark")}
+    tables = {name: tmp_path / name for name in ENGINES}
     for path in tables.values():
         made = run_lakectl(
             "create", path, "--schema", TEXT_SCHEMA, "--primary-key", "id",
@@ -79,16 +95,16 @@ def test_arrow_and_spark_loads_of_one_random_history_agree(spark, tmp_path):
         batch = write_csv(tmp_path / f"b{batch_no}.csv", rows)
         counts = oracle.apply_csv(str(batch), "cdc")
         expected.append(oracle_rows(oracle))
-        for engine, path in tables.items():
-            result = run_lakectl("load", path, batch, *CDC_ARGS, "--engine", engine, "--json")
-            assert result.code == 0, result.err
-            assert result.json["engine"] == engine
-            assert result.json["counts"] == counts, (engine, batch_no)
+        for name, path in tables.items():
+            result = _load(monkeypatch, name, path, batch)
+            assert result.json["counts"] == counts, (name, batch_no)
     for version in (1, 2, 3):
-        assert _rows(tables["arrow"], version) == _rows(tables["spark"], version), version
+        for name in ("spark", "spark-tasks"):
+            assert _rows(tables["arrow"], version) == _rows(tables[name], version), version
         assert len(_rows(tables["arrow"], version)) == len(expected[version - 1])
-    assert _records(tables["arrow"]) == _records(tables["spark"])
-    assert _events_per_directory(tables["arrow"]) == _events_per_directory(tables["spark"])
+    for name in ("spark", "spark-tasks"):
+        assert _records(tables["arrow"]) == _records(tables[name])
+        assert _events_per_directory(tables["arrow"]) == _events_per_directory(tables[name])
 
     # Hive 2.3's reader, partition by partition, reads the Arrow engine's files as lakectl.
     path = tables["arrow"]
@@ -171,12 +187,12 @@ def _canonical(row: dict[str, Any]) -> tuple:
 
 
 @pytest.mark.parametrize("kind", ["timestamp", "date"])
-def test_cdc_histories_ordered_by_typed_change_times_agree(spark, tmp_path, kind):
+def test_cdc_histories_ordered_by_typed_change_times_agree(spark, tmp_path, monkeypatch, kind):
     """The random CDC history ordered by a ``timestamp`` or ``date`` change time (late, tied,
     repeated and out-of-order changes): both engines load the same rows, DuckDB's."""
     rng = random.Random(11)
     schema = SCHEMA.replace("change_ts timestamp", f"change_ts {kind}")
-    tables = {engine: tmp_path / engine for engine in ("arrow", "spark")}
+    tables = {name: tmp_path / name for name in ENGINES}
     for path in tables.values():
         made = run_lakectl(
             "create", path, "--schema", schema, "--primary-key", "id", "--partition-by", "region"
@@ -189,13 +205,12 @@ def test_cdc_histories_ordered_by_typed_change_times_agree(spark, tmp_path, kind
         batch = write_csv(tmp_path / f"b{batch_no}.csv", rows)
         counts = oracle.apply_csv(str(batch), "cdc")
         assert counts["ignored"] and counts["superseded_in_batch"], counts  # late and tied
-        for engine, path in tables.items():
-            result = run_lakectl("load", path, batch, *CDC_ARGS, "--engine", engine, "--json")
-            assert result.code == 0, result.err
-            assert (result.json["engine"], result.json["counts"]) == (engine, counts), engine
+        for name, path in tables.items():
+            assert _load(monkeypatch, name, path, batch).json["counts"] == counts, name
         want = sorted((_canonical(r) for r in oracle.rows()), key=repr)
         for path in tables.values():
             data = lakectl.open_table(str(path)).scan(engine="arrow").to_arrow().to_pylist()
             assert sorted((_canonical(r) for r in data), key=repr) == want, (path.name, batch_no)
-    assert _records(tables["arrow"]) == _records(tables["spark"])
-    assert _events_per_directory(tables["arrow"]) == _events_per_directory(tables["spark"])
+    for name in ("spark", "spark-tasks"):
+        assert _records(tables["arrow"]) == _records(tables[name])
+        assert _events_per_directory(tables["arrow"]) == _events_per_directory(tables[name])

@@ -52,20 +52,20 @@ def _task_input() -> pa.Table:
     stored = pa.table(
         {
             "id": [1, 2, 4],
-            cc.OLD + "p": ["a", "a", "a"],
-            cc.OLD + "originalTransaction": [1, 1, 1],
-            cc.OLD + "bucket": pa.array([encode_bucket(0)] * 3, pa.int32()),
-            cc.OLD + "rowId": [0, 1, 2],
-            cc.OLD + "ts": [1.0, 1.0, 1.0],
+            lt.OLD + "p": ["a", "a", "a"],
+            lt.OLD + "originalTransaction": [1, 1, 1],
+            lt.OLD + "bucket": pa.array([encode_bucket(0)] * 3, pa.int32()),
+            lt.OLD + "rowId": [0, 1, 2],
+            lt.OLD + "ts": [1.0, 1.0, 1.0],
             lt.STORED_TAG: [True] * 3,
         }
     )
     return pa.concat_tables([batch, stored], promote_options="default")
 
 
-def _classified() -> pa.Table:
+def _decided() -> pa.Table:
     names = cc.stored_columns(["id"], ["p"], "ts")
-    task = lt.ClassifyTask(
+    task = lt.DecideTask(
         META, BATCH.names, names, LoadMode.CDC, "ts", ew.events_struct(BATCH, META)
     )
     return pa.Table.from_batches(list(task(iter(_task_input().to_batches(max_chunksize=3)))))
@@ -81,8 +81,14 @@ def _write(events: pa.Table, staging: Path) -> tuple[list[str], dict[str, int]]:
 
 
 def test_a_cdc_batch_becomes_the_events_and_counts_of_each_partition(tmp_path: Path) -> None:
-    dirs, tallies = _write(_classified(), tmp_path)
-    assert tallies == {"insert": 1, "update": 1, "delete": 1, "ignored": 1}
+    dirs, tallies = _write(_decided(), tmp_path)
+    assert tallies == {
+        "inserted": 1,
+        "updated": 1,
+        "deleted": 1,
+        "ignored": 1,
+        "superseded_in_batch": 1,
+    }
     assert dirs == [f"p=a/{DELETE_DELTA}", f"p=a/{DELTA}", f"p=b/{DELTA}"]
     new_a = orc.read_table(tmp_path / "p=a" / DELTA / "bucket_00000").to_pylist()
     assert [(e["originalTransaction"], e["rowId"], e["row"]) for e in new_a] == [
@@ -100,13 +106,19 @@ def test_a_cdc_batch_becomes_the_events_and_counts_of_each_partition(tmp_path: P
 def test_an_update_moved_to_another_partition_is_counted_once_over_two_tasks(
     tmp_path: Path,
 ) -> None:
-    events = _classified()
+    events = _decided()
     old_partition = pc.equal(events.column("p"), "a")
     first_dirs, first = _write(events.filter(pc.fill_null(old_partition, True)), tmp_path / "one")
     second_dirs, second = _write(
         events.filter(pc.fill_null(pc.invert(old_partition), False)), tmp_path / "two"
     )
-    totals = {r: first.get(r, 0) + second.get(r, 0) for r in cc.RESULTS}
-    assert totals == {"insert": 1, "update": 1, "delete": 1, "ignored": 1}
+    totals = {r: first.get(r, 0) + second.get(r, 0) for r in cc.LOAD_COUNTS}
+    assert totals == {
+        "inserted": 1,
+        "updated": 1,
+        "deleted": 1,
+        "ignored": 1,
+        "superseded_in_batch": 1,
+    }
     assert first_dirs == [f"p=a/{DELETE_DELTA}", f"p=a/{DELTA}"]
     assert second_dirs == [f"p=b/{DELTA}"]
