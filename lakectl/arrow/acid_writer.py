@@ -1,9 +1,10 @@
 """Writing one transaction's changes as Hive ACID event files, with pyarrow (no JVM).
 
-The Arrow engine's writers (load, delete, update, restore) hand over, one partition at a time,
+Every writer of change events (the Arrow engine's load, delete, update, restore; Spark's in its
+tasks and on its driver, :mod:`lakectl.spark.event_write`) hands over, one partition at a time,
 the new rows and the identities of the stored rows they delete or replace; this module turns
-them into what Spark's own ORC writer produces
-(:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`):
+them into the files Spark's own ORC writer would produce (``timestamp_ntz`` columns as Spark
+stores them: ORC bigints of microseconds, typed by the column's attribute):
 
 - ``<partition>/<delta_dir>/bucket_N``: insert events, identity (write id, bucket N, rowId
   0, 1, ...), N = Spark's ``pmod(hash(key), buckets)`` in a bucketed table
@@ -127,7 +128,7 @@ def unsupported_reason(meta: TableMetadata) -> str | None:
             return problem
     for column in meta.data_schema.columns:
         kind = column.type.strip().lower()
-        if "timestamp" in kind and kind != "timestamp":
+        if "timestamp" in kind and kind not in ("timestamp", "timestamp_ntz"):
             return f"column {column.name} of type {column.type}"
         try:
             arrow_schema(type(meta.data_schema)((column,)))
@@ -382,6 +383,8 @@ def write_event_file(
 
     batches = events.to_batches() if isinstance(events, pa.Table) else events
     schema = event_schema(meta.data_schema)
+    if any(_is_ntz(f.type) for f in schema.field("row").type):
+        batches = (_ntz_as_spark_stores(b) for b in batches)
     rows = 0
     with OrcFileWriter(
         storage,
@@ -395,6 +398,41 @@ def write_event_file(
             writer.write(batch)
             rows += batch.num_rows
     return rows
+
+
+# The ORC type attribute Spark reads a column's type from (its ``timestamp_ntz`` columns are
+# ORC bigints of microseconds, typed so by it).
+SPARK_TYPE_ATTRIBUTE = b"spark.sql.catalyst.type"
+
+
+def _is_ntz(type_: pa.DataType) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_timestamp(type_) and type_.tz is None
+
+
+def _ntz_as_spark_stores(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` (events) with the ``timestamp_ntz`` columns of its ``row`` (Arrow timestamps
+    without a zone) as Spark's ORC writer stores them: bigints of microseconds with the type
+    attribute ``timestamp_ntz``."""
+    import pyarrow as pa
+
+    at = batch.schema.get_field_index("row")
+    row = batch.column(at)
+    fields, children = [], []
+    for field, child in zip(row.type, row.flatten(), strict=True):
+        if _is_ntz(field.type):
+            metadata = {**(field.metadata or {}), SPARK_TYPE_ATTRIBUTE: b"timestamp_ntz"}
+            field = pa.field(field.name, pa.int64(), field.nullable, metadata)
+            child = child.cast(pa.timestamp("us")).cast(pa.int64())
+        fields.append(field)
+        children.append(child)
+    mask = row.is_null() if row.null_count else None
+    stored = pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+    schema = batch.schema.set(at, pa.field("row", stored.type, batch.schema.field(at).nullable))
+    return pa.RecordBatch.from_arrays(
+        [*batch.columns[:at], stored, *batch.columns[at + 1 :]], schema=schema
+    )
 
 
 def bloom_filter_ids(events: pa.Schema, key: str | None) -> list[int] | None:

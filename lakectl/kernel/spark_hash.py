@@ -1,8 +1,8 @@
 """Spark's ``hash()`` of Arrow columns, and the bucket a new row of a bucketed table goes to.
 
-Spark's writer puts a new row of a bucketed table into bucket ``pmod(hash(key columns), buckets)``
-(:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`); the Arrow engine must choose the
-same bucket, or a key would live in two bucket files. ``hash`` is Spark's ``Murmur3Hash`` with
+Spark puts a new row of a bucketed table into bucket ``pmod(hash(key columns), buckets)`` (its
+bucketed tables, and lakectl's compactions Spark writes); lakectl's event writer must choose
+the same bucket, or a key would live in two bucket files. ``hash`` is Spark's ``Murmur3Hash`` with
 42 as its starting value: the columns are hashed in order, each starting from the previous
 column's result, and a NULL leaves the running value unchanged. Per type:
 

@@ -656,7 +656,6 @@ def _write_in_tasks(
     :data:`DECIDE_ON_DRIVER_ROWS` rows), moved into place; the load's counts."""
     import time
 
-    from lakectl.arrow.acid_writer import unsupported_reason
     from lakectl.kernel.change_classify import LOAD_COUNTS
     from lakectl.spark import event_write, load_tasks
 
@@ -671,7 +670,7 @@ def _write_in_tasks(
     else:
         ctx.progress(f"looking up {rows:,} keys")
         spark = batch.sparkSession
-        if rows <= DECIDE_ON_DRIVER_ROWS and unsupported_reason(meta) is None:
+        if rows <= DECIDE_ON_DRIVER_ROWS:
             decided = load_tasks.driver_events(
                 batch, meta, mode=options.mode, order_by=options.order_by,
                 stored_for=lambda keys: _stored_rows_of(
@@ -690,7 +689,6 @@ def _write_in_tasks(
         ctx.progress(f"writing {rows:,} changes")
     written = event_write.write_transaction_events(
         txn, meta, events, tasks=tasks,
-        tallied=options.mode is not LoadMode.APPEND and decided is None,
         driver_changes=decided.deletes if decided is not None else (),
     )  # fmt: skip
     if options.mode is LoadMode.APPEND:

@@ -6,9 +6,8 @@ and a bucket column; each output file then becomes ``<partition>/delta_N_N_0000/
 delete events are written by one Spark job. Nothing is visible until the
 transaction commits in the log.
 
-It writes the compactions Spark finishes (:func:`write_compacted`) and the change events of a
-table the Arrow engine's event writer refuses (:func:`write_with_spark_orc_writer`); every other
-table's change events are written by that writer in Spark's tasks
+It writes the compactions Spark finishes (:func:`write_compacted`); a transaction's change
+events are written by the Arrow engine's event writer in Spark's tasks
 (:mod:`lakectl.spark.event_write`).
 """
 
@@ -21,24 +20,19 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from lakectl.arrow.acid_writer import ORC_COMPRESSION_BLOCK, WrittenChanges
+from lakectl.arrow.acid_writer import ORC_COMPRESSION_BLOCK
 from lakectl.failpoints import failpoint
-from lakectl.kernel.spark_hash import bucket_key_names
 from lakectl.spark.fsspec_orc import hadoop_url, write_events
 from lakectl.storage.fs import Storage
 from lakectl.table.layout import (
     ACID_VERSION,
     ACID_VERSION_FILE,
-    OP_DELETE,
-    OP_INSERT,
     bucket_file_name,
 )
 from lakectl.table.metadata import TableMetadata
 from lakectl.table.orc_files import add_acid_metadata
 from lakectl.table.orc_tail import parse_acid_stats
 from lakectl.table.paths import Shape, check_name, table_path
-
-from .event_write import ID_COLS, KIND_COL, KIND_DELETE, KIND_INSERT
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -47,7 +41,6 @@ _BUCKET_COL = "__lakectl_bucket"
 # A compactor output split into list-bucketing directories carries each event's directory number.
 SUBDIR_COL = "__lakectl_subdir"
 _CODEC_V1 = 1 << 29
-_IDENTITY_TYPES = {"originalTransaction": "bigint", "bucket": "int", "rowId": "bigint"}
 
 
 @dataclass(frozen=True)
@@ -58,10 +51,6 @@ class WriteTarget:
     root: str
     staging: str
     metadata: TableMetadata
-
-
-def _encode_bucket(bucket_id: Column) -> Column:
-    return (F.lit(_CODEC_V1) + F.shiftleft(bucket_id.cast("int"), 16)).cast("int")
 
 
 def _bucket_id(raw: Column) -> Column:
@@ -109,90 +98,6 @@ def _write_events(
         if keys:
             writer = writer.option("orc.bloom.filter.columns", ",".join(keys))
     writer.partitionBy(*part_cols, _BUCKET_COL).orc(url)
-
-
-def write_with_spark_orc_writer(
-    events: DataFrame,
-    target: WriteTarget,
-    write_id: int,
-    num_tasks: int,
-    *,
-    delta_dir: str,
-    delete_dir: str,
-) -> WrittenChanges:
-    """Write a transaction's events (rows of :func:`lakectl.spark.event_write.events_struct`)
-    with Spark's own ORC writer, as one Spark job: insert events into ``delta_dir`` and delete
-    events into ``delete_dir`` directories of the partitions they belong to, moved into place.
-
-    Only for the tables the Arrow event writer refuses
-    (:func:`lakectl.arrow.acid_writer.unsupported_reason`: a ``timestamp_ntz`` column, which
-    it does not write as Spark does); every other table's events are written by
-    :func:`lakectl.spark.event_write.write_events`.
-
-    New rows get the identity (write id, bucket, rowId): bucket from the key's hash in a
-    bucketed table, else the writing task; each (partition, bucket) is written by one task, so
-    identities are unique. A delete event goes to the bucket file of the row it deletes, as
-    Hive's readers expect, ordered by (originalTransaction, bucket, rowId).
-    """
-    meta = target.metadata
-    is_delete = F.col(KIND_COL) == KIND_DELETE
-    row = F.struct(*[F.col(f"`{c}`") for c in meta.data_schema.names])
-    changes = events.select(
-        F.col(KIND_COL),
-        F.when(is_delete, F.lit(None)).otherwise(row).alias("row"),
-        *[F.col(f"`{c}`") for c in meta.partition_by],
-        *[F.col(ID_COLS[c]).alias(c) for c in _IDENTITY_TYPES],
-    )
-    part_cols = [F.col(f"`{c}`") for c in meta.partition_by]
-    stored_bucket = _bucket_id(F.col("bucket"))
-    if meta.buckets:
-        data = {c.lower() for c in meta.data_schema.names}
-        keys = [
-            F.col(f"row.`{k}`") if k.lower() in data else F.col(f"`{k}`")
-            for k in bucket_key_names(meta)
-        ]
-        new_bucket = F.pmod(F.hash(*keys), F.lit(meta.buckets))
-    else:  # the writing task's number, known after the shuffle
-        new_bucket = F.lit(None).cast("int")
-    staged = changes.withColumn(
-        _BUCKET_COL, F.when(is_delete, stored_bucket).otherwise(new_bucket)
-    ).repartition(num_tasks, *part_cols, F.col(_BUCKET_COL))
-    bucket_id = F.coalesce(F.col(_BUCKET_COL), F.spark_partition_id())
-    new_row_id = F.monotonically_increasing_id() - F.shiftleft(
-        F.spark_partition_id().cast("bigint"), 33
-    )
-    events = staged.select(
-        F.when(is_delete, F.lit(OP_DELETE)).otherwise(F.lit(OP_INSERT)).alias("operation"),
-        F.when(is_delete, F.col("originalTransaction"))
-        .otherwise(F.lit(write_id))
-        .cast("bigint")
-        .alias("originalTransaction"),
-        F.when(is_delete, F.col("bucket"))
-        .otherwise(_encode_bucket(bucket_id))
-        .cast("int")
-        .alias("bucket"),
-        F.when(is_delete, F.col("rowId")).otherwise(new_row_id).cast("bigint").alias("rowId"),
-        F.lit(write_id).cast("bigint").alias("currentTransaction"),
-        F.col("row"),
-        *part_cols,
-        F.col(KIND_COL),
-        bucket_id.alias(_BUCKET_COL),
-    )
-    staging = posixpath.join(target.staging, "changes")
-    sort_cols = ["originalTransaction", "bucket", "rowId"]
-    # Strings keep ORC's dictionaries: a delta is decoded by every read until the next
-    # compaction, and decoding direct strings made the 10M-row append of the compaction bench
-    # read about 15% slower, for 8% less load time (500k-row CDC loads).
-    _write_events(events, target, staging, sort_cols, bloom=True, levels=[KIND_COL])
-    names = {KIND_INSERT: delta_dir, KIND_DELETE: delete_dir}
-    moved = _move_into_place(
-        target, staging, [KIND_COL], lambda _, levels: (names[levels[KIND_COL]], "")
-    )
-    return WrittenChanges(
-        sorted(moved),
-        sum(n for rel, n in moved.items() if posixpath.basename(rel) == delta_dir),
-        sum(n for rel, n in moved.items() if posixpath.basename(rel) == delete_dir),
-    )
 
 
 def write_compacted(

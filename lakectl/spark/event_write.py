@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakectl.arrow.acid_writer import PartitionChanges, unsupported_reason, write_changes
+from lakectl.arrow.acid_writer import PartitionChanges, write_changes
 from lakectl.failpoints import failpoint, spark_side
 from lakectl.kernel.change_classify import partition_runs
 from lakectl.kernel.live_rows import IDENTITY
@@ -245,7 +245,6 @@ def write_transaction_events(
     events: DataFrame | None,
     *,
     tasks: int,
-    tallied: bool = False,
     driver_changes: Sequence[PartitionChanges] = (),
 ) -> WrittenEvents:
     """Write ``events`` (rows of :func:`events_struct`, e.g. :func:`change_events`; None: no
@@ -256,30 +255,12 @@ def write_transaction_events(
     ``driver_changes`` (changes the driver holds already: a load's delete events decided
     there) are written by the driver with the same writer, before the tasks run; a partition's
     events given that way are not in ``events`` too.
-
-    A table the Arrow event writer refuses (:func:`lakectl.arrow.acid_writer.
-    unsupported_reason`: a ``timestamp_ntz`` column) is written by Spark's own ORC writer
-    instead (:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`; no
-    ``driver_changes`` then); ``tallied``: whether ``events`` hold tallies
-    (:data:`KIND_TALLY`), which that writer sums by a job of their own.
     """
     store = txn.store
     storage = store.storage
     write_id = txn.version
     delta_dir = delta_dir_name(write_id)
     delete_dir = delta_dir_name(write_id, delete=True)
-    if unsupported_reason(meta) is not None:
-        if driver_changes or events is None:
-            raise ValueError("Spark's ORC writer takes the events as a DataFrame")
-        return _write_with_spark_orc_writer(
-            txn,
-            meta,
-            events,
-            tasks=tasks,
-            delta_dir=delta_dir,
-            delete_dir=delete_dir,
-            tallied=tallied,
-        )
     staging = storage.join(txn.staging, "changes")
     with spark_side():
         here = write_changes(
@@ -315,49 +296,6 @@ def write_transaction_events(
     if storage.exists(txn.staging):
         storage.delete(txn.staging, recursive=True)
     return written
-
-
-def _write_with_spark_orc_writer(
-    txn: WriteTransaction,
-    meta: TableMetadata,
-    events: DataFrame,
-    *,
-    tasks: int,
-    delta_dir: str,
-    delete_dir: str,
-    tallied: bool,
-) -> WrittenEvents:
-    """:func:`write_transaction_events` by Spark's own ORC writer
-    (:func:`lakectl.spark.acid_write.write_with_spark_orc_writer`), for the tables the Arrow
-    event writer refuses: the same events; ``tallied`` events are cached and their tallies
-    summed by a job of their own first."""
-    from pyspark.sql import functions as F
-
-    from lakectl.spark import acid_write
-
-    kind = F.col(KIND_COL)
-    tallies: dict[str, int] = {}
-    if tallied:
-        events = events.persist()
-    try:
-        if tallied:
-            sums = events.where(kind == KIND_TALLY).groupBy(LABEL_COL).agg(F.sum(TALLY_COL))
-            tallies = {str(row[0]): int(row[1]) for row in sums.collect()}
-        store = txn.store
-        target = acid_write.WriteTarget(store.storage, store.root, txn.staging, meta)
-        written = acid_write.write_with_spark_orc_writer(
-            events.where(kind != KIND_TALLY),
-            target,
-            txn.version,
-            tasks,
-            delta_dir=delta_dir,
-            delete_dir=delete_dir,
-        )
-    finally:
-        if tallied:
-            events.unpersist()
-    txn.added += written.directories
-    return WrittenEvents(written.directories, written.inserts, written.deletes, tallies)
 
 
 def _task_number() -> int:

@@ -10,7 +10,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
-import pytest
 
 import lakectl
 from lakectl.arrow.acid_writer import (
@@ -18,11 +17,9 @@ from lakectl.arrow.acid_writer import (
     partition_dir,
     partition_text,
     unsupported_reason,
-    write_changes,
     write_transaction_changes,
 )
 from lakectl.arrow.types import arrow_schema
-from lakectl.errors import UsageError
 from lakectl.table.log import Operation
 from lakectl.table.orc_files import read_footer
 
@@ -155,20 +152,28 @@ def test_a_table_partitioned_by_a_timestamp_is_changed_in_place(tmp_path):
     assert table.scan(engine="arrow").to_arrow().to_pylist() == [{"id": 1, "at": at}]
 
 
-def test_tables_it_cannot_write_are_refused_by_name(tmp_path):
+def test_timestamp_ntz_columns_are_stored_as_sparks_orc_writer_stores_them(tmp_path):
+    """Spark stores a ``timestamp_ntz`` column as an ORC bigint of microseconds, typed by the
+    column's ``spark.sql.catalyst.type`` attribute; the writer does the same, and the rows
+    (times at the ends of the range too) read back."""
+    import pyorc
+
     stamped = lakectl.create_table(str(tmp_path / "s"), schema="id bigint, at timestamp_ntz")
     meta = _store(stamped).read_state().metadata
-    assert unsupported_reason(meta) == "column at of type timestamp_ntz"
-    with pytest.raises(UsageError, match=r"column at of type timestamp_ntz"):
-        write_changes(
-            _store(stamped).storage,
-            _store(stamped).root,
-            meta,
-            1,
-            [],
-            delta_dir="d",
-            delete_dir="dd",
-        )
+    assert unsupported_reason(meta) is None
+    times = [dt.datetime(1, 1, 1), dt.datetime(1500, 6, 1, 12), dt.datetime(9999, 12, 31, 23, 59)]
+    rows = pa.table({"id": [1, 2, 3], "at": times}, schema=arrow_schema(meta.data_schema))
+    written = _commit(stamped, Operation.UPSERT, [PartitionChanges((), rows)])
+    (path,) = (tmp_path / "s" / written.directories[0]).glob("bucket_*")
+    with path.open("rb") as f:
+        row = pyorc.Reader(f).schema.fields["row"]
+    at = row.fields["at"]
+    assert (at.kind, at.attributes) == (
+        pyorc.TypeKind.LONG,
+        {"spark.sql.catalyst.type": "timestamp_ntz"},
+    )
+    read = stamped.refresh().scan(engine="arrow").to_arrow().sort_by("id")
+    assert read.column("at").to_pylist() == times
 
 
 def test_spark_reads_what_the_arrow_writer_wrote(tmp_path, spark):

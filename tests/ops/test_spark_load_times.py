@@ -1,7 +1,8 @@
-"""Spark's load of tables with time columns: the events are decided and written by the shared
-per-partition code in Spark's tasks, an append's and a cdc load's alike. Times at the ends of
+"""Loads of tables with time columns by either engine: the events are decided and written by
+the shared per-partition code (in Spark's tasks and on its driver, or in process), an append's
+and a cdc load's alike. Times at the ends of
 what Spark stores (0001-01-01, before the Gregorian calendar's start, 9999-12-31) and
-``timestamp_ntz`` columns (written by Spark's own ORC writer) read back the same through the
+``timestamp_ntz`` columns (ORC bigints, as Spark stores them) read back the same through the
 Spark engine and the Arrow engine, with the counts each load reports."""
 
 from __future__ import annotations
@@ -49,15 +50,16 @@ def _arrow_rows(table: Path) -> list[tuple]:
                       data.column("p").to_pylist(), strict=True))  # fmt: skip
 
 
-def _load(table: Path, batch: Path, *args: str) -> dict[str, int]:
-    loaded = run_lakectl("load", table, batch, "--engine", "spark", "--json", *args)
+def _load(table: Path, batch: Path, engine: str, *args: str) -> dict[str, int]:
+    loaded = run_lakectl("load", table, batch, "--engine", engine, "--json", *args)
     assert loaded.code == 0, loaded.err
-    assert loaded.json["engine"] == "spark", loaded.out
+    assert loaded.json["engine"] == engine, loaded.out
     return loaded.json["counts"]
 
 
+@pytest.mark.parametrize("engine", ["spark", "arrow"])
 @pytest.mark.parametrize("kind", ["timestamp", "timestamp_ntz"])
-def test_extreme_times_round_trip_through_spark_loads(spark, tmp_path, kind):
+def test_extreme_times_round_trip_through_loads(spark, tmp_path, kind, engine):
     table = tmp_path / "t"
     made = run_lakectl(
         "create", table, "--schema", f"id bigint, at {kind}, v string, p string",
@@ -69,7 +71,7 @@ def test_extreme_times_round_trip_through_spark_loads(spark, tmp_path, kind):
         "id,at,v,p",
         [f"1,{FIRST},one,a", f"2,{JULIAN},two,a", f"3,{LAST},three,b", "4,1969-12-31 23:59:58.5,four,b"],
     )  # fmt: skip
-    assert _load(table, appended, "--mode", "append") == {"inserted": 4}
+    assert _load(table, appended, engine, "--mode", "append") == {"inserted": 4}
     # cdc by the time: 1 moves to a later time and partition, 2 is deleted by a later change,
     # 3's change is older than its stored 9999 (ignored), 5 is new.
     changes = _write(
@@ -78,7 +80,7 @@ def test_extreme_times_round_trip_through_spark_loads(spark, tmp_path, kind):
         [f"1,{JULIAN},one2,b,U", f"2,{LAST},,a,D", "3,2000-01-01 00:00:00,late,b,U",
          f"5,{FIRST},five,a,I"],
     )  # fmt: skip
-    counts = _load(table, changes, "--mode", "cdc", "--order-by", "at")
+    counts = _load(table, changes, engine, "--mode", "cdc", "--order-by", "at")
     assert counts == {
         "inserted": 1,
         "updated": 1,
@@ -95,5 +97,4 @@ def test_extreme_times_round_trip_through_spark_loads(spark, tmp_path, kind):
         ]
     )
     assert _arrow_rows(table) == want
-    if kind == "timestamp":  # (Spark's engine reads both kinds through the same kernel)
-        assert _spark_rows(table) == want
+    assert _spark_rows(table) == want
