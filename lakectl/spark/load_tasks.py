@@ -96,6 +96,7 @@ def driver_events(
     if mode is LoadMode.CDC:
         names.append(cc.ACTION_COL)
     collected = batch.select(*[F.col(f"`{c}`") for c in (*names, POSITION_COL)]).toArrow()
+    collected = _in_source_order(collected)
     positions = collected.column(POSITION_COL)
     changes = _table_typed(_decisions(collected.select(names)), meta, order)
     del collected
@@ -146,6 +147,13 @@ def partition_deletes(replaced: pa.Table, meta: TableMetadata) -> list[Partition
         PartitionChanges(values, None, part.select(list(IDENTITY)))
         for values, part in split_by_partition(meta, replaced)
     ]
+
+
+def _in_source_order(changes: pa.Table) -> pa.Table:
+    """``changes`` in the order of their :data:`POSITION_COL` (their order in the source, which
+    :func:`~lakectl.kernel.change_classify.decide_changes` takes as the row order): a shuffle
+    or a collect may hand them over in another."""
+    return changes.sort_by(POSITION_COL)
 
 
 def _decisions(changes: pa.Table) -> pa.Table:
@@ -243,7 +251,7 @@ class DecideTask:
             return
         meta, keys = self.meta, list(self.meta.primary_key)
         is_stored = rows.column(STORED_TAG)
-        changes = rows.filter(pc.invert(is_stored)).select(self.batch_names)
+        changes = _in_source_order(rows.filter(pc.invert(is_stored)).select(self.batch_names))
         lower_keys = {k.lower() for k in keys}
         stored = rows.filter(is_stored).select(
             [c if c.lower() in lower_keys else OLD + c for c in self.stored_names]

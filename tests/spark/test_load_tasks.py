@@ -63,12 +63,13 @@ def _task_input() -> pa.Table:
     return pa.concat_tables([batch, stored], promote_options="default")
 
 
-def _decided() -> pa.Table:
+def _decided(rows: pa.Table | None = None) -> pa.Table:
     names = cc.stored_columns(["id"], ["p"], "ts")
     task = lt.DecideTask(
         META, BATCH.names, names, LoadMode.CDC, "ts", ew.events_struct(BATCH, META)
     )
-    return pa.Table.from_batches(list(task(iter(_task_input().to_batches(max_chunksize=3)))))
+    given = _task_input() if rows is None else rows
+    return pa.Table.from_batches(list(task(iter(given.to_batches(max_chunksize=3)))))
 
 
 def _write(events: pa.Table, staging: Path) -> tuple[list[str], dict[str, int]]:
@@ -122,3 +123,14 @@ def test_an_update_moved_to_another_partition_is_counted_once_over_two_tasks(
     }
     assert first_dirs == [f"p=a/{DELETE_DELTA}", f"p=a/{DELTA}"]
     assert second_dirs == [f"p=b/{DELTA}"]
+
+
+def test_a_task_decides_by_source_position_whatever_order_the_shuffle_hands_over() -> None:
+    """Key 3's two changes tie on their order value: the later one in the source wins, also
+    when the task gets the rows in another order."""
+    rows = _task_input()
+    reversed_rows = rows.take(pa.array(range(rows.num_rows - 1, -1, -1)))
+    events = _decided(reversed_rows)
+    assert sorted(map(repr, events.to_pylist())) == sorted(map(repr, _decided().to_pylist()))
+    new_3 = events.filter(pc.equal(events.column("id"), 3))
+    assert new_3.column("v").to_pylist() == ["z2"]
