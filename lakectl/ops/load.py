@@ -576,11 +576,12 @@ def load_frame(
     import time
 
     import lakectl.spark  # noqa: F401  (sets up warnings before pyspark loads)
-    from lakectl.spark.batch import shape_batch
+    from lakectl.spark.batch import shape_batch, with_source_order
 
     started = time.time() if started is None else started
     spark = ctx.spark()
     meta, evolution, batch_opts = batch_target(state, spark_columns(raw), options)
+    raw = with_source_order(raw)
     if cache_source:  # parse the source once: the checks and every later step read the cache
         raw = raw.persist()
     try:

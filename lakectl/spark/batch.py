@@ -14,6 +14,8 @@ from lakectl.table.batch_checks import (
     ACTION_COL,
     ORDER_COL,
     POSITION_COL,
+    SOURCE_FILE_COL,
+    SOURCE_PART_COL,
     BatchOptions,
     BatchStats,
     batch_columns,
@@ -40,26 +42,66 @@ __all__ = [
     "absent_column",
     "first_line",
     "shape_batch",
+    "with_source_order",
 ]
+
+
+_FILE_PATH = "__lakectl_file_path"
+_SOURCE_COLUMNS = (POSITION_COL, SOURCE_FILE_COL, SOURCE_PART_COL)
+
+
+def with_source_order(raw: DataFrame) -> DataFrame:
+    """``raw`` with each row's place among the source's files where Spark read it from files
+    (its ``_metadata``): :data:`SOURCE_FILE_COL`, the file's place among them in name order
+    (the names decoded, as the Arrow engine orders them), and :data:`SOURCE_PART_COL`, the
+    start of the part of the file the row was read with. Spark reads the files of a folder in
+    an order of its own (the largest first); this restores the source's. ``raw`` as it is when
+    its rows were not read from files."""
+    from urllib.parse import unquote, urlparse
+
+    from pyspark.errors import PySparkException
+
+    try:
+        files = raw.inputFiles()
+        located = raw.select(
+            "*",
+            F.col("_metadata.file_path").alias(_FILE_PATH),
+            F.col("_metadata.file_block_start").alias(SOURCE_PART_COL),
+        )
+        located.schema  # noqa: B018  (analysed here on Spark Connect too)
+    except PySparkException:  # no file scan under it: no _metadata
+        return raw
+    if not files:
+        return raw
+    ranked = sorted(files, key=lambda url: unquote(urlparse(url).path))
+    keys = []  # Spark names a local file file:/path in _metadata, file:///path in inputFiles
+    for rank, url in enumerate(ranked):
+        keys.append((url, rank))
+        if url.startswith("file:///"):
+            keys.append(("file:/" + url[len("file:///") :], rank))
+    ranks = raw.sparkSession.createDataFrame(keys, f"{_FILE_PATH} string, {SOURCE_FILE_COL} int")
+    return located.join(F.broadcast(ranks), _FILE_PATH, "left").drop(_FILE_PATH)
 
 
 def shape_batch(
     raw: DataFrame, meta: TableMetadata, options: BatchOptions, source: str
 ) -> tuple[DataFrame, BatchStats]:
-    """Select and cast the table's columns, add op/order/position columns; raise on bad input
-    (the rules of :mod:`lakectl.table.batch_checks`)."""
+    """Select and cast the table's columns, add op/order/position columns (and the source
+    order of :func:`with_source_order`); raise on bad input (the rules of
+    :mod:`lakectl.table.batch_checks`)."""
     raw = raw.withColumn(POSITION_COL, F.monotonically_increasing_id())
-    columns = [c for c in raw.columns if c != POSITION_COL]
+    located = [c for c in (SOURCE_FILE_COL, SOURCE_PART_COL) if c in raw.columns]
+    columns = [c for c in raw.columns if c not in _SOURCE_COLUMNS]
     matched = batch_columns(columns, meta, options, source)
     op_col = matched.op_column
     if matched.absent:
         raw = raw.select("*", *[absent_column(c) for c in matched.absent])
-        columns = [c for c in raw.columns if c != POSITION_COL]
+        columns = [c for c in raw.columns if c not in _SOURCE_COLUMNS]
     selected = [
         F.col(f"`{match_column(columns, c.name)}`").cast(c.type).alias(c.name)
         for c in meta.schema.columns
     ]
-    extras = [F.col(POSITION_COL)]
+    extras = [F.col(POSITION_COL), *[F.col(c) for c in located]]
     if op_col:
         extras.append(F.col(f"`{op_col}`").cast("string").alias(ACTION_COL))
     stats = _check(raw, meta, options, source, op_col)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakectl.kernel import change_classify as cc
 from lakectl.kernel.live_rows import IDENTITY, identity_fields
-from lakectl.table.batch_checks import POSITION_COL
+from lakectl.table.batch_checks import POSITION_COL, SOURCE_ORDER
 from lakectl.table.log import LoadMode
 from lakectl.table.metadata import TableMetadata
 
@@ -95,7 +95,8 @@ def driver_events(
     names = [*meta.primary_key, *([cc.ORDER_COL] if order else [])]
     if mode is LoadMode.CDC:
         names.append(cc.ACTION_COL)
-    collected = batch.select(*[F.col(f"`{c}`") for c in (*names, POSITION_COL)]).toArrow()
+    placed = [c for c in SOURCE_ORDER if c in batch.columns]
+    collected = batch.select(*[F.col(f"`{c}`") for c in (*names, *placed)]).toArrow()
     collected = _in_source_order(collected)
     positions = collected.column(POSITION_COL)
     changes = _table_typed(_decisions(collected.select(names)), meta, order)
@@ -150,10 +151,11 @@ def partition_deletes(replaced: pa.Table, meta: TableMetadata) -> list[Partition
 
 
 def _in_source_order(changes: pa.Table) -> pa.Table:
-    """``changes`` in the order of their :data:`POSITION_COL` (their order in the source, which
-    :func:`~lakectl.kernel.change_classify.decide_changes` takes as the row order): a shuffle
-    or a collect may hand them over in another."""
-    return changes.sort_by(POSITION_COL)
+    """``changes`` in their order in the source (:data:`~lakectl.table.batch_checks.
+    SOURCE_ORDER`: file, part of the file, position; the first two where Spark read them from
+    files), which :func:`~lakectl.kernel.change_classify.decide_changes` takes as the row order:
+    a shuffle or a collect may hand them over in another."""
+    return changes.sort_by([(c, "ascending") for c in SOURCE_ORDER if c in changes.column_names])
 
 
 def _decisions(changes: pa.Table) -> pa.Table:

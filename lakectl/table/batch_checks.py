@@ -21,6 +21,13 @@ from lakectl.table.schema import Column
 ACTION_COL = "__lakectl_op"
 ORDER_COL = "__lakectl_order"
 POSITION_COL = "__lakectl_pos"
+# Where a change was read from, when Spark read it from files: its file's place among the
+# source's files in name order, and the start of the part of that file it was read with. A
+# change's place in the source is (file, part, position): Spark reads files in an order of its
+# own, the position orders the rows within a part.
+SOURCE_FILE_COL = "__lakectl_file"
+SOURCE_PART_COL = "__lakectl_part"
+SOURCE_ORDER = (SOURCE_FILE_COL, SOURCE_PART_COL, POSITION_COL)
 
 
 @dataclass(frozen=True)
@@ -143,6 +150,9 @@ __all__ = [
     "ACTION_COL",
     "ORDER_COL",
     "POSITION_COL",
+    "SOURCE_FILE_COL",
+    "SOURCE_ORDER",
+    "SOURCE_PART_COL",
     "BatchColumns",
     "BatchOptions",
     "BatchStats",

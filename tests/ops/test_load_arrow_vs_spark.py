@@ -214,3 +214,42 @@ def test_cdc_histories_ordered_by_typed_change_times_agree(spark, tmp_path, monk
     for name in ("spark", "spark-tasks"):
         assert _records(tables["arrow"]) == _records(tables[name])
         assert _events_per_directory(tables["arrow"]) == _events_per_directory(tables[name])
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_key_in_two_files_of_a_folder_takes_the_later_file_by_name(
+    spark, tmp_path, monkeypatch, fmt
+):
+    """Without ``--order-by`` a key's last change in the source wins: the files of a folder in
+    name order (Spark reads the largest first), the rows of a file in order."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    source = tmp_path / "landing"
+    source.mkdir()
+    first = pa.table({"id": [1, 2], "v": ["first", "first"]})  # small, first by name
+    second = pa.table(  # large, second by name: 1 again, and 2 twice within the file
+        {"id": [1, 2, 2, *range(3, 400)], "v": ["second", "second", "last", *["x"] * 397]}
+    )
+    for name, rows in (("01%first", first), ("02 second", second)):
+        if fmt == "csv":
+            pcsv.write_csv(rows, source / f"{name}.csv")
+        else:
+            pq.write_table(rows, source / f"{name}.parquet")
+    loaded = {}
+    for name in ENGINES:
+        path = tmp_path / name
+        made = run_lakectl("create", path, "--schema", "id bigint, v string", "--primary-key", "id")
+        assert made.code == 0, made.err
+        with monkeypatch.context() as patched:
+            if name == "spark-tasks":
+                patched.setattr(load_ops, "DECIDE_ON_DRIVER_ROWS", 0)
+            result = run_lakectl(
+                "load", path, source, "--format", fmt, "--engine", ENGINES[name], "--json"
+            )
+        assert result.code == 0, result.err
+        rows = lakectl.open_table(str(path)).scan(engine="arrow").to_arrow().to_pylist()
+        loaded[name] = ({r["id"]: r["v"] for r in rows}, result.json["counts"])
+    assert loaded["arrow"][0][1] == "second" and loaded["arrow"][0][2] == "last"
+    assert loaded["spark"] == loaded["arrow"] and loaded["spark-tasks"] == loaded["arrow"]
