@@ -56,13 +56,15 @@ def with_source_order(raw: DataFrame) -> DataFrame:
     (the names decoded, as the Arrow engine orders them), and :data:`SOURCE_PART_COL`, the
     start of the part of the file the row was read with. Spark reads the files of a folder in
     an order of its own (the largest first); this restores the source's. ``raw`` as it is when
-    its rows were not read from files."""
+    its rows were not read from files, or from one file (whose parts Spark reads in order)."""
     from urllib.parse import unquote, urlparse
 
     from pyspark.errors import PySparkException
 
     try:
         files = raw.inputFiles()
+        if len(files) < 2:  # the parts of one file are read in order
+            return raw
         located = raw.select(
             "*",
             F.col("_metadata.file_path").alias(_FILE_PATH),
@@ -70,8 +72,6 @@ def with_source_order(raw: DataFrame) -> DataFrame:
         )
         located.schema  # noqa: B018  (analysed here on Spark Connect too)
     except PySparkException:  # no file scan under it: no _metadata
-        return raw
-    if not files:
         return raw
     ranked = sorted(files, key=lambda url: unquote(urlparse(url).path))
     keys = []  # Spark names a local file file:/path in _metadata, file:///path in inputFiles
