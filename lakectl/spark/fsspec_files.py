@@ -62,7 +62,8 @@ _EXTENSIONS = {"csv": "csv", "json": "json", "parquet": "parquet", "orc": "orc"}
 
 def source_files(storage: Storage, path: str) -> list[tuple[str, int]]:
     """The files a Spark read of ``path`` would read, with their sizes: the file itself, or the
-    files directly in the directory, skipping hidden ones (``_SUCCESS``, ``.crc``) as Spark does.
+    files directly in the directory in name order (the source's order of its rows), skipping
+    hidden ones (``_SUCCESS``, ``.crc``) as Spark does.
 
     Sub-directories (a partitioned ``key=value`` tree) are refused: their partition columns would
     silently be missing.
@@ -79,7 +80,8 @@ def source_files(storage: Storage, path: str) -> list[tuple[str, int]]:
             f"{storage.scheme}:// lakectl reads only the files directly in a source directory",
             hint="load each partition directory on its own, or copy the files into one directory",
         )
-    return [(e["path"], e["size"]) for e in entries if e["type"] == "file"]
+    files = sorted((e["name"], e["path"], e["size"]) for e in entries if e["type"] == "file")
+    return [(full, size) for _, full, size in files]
 
 
 def line_splits(files: list[tuple[str, int]], split_bytes: int = SPLIT_BYTES) -> list[list[Any]]:

@@ -7,7 +7,13 @@ import random
 
 import pytest
 
-from lakectl.spark.fsspec_files import _csv_field, _read_range, line_splits, lines_in_range
+from lakectl.spark.fsspec_files import (
+    _csv_field,
+    _read_range,
+    line_splits,
+    lines_in_range,
+    source_files,
+)
 from lakectl.storage.fs import storage_for
 
 
@@ -58,3 +64,13 @@ def test_a_line_longer_than_the_range_belongs_to_the_range_it_starts_in():
 )
 def test_csv_header_fields_are_quoted_only_when_needed(name, field):
     assert _csv_field(name) == field
+
+
+def test_a_folders_files_are_read_in_name_order_whatever_the_listing_order(tmp_path):
+    """The rows' order in the source (which decides between two changes of one key) is the
+    files' name order: sizes and creation order do not change it."""
+    storage, root = storage_for(str(tmp_path))
+    for name, size in (("b.csv", 50), ("c d.csv", 5), ("_SUCCESS", 0), ("a%1.csv", 500)):
+        storage.write_bytes(storage.join(root, name), b"x" * size)
+    names = [path.rsplit("/", 1)[-1] for path, _ in source_files(storage, root)]
+    assert names == ["a%1.csv", "b.csv", "c d.csv"]
