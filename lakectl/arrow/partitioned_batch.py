@@ -20,9 +20,6 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakectl.kernel import change_classify as cc
-from lakectl.table.batch_checks import ACTION_COL, ORDER_COL
-
-"""The column of :meth:`PartitionedBatch.decisions` telling which changes are deletes."""
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -64,7 +61,7 @@ class PartitionedBatch:
         self.rows += shaped.num_rows
         self.nbytes += shaped.nbytes
         if self._keys is not None:
-            self._decisions.append(_decisions(shaped, self._keys))
+            self._decisions.append(cc.decision_columns(shaped, self._keys).combine_chunks())
         for part in cc.partition_runs(shaped, self.partition_by):
             values = tuple(part.column(c)[0].as_py() for c in self.partition_by)
             self._written += 1
@@ -89,8 +86,8 @@ class PartitionedBatch:
 
     def decisions(self) -> pa.Table:
         """What decides the whole batch's changes, a row per change in batch order (the row
-        number is the change's position): the key columns, :data:`ORDER_COL` (with an order)
-        and :data:`~lakectl.kernel.change_classify.DELETES_COL` (a batch of actions: is the change a delete)."""
+        number is the change's position): :func:`lakectl.kernel.change_classify.
+        decision_columns`."""
         import pyarrow as pa
 
         if not self._decisions:
@@ -111,19 +108,6 @@ class PartitionedBatch:
             rows = self.rows_of(values)
             if rows is not None:
                 yield values, rows
-
-
-def _decisions(shaped: pa.Table, keys: Sequence[str]) -> pa.Table:
-    """The columns of :meth:`PartitionedBatch.decisions` of one shaped part."""
-    import pyarrow as pa
-
-    names = shaped.schema.names
-    columns = {k: shaped.column(k) for k in keys}
-    if ORDER_COL in names:
-        columns[ORDER_COL] = shaped.column(ORDER_COL)
-    if ACTION_COL in names:
-        columns[cc.DELETES_COL] = pa.array(cc.delete_actions(shaped.column(ACTION_COL)))
-    return pa.table(columns).combine_chunks()
 
 
 __all__ = ["PartitionedBatch"]

@@ -87,6 +87,21 @@ def same_as_previous(columns: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarra
     return same
 
 
+def decision_columns(changes: pa.Table, primary_key: Sequence[str]) -> pa.Table:
+    """What :func:`decide_changes` reads of ``changes`` (a shaped batch's rows, in source
+    order): the key columns, :data:`ORDER_COL` (a batch with an order) and
+    :data:`DELETES_COL` (a batch with actions, from its :data:`ACTION_COL`)."""
+    import pyarrow as pa
+
+    names = changes.schema.names
+    columns = {k: changes.column(k) for k in primary_key}
+    if ORDER_COL in names:
+        columns[ORDER_COL] = changes.column(ORDER_COL)
+    if ACTION_COL in names:
+        columns[DELETES_COL] = pa.array(delete_actions(changes.column(ACTION_COL)))
+    return pa.table(columns)
+
+
 def stored_columns(
     primary_key: Sequence[str], partition_by: Sequence[str], order_by: str | None
 ) -> list[str]:
@@ -335,6 +350,7 @@ __all__ = [
     "DecidedChanges",
     "change_results",
     "decide_changes",
+    "decision_columns",
     "delete_actions",
     "find_sorted",
     "latest_rows",

@@ -54,11 +54,6 @@ def lookup_spec(
     return spec
 
 
-def batch_keys(keys: DataFrame) -> pa.Array:
-    """The single key column of ``keys``, collected to the driver as one Arrow array."""
-    return keys.toArrow().column(0).combine_chunks()
-
-
 def stored_rows_for_keys(
     spark: SparkSession,
     storage: Storage,
@@ -68,7 +63,7 @@ def stored_rows_for_keys(
     partition_schema: Schema,
     keys: pa.Array,
 ) -> DataFrame:
-    """The live stored rows whose key is in ``keys`` (from :func:`batch_keys`), as the columns
+    """The live stored rows whose key is in ``keys`` (an Arrow array), as the columns
     key, partition columns, originalTransaction, bucket, rowId (and the order column)."""
     from pyspark.sql import functions as F
 
@@ -160,7 +155,6 @@ def _arrow_type(type_text: str) -> pa.DataType:
 __all__ = [
     "ENABLED_CONF",
     "LookupSpec",
-    "batch_keys",
     "lookup_spec",
     "stored_rows_for_keys",
 ]

@@ -92,14 +92,11 @@ def driver_events(
     from pyspark.sql import functions as F
 
     order = meta.schema[order_by].name if order_by else None
-    names = [*meta.primary_key, *([cc.ORDER_COL] if order else [])]
-    if mode is LoadMode.CDC:
-        names.append(cc.ACTION_COL)
-    placed = [c for c in SOURCE_ORDER if c in batch.columns]
-    collected = batch.select(*[F.col(f"`{c}`") for c in (*names, *placed)]).toArrow()
-    collected = _in_source_order(collected)
+    wanted = (*meta.primary_key, cc.ORDER_COL, cc.ACTION_COL, *SOURCE_ORDER)
+    names = [c for c in dict.fromkeys(wanted) if c in batch.columns]
+    collected = _in_source_order(batch.select(*[F.col(f"`{c}`") for c in names]).toArrow())
     positions = collected.column(POSITION_COL)
-    changes = _table_typed(_decisions(collected.select(names)), meta, order)
+    changes = _table_typed(cc.decision_columns(collected, meta.primary_key), meta, order)
     del collected
     columns = cc.stored_columns(meta.primary_key, meta.partition_by, order)
     decided = cc.decide_changes(
@@ -156,17 +153,6 @@ def _in_source_order(changes: pa.Table) -> pa.Table:
     files), which :func:`~lakectl.kernel.change_classify.decide_changes` takes as the row order:
     a shuffle or a collect may hand them over in another."""
     return changes.sort_by([(c, "ascending") for c in SOURCE_ORDER if c in changes.column_names])
-
-
-def _decisions(changes: pa.Table) -> pa.Table:
-    """``changes``' columns as :func:`~lakectl.kernel.change_classify.decide_changes` takes
-    them: the action (a cdc load's) as :data:`~lakectl.kernel.change_classify.DELETES_COL`."""
-    import pyarrow as pa
-
-    if cc.ACTION_COL not in changes.column_names:
-        return changes
-    deletes = pa.array(cc.delete_actions(changes.column(cc.ACTION_COL)))
-    return changes.drop_columns([cc.ACTION_COL]).append_column(cc.DELETES_COL, deletes)
 
 
 def _table_typed(table: pa.Table, meta: TableMetadata, order: str | None) -> pa.Table:
@@ -260,11 +246,8 @@ class DecideTask:
         )
         stored = stored.rename_columns(self.stored_names)
         del rows
-        names = [*keys, *([cc.ORDER_COL] if self.order_by else [])]
-        if self.mode is LoadMode.CDC:
-            names.append(cc.ACTION_COL)
         decided = cc.decide_changes(
-            _decisions(changes.select(names)),
+            cc.decision_columns(changes, keys),
             lambda _keys: stored,
             keys,
             meta.partition_by,

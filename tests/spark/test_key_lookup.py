@@ -36,7 +36,13 @@ def test_arrow_lookup_matches_spark_lookup(tmp_path, lakectl_cli, spark):
     assert lookup is not None
     partitions = meta.schema.select(["region"])
     found = key_lookup.stored_rows_for_keys(
-        spark, store.storage, plans, valid, lookup, partitions, key_lookup.batch_keys(wanted)
+        spark,
+        store.storage,
+        plans,
+        valid,
+        lookup,
+        partitions,
+        wanted.toArrow().column(0).combine_chunks(),
     )
     touched = {p.relative for p in plans}
     expected = _existing_keys(spark, store, state, meta, touched, "change_ts", wanted)
