@@ -665,9 +665,6 @@ def _write_in_tasks(
     events: Any  # a Spark DataFrame of the events, or None
     if options.mode is LoadMode.APPEND:
         events = load_tasks.append_events(batch, meta)
-        phases["lookup"] = time.time() - started - sum(phases.values())
-        failpoint("load.before_write")
-        ctx.progress(f"writing {rows:,} rows")
     else:
         ctx.progress(f"looking up {rows:,} keys")
         spark = batch.sparkSession
@@ -685,9 +682,9 @@ def _write_in_tasks(
                 batch, existing, meta, mode=options.mode, order_by=options.order_by,
                 key_tasks=parallelism,
             )  # fmt: skip
-        phases["lookup"] = time.time() - started - sum(phases.values())
-        failpoint("load.before_write")
-        ctx.progress(f"writing {rows:,} changes")
+    phases["lookup"] = time.time() - started - sum(phases.values())
+    failpoint("load.before_write")
+    ctx.progress(f"writing {rows:,} {'rows' if options.mode is LoadMode.APPEND else 'changes'}")
     written = event_write.write_transaction_events(
         txn, meta, events, tasks=tasks,
         driver_changes=decided.deletes if decided is not None else (),
